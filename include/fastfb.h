@@ -1,0 +1,518 @@
+/*
+ * libfastfb - a native Firebird wire-protocol client.
+ *
+ * This is the one public header: core types, errors, the connection
+ * (blocking and byte-pump), and statistics. Every function documents its
+ * round-trip cost: one round trip is one flush of requests that need an
+ * answer, followed by waiting for that answer (see docs/architecture.md).
+ *
+ * Objects are used by one thread at a time. Nothing here prints, installs
+ * signal handlers or keeps global mutable state.
+ */
+#ifndef FASTFB_H
+#define FASTFB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define FFB_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define FFB_API __attribute__((visibility("default")))
+#else
+#define FFB_API
+#endif
+
+/* ---- version ----------------------------------------------------------- */
+
+#define FFB_VERSION_MAJOR 0
+#define FFB_VERSION_MINOR 1
+#define FFB_VERSION_PATCH 0
+/** 0xMMmmpp, for compile-time comparisons. */
+#define FFB_VERSION_NUM 0x000100
+
+/**
+ * The version of the library actually loaded, e.g. "0.1.0".
+ *
+ * Ownership: static string.
+ * Round trips: 0.
+ * Since: 0.1
+ */
+FFB_API const char *ffb_version(void);
+
+/* ---- result codes ------------------------------------------------------ */
+
+/*
+ * X-macro: name, value, short text. Codes at or below FFB_E_FATAL leave the
+ * connection unusable (ffb_conn_is_broken() then returns 1).
+ */
+#define FFB_ERRNO_MAP(X)                                                       \
+    X(OK, 0, "success")                                                        \
+    X(E_INVAL, -1, "invalid argument")                                         \
+    X(E_STATE, -2, "operation not allowed in the object's current state")      \
+    X(E_AGAIN, -3, "operation would block")                                    \
+    X(E_SERVER, -4, "the server returned an error")                            \
+    X(E_UNSUPPORTED, -5, "not supported by the server's protocol version")     \
+    X(E_TIMEOUT, -6, "operation timed out")                                    \
+    X(E_CANCELLED, -7, "operation cancelled")                                  \
+    X(E_ABORTED, -8, "not sent: an earlier operation in the pipeline failed")  \
+    X(E_FATAL, -100, "fatal connection error")                                 \
+    X(E_IO, -101, "network I/O error")                                         \
+    X(E_CLOSED, -102, "connection closed")                                     \
+    X(E_PROTO, -103, "protocol error: malformed or unexpected packet")         \
+    X(E_AUTH, -104, "authentication failed")                                   \
+    X(E_CRYPT, -105, "wire encryption error")                                  \
+    X(E_NOMEM, -106, "out of memory")
+
+enum ffb_code {
+#define FFB__ERRNO_ENUM(name, value, text) FFB_##name = (value),
+    FFB_ERRNO_MAP(FFB__ERRNO_ENUM)
+#undef FFB__ERRNO_ENUM
+};
+
+/**
+ * A static, human-readable text for a result code ("network I/O error").
+ * Unknown codes give "unknown error code".
+ *
+ * Round trips: 0.
+ * Since: 0.1
+ */
+FFB_API const char *ffb_strerror(int code);
+
+/**
+ * The symbolic name of a result code ("FFB_E_IO"); "FFB_E_UNKNOWN" for an
+ * unknown code.
+ *
+ * Round trips: 0.
+ * Since: 0.1
+ */
+FFB_API const char *ffb_err_name(int code);
+
+/* ---- error objects ----------------------------------------------------- */
+
+/**
+ * Details of a failure: the result code, and for FFB_E_SERVER (and server
+ * answers that ended authentication, FFB_E_AUTH) the whole Firebird status
+ * vector. Errors are borrowed from their owner (see ffb_conn_error()).
+ */
+typedef struct ffb_error ffb_error;
+
+/** The FFB_E_* code (0 when the error object holds no error). Since: 0.1 */
+FFB_API int ffb_error_code(const ffb_error *err);
+
+/**
+ * The first gds code of the status vector (e.g. 335544665 for a unique key
+ * violation), or 0 for library-side errors.
+ * Round trips: 0. Since: 0.1
+ */
+FFB_API uint32_t ffb_error_gds(const ffb_error *err);
+
+/** Number of gds codes (errors and warnings) in the vector. Since: 0.1 */
+FFB_API size_t ffb_error_count(const ffb_error *err);
+
+/** The i-th gds code of the vector, or 0 when out of range. Since: 0.1 */
+FFB_API uint32_t ffb_error_gds_at(const ffb_error *err, size_t i);
+
+/**
+ * The symbolic name of the i-th code without the isc_ prefix
+ * ("unique_key_violation"), or "" when unknown or out of range.
+ * Since: 0.1
+ */
+FFB_API const char *ffb_error_symbol_at(const ffb_error *err, size_t i);
+
+/**
+ * Number of arguments (strings and numbers) attached to the i-th code.
+ * Since: 0.1
+ */
+FFB_API size_t ffb_error_arg_count(const ffb_error *err, size_t i);
+
+/**
+ * The j-th argument of the i-th code as text (numbers in decimal), or NULL
+ * when out of range. Valid as long as the error object.
+ * Since: 0.1
+ */
+FFB_API const char *ffb_error_arg(const ffb_error *err, size_t i, size_t j);
+
+/**
+ * The SQLSTATE: the one the server sent, else the table value for the first
+ * code that has a specific one, else "HY000"; "" for library errors.
+ * Since: 0.1
+ */
+FFB_API const char *ffb_error_sqlstate(const ffb_error *err);
+
+/**
+ * The legacy SQLCODE: the number after isc_sqlerr if present, else the table
+ * value of the first code that has one, else -999; 0 for library errors.
+ * Since: 0.1
+ */
+FFB_API int ffb_error_sqlcode(const ffb_error *err);
+
+/**
+ * The formatted message: one line per code (our wording, the server's
+ * arguments filled in, then "[symbol, SQLSTATE xxxxx]"), or the library's
+ * own message saying what failed and what was expected.
+ * Valid as long as the error object. Never NULL.
+ * Since: 0.1
+ */
+FFB_API const char *ffb_error_message(const ffb_error *err);
+
+/**
+ * Whether the vector holds `gds` anywhere (errors and warnings).
+ * Since: 0.1
+ */
+FFB_API int ffb_error_has(const ffb_error *err, uint32_t gds);
+
+/* Frequently tested gds codes. */
+#define FFB_GDS_LOGIN 335544472u
+#define FFB_GDS_IO_ERROR 335544344u
+#define FFB_GDS_UNIQUE_KEY_VIOLATION 335544665u
+#define FFB_GDS_DEADLOCK 335544336u
+#define FFB_GDS_WIRECRYPT_INCOMPATIBLE 335545064u
+#define FFB_GDS_MISS_WIRECRYPT 335545065u
+#define FFB_GDS_LOGIN_ERROR 335545106u
+
+/* ---- memory ------------------------------------------------------------ */
+
+/**
+ * Allocator hooks, per connection. All three must be set; `data` is passed
+ * to every call. NULL options mean the C library's malloc/realloc/free.
+ */
+typedef struct ffb_allocator {
+    void *(*malloc)(size_t size, void *data);
+    void *(*realloc)(void *ptr, size_t size, void *data);
+    void (*free)(void *ptr, void *data);
+    void *data;
+} ffb_allocator;
+
+/* ---- connection options ------------------------------------------------ */
+
+/** Client wire-encryption level (CNCT_client_crypt). */
+enum ffb_crypt_level {
+    FFB_CRYPT_DISABLED = 0,
+    FFB_CRYPT_ENABLED = 1, /* default: encrypt when the server offers it */
+    FFB_CRYPT_REQUIRED = 2 /* fail unless the wire ends up encrypted */
+};
+
+/** How the connection does I/O. */
+enum ffb_io_mode {
+    FFB_IO_BLOCKING = 0, /* the library owns a socket (default) */
+    FFB_IO_EXTERNAL = 1  /* the application pumps bytes (ffb_conn_feed...) */
+};
+
+#define FFB_CONN_OPTIONS_VERSION 1
+
+/**
+ * Connection options. Initialise with FFB_CONN_OPTIONS_INIT or
+ * ffb_conn_options_init(); fields are only ever appended.
+ *
+ * Strings are copied by ffb_conn_new(); NULL means the default.
+ */
+typedef struct ffb_conn_options {
+    unsigned version;       /* FFB_CONN_OPTIONS_VERSION */
+    const char *dsn;        /* "host[/port]:path", "inet://host:port/path",
+                               "inet6://[::1]:port/path" or a bare path;
+                               explicit host/port/database override it */
+    const char *host;       /* default "localhost" */
+    const char *port;       /* service name or number, default "3050" */
+    const char *database;   /* path or alias on the server */
+    const char *user;       /* default "SYSDBA" */
+    const char *password;   /* default "" */
+    const char *role;       /* default none */
+    const char *charset;    /* connection character set, default "UTF8" */
+    const char *auth_plugins; /* client list, default "Srp256,Srp,Legacy_Auth";
+                                 the first is tried first */
+    const char *wire_crypt_plugins; /* default "ChaCha64,ChaCha,Arc4" */
+    int wire_crypt;         /* enum ffb_crypt_level, default ENABLED */
+    int compress;           /* 1 = ask for zlib compression */
+    int io;                 /* enum ffb_io_mode */
+    int connect_timeout_ms; /* 0 = none */
+    int io_timeout_ms;      /* 0 = none; applies to each wait for data */
+    int dialect;            /* SQL dialect, default 3 */
+    int no_pipeline_crypt;  /* 1 = send op_crypt in a write of its own
+                               (one more round trip); by default it rides
+                               with the login proof */
+    const ffb_allocator *allocator; /* NULL = libc */
+    /* Test hook: a fixed SRP private key (big-endian bytes), so recorded
+       conversations can be replayed byte for byte. Never set it in
+       production: it removes the handshake's secrecy. */
+    const uint8_t *test_srp_private_key;
+    size_t test_srp_private_key_len;
+    /* Identification sent to the server (CNCT_user, CNCT_host,
+       isc_dpb_process_id, isc_dpb_process_name); NULL/0 = taken from the
+       process and the operating system. */
+    const char *os_user;
+    const char *client_host;
+    int process_id;
+    const char *process_name;
+} ffb_conn_options;
+
+/* C99 designated initializer; from C++ use ffb_conn_options_init(). */
+#define FFB_CONN_OPTIONS_INIT {.version = FFB_CONN_OPTIONS_VERSION}
+
+/**
+ * Fill `opts` with the defaults (same as FFB_CONN_OPTIONS_INIT).
+ * Round trips: 0. Since: 0.1
+ */
+FFB_API void ffb_conn_options_init(ffb_conn_options *opts);
+
+/* ---- connection -------------------------------------------------------- */
+
+typedef struct ffb_conn ffb_conn;
+
+/**
+ * Create a connection object. Does no I/O.
+ *
+ * Ownership: the caller frees it with ffb_conn_free(). Option strings are
+ * copied.
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL (bad option, e.g. an unparsable dsn or an unknown
+ * auth plugin name), FFB_E_NOMEM. `*out` is untouched on failure.
+ * Since: 0.1
+ */
+FFB_API int ffb_conn_new(ffb_conn **out, const ffb_conn_options *opts);
+
+/**
+ * Connect, authenticate, start wire encryption and compression as
+ * negotiated, and attach to the database.
+ *
+ * Round trips: 3 with wire encryption (op_connect; op_cont_auth + op_crypt;
+ * op_attach), 2 without (op_connect; op_attach carrying the proof),
+ * one more for each authentication plugin the server makes the client
+ * switch to. The TCP connect itself is not counted.
+ * Returns: 0, or FFB_E_STATE (already connected), FFB_E_AUTH (login failed;
+ * the error names the user), FFB_E_CRYPT (encryption could not be agreed),
+ * FFB_E_SERVER (the server refused the attach, e.g. missing file), FFB_E_IO
+ * (the OS reason is in the message), FFB_E_TIMEOUT, FFB_E_PROTO,
+ * FFB_E_NOMEM. Any failure leaves the connection closed.
+ * Since: 0.1
+ */
+FFB_API int ffb_conn_connect(ffb_conn *conn);
+
+/** Options for ffb_conn_create_database(). */
+typedef struct ffb_create_options {
+    int page_size;          /* 0 = server default (8192 on 4.0+) */
+    const char *charset;    /* default character set of the database;
+                               NULL = server default (NONE) */
+    int dialect;            /* 0 = 3 */
+    int overwrite;          /* 1 = replace an existing file */
+    int force_write;        /* -1 = server default, 0 = off, 1 = on */
+} ffb_create_options;
+
+#define FFB_CREATE_OPTIONS_INIT {.force_write = -1}
+
+/**
+ * Like ffb_conn_connect(), but creates the database (op_create) instead of
+ * attaching. `copts` may be NULL for the defaults.
+ *
+ * Round trips: as ffb_conn_connect().
+ * Returns: as ffb_conn_connect(); FFB_E_SERVER when the file exists or the
+ * path is not allowed.
+ * Since: 0.1
+ */
+FFB_API int ffb_conn_create_database(ffb_conn *conn,
+                                     const ffb_create_options *copts);
+
+/**
+ * Detach politely (op_detach, then op_disconnect) and close the socket.
+ * Safe on a connection that is not connected (returns 0).
+ *
+ * Round trips: 1 (op_detach; op_disconnect gets no answer).
+ * Returns: 0, or FFB_E_SERVER (the server refused to detach, e.g. active
+ * transactions; the connection is closed anyway), FFB_E_IO, FFB_E_PROTO.
+ * Since: 0.1
+ */
+FFB_API int ffb_conn_close(ffb_conn *conn);
+
+/**
+ * Drop the attached database (op_drop_database) and close the connection.
+ *
+ * Round trips: 1.
+ * Returns: 0 (also for isc_drdb_completed_with_errs, which still drops),
+ * FFB_E_STATE (not attached), FFB_E_SERVER (e.g. other attachments), fatal
+ * codes.
+ * Since: 0.1
+ */
+FFB_API int ffb_conn_drop_database(ffb_conn *conn);
+
+/**
+ * Free the connection. NULL is fine. A connected connection is closed
+ * abruptly (op_disconnect is written if possible, nothing is waited for).
+ * Since: 0.1
+ */
+FFB_API void ffb_conn_free(ffb_conn *conn);
+
+/**
+ * Check the attachment with op_ping (protocol 13+).
+ *
+ * Round trips: 1.
+ * Returns: 0, FFB_E_STATE, FFB_E_SERVER (e.g. the attachment was killed),
+ * fatal codes.
+ * Since: 0.1
+ */
+FFB_API int ffb_conn_ping(ffb_conn *conn);
+
+/**
+ * The error of the most recent failing call on this connection, or of any
+ * call when it succeeded (then ffb_error_code() is 0).
+ *
+ * Ownership: borrowed; valid until the next call on `conn`.
+ * Round trips: 0. Since: 0.1
+ */
+FFB_API const ffb_error *ffb_conn_error(const ffb_conn *conn);
+
+/** 1 when a fatal error made the connection unusable. Since: 0.1 */
+FFB_API int ffb_conn_is_broken(const ffb_conn *conn);
+
+/** 1 while attached. Since: 0.1 */
+FFB_API int ffb_conn_is_attached(const ffb_conn *conn);
+
+/**
+ * The negotiated protocol version number (13..19), 0 before the accept.
+ * Round trips: 0. Since: 0.1
+ */
+FFB_API int ffb_conn_protocol(const ffb_conn *conn);
+
+/**
+ * The authentication plugin that completed the login ("Srp256"), or "".
+ * Round trips: 0. Since: 0.1
+ */
+FFB_API const char *ffb_conn_auth_plugin(const ffb_conn *conn);
+
+/**
+ * The wire-crypt plugin in use ("ChaCha64", "ChaCha", "Arc4"), or "" when
+ * the wire is not encrypted.
+ * Round trips: 0. Since: 0.1
+ */
+FFB_API const char *ffb_conn_wire_crypt(const ffb_conn *conn);
+
+/** 1 when zlib compression is on. Round trips: 0. Since: 0.1 */
+FFB_API int ffb_conn_is_compressed(const ffb_conn *conn);
+
+/* ---- database info ----------------------------------------------------- */
+
+/** Facts about the attached database, from op_info_database. */
+typedef struct ffb_db_info {
+    char server_version[256];   /* isc_info_firebird_version, first string,
+                                   e.g. "LI-V4.0.5.3140 Firebird 4.0" */
+    char implementation[256];   /* isc_info_isc_version, e.g. "LI-V6.3.5..." */
+    int ods_major, ods_minor;   /* on-disk structure, e.g. 13.0 */
+    int page_size;
+    int dialect;                /* database SQL dialect */
+    int64_t attachment_id;
+    int server_major;           /* parsed from server_version, e.g. 4 */
+    int server_minor;
+} ffb_db_info;
+
+/**
+ * Ask the server for version, ODS, page size, dialect and attachment id.
+ *
+ * Round trips: 1.
+ * Returns: 0, FFB_E_STATE (not attached), FFB_E_SERVER, fatal codes.
+ * Since: 0.1
+ */
+FFB_API int ffb_conn_db_info(ffb_conn *conn, ffb_db_info *out);
+
+/**
+ * Raw op_info_database: send `items`, receive at most `out_size` bytes of
+ * the server's info buffer into `out` (`*out_len` set).
+ *
+ * Round trips: 1.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE, FFB_E_SERVER, fatal codes.
+ * Since: 0.1
+ */
+FFB_API int ffb_conn_info_raw(ffb_conn *conn, const uint8_t *items,
+                              size_t items_len, uint8_t *out, size_t out_size,
+                              size_t *out_len);
+
+/* ---- statistics -------------------------------------------------------- */
+
+/** Counters of one connection; always on. */
+typedef struct ffb_stats {
+    uint64_t round_trips;       /* flushes that were then waited on */
+    uint64_t flushes;           /* writes of queued bytes to the transport */
+    uint64_t packets_sent;
+    uint64_t packets_received;
+    uint64_t bytes_sent;        /* protocol bytes, before compression */
+    uint64_t bytes_received;    /* protocol bytes, after decompression */
+    uint64_t wire_bytes_sent;   /* on the socket, after zlib and cipher */
+    uint64_t wire_bytes_received;
+} ffb_stats;
+
+/**
+ * Copy the counters into `out`. `out_size` is sizeof(ffb_stats) as the
+ * caller knows it, so older callers keep working when the struct grows.
+ *
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL (NULL arguments).
+ * Since: 0.1
+ */
+FFB_API int ffb_conn_stats(const ffb_conn *conn, ffb_stats *out,
+                           size_t out_size);
+
+/** Set every counter to zero. Round trips: 0. Since: 0.1 */
+FFB_API void ffb_conn_reset_stats(ffb_conn *conn);
+
+/* ---- bring your own I/O (opts.io = FFB_IO_EXTERNAL) --------------------- */
+
+#define FFB_WANT_READ 1u
+#define FFB_WANT_WRITE 2u
+
+/**
+ * Start connecting with external I/O: queues op_connect. The application
+ * then moves bytes with ffb_conn_output()/ffb_conn_output_done() and
+ * ffb_conn_feed() until ffb_conn_step() returns 1 (attached) or an error.
+ *
+ * Round trips: 0 (queues only).
+ * Returns: 0, FFB_E_STATE, FFB_E_INVAL (not an external-I/O connection),
+ * FFB_E_NOMEM.
+ * Since: 0.1
+ */
+FFB_API int ffb_conn_start(ffb_conn *conn, int create,
+                           const ffb_create_options *copts);
+
+/**
+ * Give received bytes to the connection. They are decrypted, inflated and
+ * parsed as far as they go.
+ *
+ * Round trips: 0.
+ * Returns: 0, or a negative code when the bytes broke the connection.
+ * Since: 0.1
+ */
+FFB_API int ffb_conn_feed(ffb_conn *conn, const uint8_t *bytes, size_t len);
+
+/**
+ * Report that the peer closed the stream.
+ * Returns: FFB_E_CLOSED (always; the connection is now broken unless it was
+ * already closed politely, then 0). Since: 0.1
+ */
+FFB_API int ffb_conn_feed_eof(ffb_conn *conn);
+
+/**
+ * Bytes ready to be written to the peer. `*bytes_out` stays valid until the
+ * next call on `conn`.
+ * Round trips: 0. Since: 0.1
+ */
+FFB_API size_t ffb_conn_output(ffb_conn *conn, const uint8_t **bytes_out);
+
+/** Mark `len` bytes of the output as written. Since: 0.1 */
+FFB_API void ffb_conn_output_done(ffb_conn *conn, size_t len);
+
+/** FFB_WANT_READ and/or FFB_WANT_WRITE. Since: 0.1 */
+FFB_API unsigned ffb_conn_wants(const ffb_conn *conn);
+
+/**
+ * Progress of an externally driven connect: 1 when attached, 0 while still
+ * in progress, negative on failure.
+ * Since: 0.1
+ */
+FFB_API int ffb_conn_step(ffb_conn *conn);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FASTFB_H */

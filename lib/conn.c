@@ -1,0 +1,733 @@
+/*
+ * Connection objects: options, lifecycle, and the public calls of the
+ * connection layer (connect, create, detach, drop, ping, info, stats).
+ * Blocking calls are "queue + flush + wait for the answer" on the engine.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/internal.h"
+#include "lib/wirecrypt.h"
+
+#define DEFAULT_PLUGINS "Srp256,Srp,Legacy_Auth"
+#define DEFAULT_CIPHERS "ChaCha64,ChaCha,Arc4"
+
+const char *ffb_version(void) { return "0.1.0"; }
+
+void ffb_conn_options_init(ffb_conn_options *opts) {
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof(*opts));
+    opts->version = FFB_CONN_OPTIONS_VERSION;
+}
+
+/* ---- option parsing --------------------------------------------------------- */
+
+static int known_auth_plugin(const char *s, size_t n) {
+    static const char *const names[] = {"Srp",    "Srp224",      "Srp256",
+                                        "Srp384", "Srp512",      "Legacy_Auth"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strlen(names[i]) == n && memcmp(names[i], s, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* Split a list at spaces, tabs, commas and semicolons (the server's rule). */
+static int parse_list(const char *list, char (*out)[FFB__PLUGIN_NAME],
+                      size_t max, size_t *n, int (*known)(const char *, size_t),
+                      ffb_error *err, const char *what) {
+    *n = 0;
+    const char *p = list;
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == ',' || *p == ';')
+            p++;
+        const char *s = p;
+        while (*p && *p != ' ' && *p != '\t' && *p != ',' && *p != ';')
+            p++;
+        size_t len = (size_t)(p - s);
+        if (len == 0)
+            continue;
+        if (!known(s, len))
+            return ffb__error_set(err, FFB_E_INVAL, "unknown %s \"%.*s\"",
+                                  what, (int)len, s);
+        if (*n == max || len >= FFB__PLUGIN_NAME)
+            return ffb__error_set(err, FFB_E_INVAL, "too many %ss", what);
+        memcpy(out[*n], s, len);
+        out[*n][len] = '\0';
+        (*n)++;
+    }
+    return 0;
+}
+
+/*
+ * Split a DSN into host, port and path:
+ *   inet://host:port/path, inet4://..., inet6://[addr]:port/path,
+ *   host/port:path, host:path, [addr]/port:path, or a bare path.
+ */
+static int parse_dsn(const char *dsn, char **host, char **port, char **path,
+                     const ffb_allocator *a, ffb_error *err) {
+    const char *h = NULL, *pt = NULL, *pa = NULL;
+    size_t hl = 0, ptl = 0;
+    const char *rest = NULL;
+    if (strncmp(dsn, "inet://", 7) == 0)
+        rest = dsn + 7;
+    else if (strncmp(dsn, "inet4://", 8) == 0 || strncmp(dsn, "inet6://", 8) == 0)
+        rest = dsn + 8;
+    if (rest) {
+        if (*rest == '[') {
+            const char *e = strchr(rest, ']');
+            if (!e)
+                goto bad;
+            h = rest + 1;
+            hl = (size_t)(e - h);
+            rest = e + 1;
+        } else {
+            h = rest;
+            while (*rest && *rest != ':' && *rest != '/')
+                rest++;
+            hl = (size_t)(rest - h);
+        }
+        if (*rest == ':') {
+            pt = ++rest;
+            while (*rest && *rest != '/')
+                rest++;
+            ptl = (size_t)(rest - pt);
+        }
+        if (*rest != '/' || rest[1] == '\0')
+            goto bad;
+        pa = rest + 1;
+    } else if (dsn[0] == '[') {
+        const char *e = strchr(dsn, ']');
+        if (!e)
+            goto bad;
+        h = dsn + 1;
+        hl = (size_t)(e - h);
+        rest = e + 1;
+        if (*rest == '/') {
+            pt = ++rest;
+            while (*rest && *rest != ':')
+                rest++;
+            ptl = (size_t)(rest - pt);
+        }
+        if (*rest != ':' || rest[1] == '\0')
+            goto bad;
+        pa = rest + 1;
+    } else {
+        const char *colon = dsn[0] == '/' ? NULL : strchr(dsn, ':');
+        if (!colon) {
+            pa = dsn; /* bare path or alias on localhost */
+        } else {
+            const char *slash = memchr(dsn, '/', (size_t)(colon - dsn));
+            h = dsn;
+            hl = (size_t)((slash ? slash : colon) - dsn);
+            if (slash) {
+                pt = slash + 1;
+                ptl = (size_t)(colon - pt);
+            }
+            pa = colon + 1;
+        }
+    }
+    if (!*pa || (h && hl == 0) || (pt && ptl == 0))
+        goto bad;
+    char *hh = NULL, *pp = NULL, *aa = NULL;
+    if (h) {
+        hh = ffb__malloc(a, hl + 1);
+        if (hh) {
+            memcpy(hh, h, hl);
+            hh[hl] = '\0';
+        }
+    }
+    if (pt) {
+        pp = ffb__malloc(a, ptl + 1);
+        if (pp) {
+            memcpy(pp, pt, ptl);
+            pp[ptl] = '\0';
+        }
+    }
+    aa = ffb__strdup(a, pa);
+    if ((h && !hh) || (pt && !pp) || !aa) {
+        ffb__free(a, hh);
+        ffb__free(a, pp);
+        ffb__free(a, aa);
+        return ffb__error_set(err, FFB_E_NOMEM, "out of memory");
+    }
+    *host = hh;
+    *port = pp;
+    *path = aa;
+    return 0;
+bad:
+    return ffb__error_set(err, FFB_E_INVAL,
+                          "cannot parse the connection string \"%s\" (expected "
+                          "host[/port]:path, inet://host:port/path or a path)",
+                          dsn);
+}
+
+static int cipher_known(const char *s, size_t n) {
+    return ffb__cipher_known(s, n);
+}
+
+static void free_options(ffb_conn *c) {
+    char **fields[] = {&c->host,    &c->port,    &c->database,
+                       &c->user,    &c->password, &c->role,
+                       &c->charset, &c->os_user, &c->client_host,
+                       &c->process_name};
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        ffb__free(c->alloc, *fields[i]);
+        *fields[i] = NULL;
+    }
+}
+
+static int set_str(ffb_conn *c, char **dst, const char *v, const char *def) {
+    const char *s = v ? v : def;
+    ffb__free(c->alloc, *dst);
+    *dst = NULL;
+    if (!s)
+        return 0;
+    *dst = ffb__strdup(c->alloc, s);
+    return *dst ? 0 : FFB_E_NOMEM;
+}
+
+static int apply_options(ffb_conn *c, const ffb_conn_options *o,
+                         ffb_error *err) {
+    int rc = 0;
+    char *dh = NULL, *dp = NULL, *dpath = NULL;
+    if (o->dsn) {
+        rc = parse_dsn(o->dsn, &dh, &dp, &dpath, c->alloc, err);
+        if (rc < 0)
+            return rc;
+    }
+    rc |= set_str(c, &c->host, o->host ? o->host : dh, "localhost");
+    rc |= set_str(c, &c->port, o->port ? o->port : dp, "3050");
+    rc |= set_str(c, &c->database, o->database ? o->database : dpath, NULL);
+    ffb__free(c->alloc, dh);
+    ffb__free(c->alloc, dp);
+    ffb__free(c->alloc, dpath);
+    rc |= set_str(c, &c->user, o->user, "SYSDBA");
+    rc |= set_str(c, &c->password, o->password, "");
+    rc |= set_str(c, &c->role, o->role, NULL);
+    rc |= set_str(c, &c->charset, o->charset, "UTF8");
+
+    char user[128], host[256], name[512];
+    int pid;
+    ffb__os_identity(user, sizeof(user), host, sizeof(host), &pid, name,
+                     sizeof(name));
+    rc |= set_str(c, &c->os_user, o->os_user, user);
+    rc |= set_str(c, &c->client_host, o->client_host, host);
+    rc |= set_str(c, &c->process_name, o->process_name, name);
+    c->process_id = o->process_id ? o->process_id : pid;
+    if (rc)
+        return ffb__error_set(err, FFB_E_NOMEM, "out of memory");
+    if (!c->database || !c->database[0])
+        return ffb__error_set(err, FFB_E_INVAL,
+                              "no database given (set dsn or database)");
+
+    rc = parse_list(o->auth_plugins ? o->auth_plugins : DEFAULT_PLUGINS,
+                    c->plugins, FFB__MAX_PLUGINS, &c->nplugins,
+                    known_auth_plugin, err, "authentication plugin");
+    if (rc < 0)
+        return rc;
+    if (c->nplugins == 0)
+        return ffb__error_set(err, FFB_E_INVAL,
+                              "the authentication plugin list is empty");
+    c->plugin_list[0] = '\0';
+    for (size_t i = 0; i < c->nplugins; i++) {
+        if (i)
+            strcat(c->plugin_list, ",");
+        strcat(c->plugin_list, c->plugins[i]);
+    }
+    rc = parse_list(o->wire_crypt_plugins ? o->wire_crypt_plugins
+                                          : DEFAULT_CIPHERS,
+                    c->ciphers, 4, &c->nciphers, cipher_known, err,
+                    "wire-crypt plugin");
+    if (rc < 0)
+        return rc;
+    if (o->wire_crypt < FFB_CRYPT_DISABLED || o->wire_crypt > FFB_CRYPT_REQUIRED)
+        return ffb__error_set(err, FFB_E_INVAL, "wire_crypt must be 0, 1 or 2");
+    if (o->io != FFB_IO_BLOCKING && o->io != FFB_IO_EXTERNAL)
+        return ffb__error_set(err, FFB_E_INVAL, "io must be 0 or 1");
+    if (o->dialect != 0 && o->dialect != 1 && o->dialect != 3)
+        return ffb__error_set(err, FFB_E_INVAL, "dialect must be 1 or 3");
+    if (o->test_srp_private_key_len > sizeof(c->test_a))
+        return ffb__error_set(err, FFB_E_INVAL,
+                              "test_srp_private_key longer than 128 bytes");
+    c->wire_crypt = o->wire_crypt;
+    c->compress = o->compress != 0;
+    c->io = o->io;
+    c->connect_timeout_ms = o->connect_timeout_ms;
+    c->io_timeout_ms = o->io_timeout_ms;
+    c->dialect = o->dialect ? o->dialect : 3;
+    c->pipeline_crypt = !o->no_pipeline_crypt;
+    c->test_a_len = o->test_srp_private_key ? o->test_srp_private_key_len : 0;
+    if (c->test_a_len)
+        memcpy(c->test_a, o->test_srp_private_key, c->test_a_len);
+    return 0;
+}
+
+int ffb_conn_new(ffb_conn **out, const ffb_conn_options *opts) {
+    if (!out || !opts || opts->version != FFB_CONN_OPTIONS_VERSION)
+        return FFB_E_INVAL;
+    const ffb_allocator *a = opts->allocator;
+    if (a && (!a->malloc || !a->realloc || !a->free))
+        return FFB_E_INVAL;
+    ffb_conn *c = a ? a->malloc(sizeof(*c), a->data) : malloc(sizeof(*c));
+    if (!c)
+        return FFB_E_NOMEM;
+    memset(c, 0, sizeof(*c));
+    if (a) {
+        c->alloc_copy = *a;
+        c->alloc = &c->alloc_copy;
+    }
+    c->net.fd = -1;
+    ffbp_writer_init(&c->stage, c->alloc);
+    ffbp_writer_init(&c->out, c->alloc);
+    ffbp_writer_init(&c->wire_in, c->alloc);
+    ffbp_writer_init(&c->in, c->alloc);
+    int rc = apply_options(c, opts, &c->err);
+    if (rc < 0) {
+        free_options(c);
+        if (a)
+            a->free(c, a->data);
+        else
+            free(c);
+        return rc;
+    }
+    c->state = FFB__ST_NEW;
+    *out = c;
+    return 0;
+}
+
+void ffb_conn_free(ffb_conn *conn) {
+    if (!conn)
+        return;
+    if (conn->state == FFB__ST_READY && conn->io == FFB_IO_BLOCKING &&
+        conn->io_open) {
+        ffbp_writer w;
+        ffbp_writer_init(&w, conn->alloc);
+        ffbp_put_empty_op(&w, FFBP_OP_DISCONNECT);
+        if (ffb__engine_queue(conn, &w, 0) == 0 &&
+            ffb__engine_flush(conn) == 0)
+            ffb__io_flush(conn);
+        ffbp_writer_free(&w);
+    }
+    ffb__io_close(conn);
+    ffb__engine_reset(conn);
+    ffbp_writer_free(&conn->stage);
+    ffbp_writer_free(&conn->out);
+    ffbp_writer_free(&conn->wire_in);
+    ffbp_writer_free(&conn->in);
+    ffb__free(conn->alloc, conn->fifo);
+    free_options(conn);
+    const ffb_allocator *a = conn->alloc;
+    if (a) {
+        ffb_allocator copy = *a;
+        copy.free(conn, copy.data);
+    } else {
+        free(conn);
+    }
+}
+
+/* ---- transport ------------------------------------------------------------------ */
+
+void ffb__conn_set_transport(ffb_conn *conn, const ffb__transport *t,
+                             void *data) {
+    conn->tp = t;
+    conn->tp_data = data;
+}
+
+int ffb__io_connect(ffb_conn *conn) {
+    int rc = conn->tp ? conn->tp->connect(conn, conn->tp_data)
+                      : ffb__net_connect(conn, conn->host, conn->port,
+                                         conn->connect_timeout_ms);
+    conn->io_open = rc == 0;
+    return rc;
+}
+
+int ffb__io_flush(ffb_conn *conn) {
+    if (!conn->io_open)
+        return ffb__error_set(&conn->err, FFB_E_CLOSED,
+                              "the connection is closed");
+    return conn->tp ? conn->tp->flush(conn, conn->tp_data)
+                    : ffb__net_flush(conn);
+}
+
+int ffb__io_read(ffb_conn *conn) {
+    if (!conn->io_open)
+        return ffb__error_set(&conn->err, FFB_E_CLOSED,
+                              "the connection is closed");
+    return conn->tp ? conn->tp->read(conn, conn->tp_data)
+                    : ffb__net_read(conn);
+}
+
+void ffb__io_close(ffb_conn *conn) {
+    if (!conn->io_open)
+        return;
+    conn->io_open = 0;
+    if (conn->tp)
+        conn->tp->close(conn, conn->tp_data);
+    else
+        ffb__net_close(conn);
+}
+
+/* ---- connect ------------------------------------------------------------------ */
+
+static int connect_once(ffb_conn *conn, int create,
+                        const ffb_create_options *copts) {
+    ffb__engine_reset(conn);
+    ffb__error_clear(&conn->err);
+    conn->state = FFB__ST_NEW;
+    int rc = ffb__io_connect(conn);
+    if (rc < 0) {
+        conn->state = FFB__ST_CLOSED;
+        return rc;
+    }
+    rc = ffb__hs_start(conn, create, copts);
+    if (rc == 0)
+        rc = ffb__wait(conn, &conn->hs_finished);
+    if (rc == 0 && conn->hs_rc < 0)
+        rc = conn->hs_rc;
+    if (rc == 0 && conn->state != FFB__ST_READY)
+        rc = ffb__error_set(&conn->err, FFB_E_PROTO,
+                            "handshake ended without an attachment");
+    if (rc < 0) {
+        if (conn->err.code == 0)
+            ffb__error_set(&conn->err, rc, "%s", ffb_strerror(rc));
+        ffb__io_close(conn);
+        conn->state = FFB__ST_CLOSED;
+    }
+    return rc;
+}
+
+static int do_connect(ffb_conn *conn, int create,
+                      const ffb_create_options *copts) {
+    if (conn->io != FFB_IO_BLOCKING)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "this connection uses external I/O: use "
+                              "ffb_conn_start()");
+    if (conn->state != FFB__ST_NEW && conn->state != FFB__ST_CLOSED)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the connection is already %s",
+                              conn->state == FFB__ST_BROKEN ? "broken"
+                                                            : "connected");
+    int rc = connect_once(conn, create, copts);
+    /* A server whose administrator narrowed WireCryptPlugin drops the
+       connection on a pipelined op_crypt naming a cipher it lacks (reference
+       01, 10.4): try once more the patient way. */
+    if (rc == FFB_E_CLOSED && conn->crypt_pipelined && conn->pipeline_crypt &&
+        conn->hs == FFB__HS_FAILED) {
+        conn->pipeline_crypt = 0;
+        rc = connect_once(conn, create, copts);
+        conn->pipeline_crypt = 1;
+    }
+    return rc;
+}
+
+int ffb_conn_connect(ffb_conn *conn) {
+    if (!conn)
+        return FFB_E_INVAL;
+    return do_connect(conn, 0, NULL);
+}
+
+int ffb_conn_create_database(ffb_conn *conn, const ffb_create_options *copts) {
+    if (!conn)
+        return FFB_E_INVAL;
+    if (copts && copts->page_size != 0 && copts->page_size != 4096 &&
+        copts->page_size != 8192 && copts->page_size != 16384 &&
+        copts->page_size != 32768)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "page_size must be 4096, 8192, 16384 or 32768");
+    if (copts && copts->dialect != 0 && copts->dialect != 1 &&
+        copts->dialect != 3)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "dialect must be 1 or 3");
+    return do_connect(conn, 1, copts);
+}
+
+int ffb_conn_start(ffb_conn *conn, int create,
+                   const ffb_create_options *copts) {
+    if (!conn)
+        return FFB_E_INVAL;
+    if (conn->io != FFB_IO_EXTERNAL)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "ffb_conn_start() needs io = FFB_IO_EXTERNAL");
+    if (conn->state != FFB__ST_NEW && conn->state != FFB__ST_CLOSED)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the connection is already started");
+    ffb__engine_reset(conn);
+    ffb__error_clear(&conn->err);
+    return ffb__hs_start(conn, create, copts);
+}
+
+int ffb_conn_step(ffb_conn *conn) {
+    if (!conn)
+        return FFB_E_INVAL;
+    if (conn->state == FFB__ST_READY)
+        return 1;
+    if (conn->state == FFB__ST_BROKEN)
+        return conn->err.code ? conn->err.code : FFB_E_FATAL;
+    if (conn->hs == FFB__HS_FAILED)
+        return conn->hs_rc ? conn->hs_rc : FFB_E_PROTO;
+    return 0;
+}
+
+/* ---- simple requests ------------------------------------------------------------ */
+
+int ffb__simple_reply(ffb_conn *conn, const ffbp_packet *pkt, void *ctx) {
+    ffb__simple *s = ctx;
+    s->done = 1;
+    if (pkt->op != FFBP_OP_RESPONSE && pkt->op != FFBP_OP_RESPONSE_PIGGYBACK) {
+        char d[160];
+        ffbp_describe(d, sizeof(d), pkt);
+        s->rc = ffb__error_set(&conn->err, FFB_E_PROTO,
+                               "expected op_response, got %s", d);
+        return s->rc;
+    }
+    const ffbp_response *r = &pkt->u.response;
+    s->object = r->object;
+    if (ffb__status_is_error(&r->status)) {
+        uint32_t gds = ffb__status_first_gds(&r->status);
+        if (!(s->allow_drdb && gds == FFBP_GDS_DRDB_COMPLETED_WITH_ERRS)) {
+            s->rc = ffb__error_from_status(&conn->err, FFB_E_SERVER,
+                                           &r->status, NULL);
+            return 0;
+        }
+    }
+    size_t n = r->data.len;
+    if (n > s->data_size)
+        n = s->data_size;
+    if (n)
+        memcpy(s->data, r->data.p, n);
+    s->data_len = n;
+    s->rc = 0;
+    return 0;
+}
+
+static int request(ffb_conn *conn, ffbp_writer *w, int32_t op,
+                   ffb__simple *s) {
+    int rc = ffb__engine_queue(conn, w, 1);
+    ffbp_writer_free(w);
+    if (rc < 0)
+        return rc;
+    rc = ffb__engine_expect(conn, op, ffb__simple_reply, s);
+    if (rc < 0)
+        return rc;
+    rc = ffb__wait(conn, &s->done);
+    if (rc < 0)
+        return rc;
+    return s->rc;
+}
+
+static int need_ready(ffb_conn *conn) {
+    if (conn->state == FFB__ST_READY)
+        return 0;
+    if (conn->state == FFB__ST_BROKEN)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the connection is broken: %s",
+                              "reconnect with a new ffb_conn");
+    return ffb__error_set(&conn->err, FFB_E_STATE,
+                          "the connection is not attached");
+}
+
+/* Say goodbye: op_disconnect (no answer), then close the socket. */
+static void finish(ffb_conn *conn) {
+    if (conn->io_open && conn->state != FFB__ST_BROKEN) {
+        ffbp_writer w;
+        ffbp_writer_init(&w, conn->alloc);
+        ffbp_put_empty_op(&w, FFBP_OP_DISCONNECT);
+        if (ffb__engine_queue(conn, &w, 0) == 0 &&
+            ffb__engine_flush(conn) == 0)
+            ffb__io_flush(conn);
+        ffbp_writer_free(&w);
+    }
+    ffb__io_close(conn);
+    conn->state = FFB__ST_CLOSED;
+}
+
+static int release_db(ffb_conn *conn, int op) {
+    ffb__error_clear(&conn->err);
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_object_op(&w, op, conn->db_handle);
+    ffb__simple s = {0};
+    s.allow_drdb = op == FFBP_OP_DROP_DATABASE;
+    int rc = request(conn, &w, op, &s);
+    if (rc == 0 || rc > FFB_E_FATAL)
+        conn->detaching = 1;
+    if (rc < 0 && rc > FFB_E_FATAL && op == FFBP_OP_DROP_DATABASE)
+        return rc; /* still attached: the database was not dropped */
+    finish(conn);
+    return rc;
+}
+
+int ffb_conn_close(ffb_conn *conn) {
+    if (!conn)
+        return FFB_E_INVAL;
+    if (conn->state == FFB__ST_READY && conn->io == FFB_IO_BLOCKING)
+        return release_db(conn, FFBP_OP_DETACH);
+    ffb__io_close(conn);
+    if (conn->state != FFB__ST_NEW)
+        conn->state = FFB__ST_CLOSED;
+    return 0;
+}
+
+int ffb_conn_drop_database(ffb_conn *conn) {
+    if (!conn)
+        return FFB_E_INVAL;
+    int rc = need_ready(conn);
+    if (rc < 0)
+        return rc;
+    return release_db(conn, FFBP_OP_DROP_DATABASE);
+}
+
+int ffb_conn_ping(ffb_conn *conn) {
+    if (!conn)
+        return FFB_E_INVAL;
+    int rc = need_ready(conn);
+    if (rc < 0)
+        return rc;
+    ffb__error_clear(&conn->err);
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_empty_op(&w, FFBP_OP_PING);
+    ffb__simple s = {0};
+    return request(conn, &w, FFBP_OP_PING, &s);
+}
+
+int ffb_conn_info_raw(ffb_conn *conn, const uint8_t *items, size_t items_len,
+                      uint8_t *out, size_t out_size, size_t *out_len) {
+    if (!conn || (!items && items_len) || (!out && out_size) ||
+        items_len > 65535 || out_size > 0x7FFFFFFF)
+        return FFB_E_INVAL;
+    int rc = need_ready(conn);
+    if (rc < 0)
+        return rc;
+    ffb__error_clear(&conn->err);
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_info(&w, FFBP_OP_INFO_DATABASE, conn->db_handle, 0, items,
+                  items_len, (uint32_t)out_size);
+    ffb__simple s = {0};
+    s.data = out;
+    s.data_size = out_size;
+    rc = request(conn, &w, FFBP_OP_INFO_DATABASE, &s);
+    if (out_len)
+        *out_len = s.data_len;
+    return rc;
+}
+
+/* isc_info_firebird_version / isc_info_isc_version: count, then counted
+   strings. Takes the first. */
+static void info_first_string(const uint8_t *d, size_t n, char *out,
+                              size_t size) {
+    out[0] = '\0';
+    if (n < 2 || d[0] == 0)
+        return;
+    size_t len = d[1];
+    if (len > n - 2)
+        len = n - 2;
+    if (len >= size)
+        len = size - 1;
+    memcpy(out, d + 2, len);
+    out[len] = '\0';
+}
+
+int ffb_conn_db_info(ffb_conn *conn, ffb_db_info *out) {
+    static const uint8_t items[] = {
+        FFBP_INFO_FIREBIRD_VERSION, FFBP_INFO_ISC_VERSION,
+        FFBP_INFO_ODS_VERSION,      FFBP_INFO_ODS_MINOR_VERSION,
+        FFBP_INFO_PAGE_SIZE,        FFBP_INFO_DB_SQL_DIALECT,
+        FFBP_INFO_ATTACHMENT_ID,    FFBP_INFO_END};
+    if (!conn || !out)
+        return FFB_E_INVAL;
+    uint8_t buf[1024];
+    size_t len = 0;
+    int rc = ffb_conn_info_raw(conn, items, sizeof(items), buf, sizeof(buf),
+                               &len);
+    if (rc < 0)
+        return rc;
+    memset(out, 0, sizeof(*out));
+    size_t pos = 0, n;
+    uint8_t item;
+    const uint8_t *d;
+    while ((rc = ffbp_info_next(buf, len, &pos, &item, &d, &n)) == 1) {
+        switch (item) {
+        case FFBP_INFO_FIREBIRD_VERSION:
+            info_first_string(d, n, out->server_version,
+                              sizeof(out->server_version));
+            break;
+        case FFBP_INFO_ISC_VERSION:
+            info_first_string(d, n, out->implementation,
+                              sizeof(out->implementation));
+            break;
+        case FFBP_INFO_ODS_VERSION:
+            out->ods_major = (int)ffbp_le_int(d, n);
+            break;
+        case FFBP_INFO_ODS_MINOR_VERSION:
+            out->ods_minor = (int)ffbp_le_int(d, n);
+            break;
+        case FFBP_INFO_PAGE_SIZE:
+            out->page_size = (int)ffbp_le_int(d, n);
+            break;
+        case FFBP_INFO_DB_SQL_DIALECT:
+            out->dialect = (int)ffbp_le_int(d, n);
+            break;
+        case FFBP_INFO_ATTACHMENT_ID:
+            out->attachment_id = ffbp_le_int(d, n);
+            break;
+        default:
+            break;
+        }
+    }
+    if (rc < 0)
+        return ffb__engine_fail(
+            conn, ffb__error_set(&conn->err, FFB_E_PROTO,
+                                 "malformed info buffer in the answer to "
+                                 "op_info_database"));
+    /* "LI-V4.0.5.3140 Firebird 4.0": the digits after the V. */
+    const char *v = strchr(out->server_version, 'V');
+    if (v)
+        sscanf(v + 1, "%d.%d", &out->server_major, &out->server_minor);
+    return 0;
+}
+
+/* ---- accessors ------------------------------------------------------------------ */
+
+const ffb_error *ffb_conn_error(const ffb_conn *conn) {
+    return conn ? &conn->err : NULL;
+}
+
+int ffb_conn_is_broken(const ffb_conn *conn) {
+    return conn && conn->state == FFB__ST_BROKEN;
+}
+
+int ffb_conn_is_attached(const ffb_conn *conn) {
+    return conn && conn->state == FFB__ST_READY;
+}
+
+int ffb_conn_protocol(const ffb_conn *conn) { return conn ? conn->protocol : 0; }
+
+const char *ffb_conn_auth_plugin(const ffb_conn *conn) {
+    return conn ? conn->auth_used : "";
+}
+
+const char *ffb_conn_wire_crypt(const ffb_conn *conn) {
+    return conn ? conn->crypt_used : "";
+}
+
+int ffb_conn_is_compressed(const ffb_conn *conn) {
+    return conn && conn->compressed;
+}
+
+int ffb_conn_stats(const ffb_conn *conn, ffb_stats *out, size_t out_size) {
+    if (!conn || !out)
+        return FFB_E_INVAL;
+    size_t n = out_size < sizeof(conn->stats) ? out_size : sizeof(conn->stats);
+    memcpy(out, &conn->stats, n);
+    return 0;
+}
+
+void ffb_conn_reset_stats(ffb_conn *conn) {
+    if (conn)
+        memset(&conn->stats, 0, sizeof(conn->stats));
+}

@@ -1,0 +1,420 @@
+/*
+ * The sans-I/O connection engine: staging of outgoing packets, the byte
+ * transforms (zlib, then the wire cipher), parsing of received packets and
+ * dispatch to the handshake or to the FIFO of replies owed to us.
+ *
+ * Send path:    packet -> stage -> [deflate, Z_SYNC_FLUSH] -> [encrypt] -> out
+ * Receive path: wire_in -> [decrypt] -> [inflate] -> in -> packet -> handler
+ *
+ * Switching the receive cipher on mid-chunk: when op_crypt was written in
+ * the same flush as the final op_cont_auth, the server's answer chunk holds
+ * the op_cont_auth reply in clear and then the op_crypt reply encrypted. The
+ * engine then transforms received bytes one at a time (rx_bytewise), so it
+ * can install the decryptor exactly after the reply that carries the IV -
+ * with compression, after the end of that reply's sync flush (the 00 00 FF
+ * FF marker). Everywhere else whole chunks are transformed at once.
+ *
+ * Round trips: `awaiting` is set when bytes of a flush that holds a
+ * reply-expecting packet are handed to the transport; the first received
+ * bytes while it is set count one round trip.
+ */
+#include <string.h>
+
+#include "lib/internal.h"
+#include "lib/wirecrypt.h"
+#include "lib/zstream.h"
+
+int ffb__engine_fail(ffb_conn *conn, int code) {
+    if (conn->state != FFB__ST_BROKEN && code <= FFB_E_FATAL) {
+        conn->state = FFB__ST_BROKEN;
+        conn->hs = conn->hs == FFB__HS_NONE ? FFB__HS_NONE : FFB__HS_FAILED;
+    }
+    return code;
+}
+
+int ffb__engine_queue(ffb_conn *conn, const ffbp_writer *w, int expects) {
+    if (w->failed)
+        return ffb__error_set(&conn->err, FFB_E_NOMEM,
+                              "out of memory while encoding a packet");
+    ffbp_put_raw(&conn->stage, w->data, w->len);
+    if (conn->stage.failed)
+        return ffb__error_set(&conn->err, FFB_E_NOMEM,
+                              "out of memory while queueing a packet");
+    conn->stats.packets_sent++;
+    if (expects)
+        conn->stage_expects = 1;
+    return 0;
+}
+
+int ffb__engine_expect(ffb_conn *conn, int32_t op, ffb__reply_fn fn,
+                       void *ctx) {
+    if (conn->fifo_len == conn->fifo_cap) {
+        size_t cap = conn->fifo_cap ? conn->fifo_cap * 2 : 16;
+        ffb__pending *f = ffb__malloc(conn->alloc, cap * sizeof(*f));
+        if (!f)
+            return ffb__error_set(&conn->err, FFB_E_NOMEM,
+                                  "out of memory for the reply queue");
+        for (size_t i = 0; i < conn->fifo_len; i++)
+            f[i] = conn->fifo[(conn->fifo_head + i) % conn->fifo_cap];
+        ffb__free(conn->alloc, conn->fifo);
+        conn->fifo = f;
+        conn->fifo_cap = cap;
+        conn->fifo_head = 0;
+    }
+    ffb__pending *p =
+        &conn->fifo[(conn->fifo_head + conn->fifo_len) % conn->fifo_cap];
+    p->op = op;
+    p->on_reply = fn;
+    p->ctx = ctx;
+    conn->fifo_len++;
+    return 0;
+}
+
+int ffb__engine_flush(ffb_conn *conn) {
+    if (conn->stage.len == 0)
+        return 0;
+    size_t start = conn->out.len;
+    int rc = 0;
+    if (conn->z) {
+        rc = ffb__zstream_deflate(conn->z, conn->stage.data, conn->stage.len,
+                                  &conn->out.data, &conn->out.len,
+                                  &conn->out.cap);
+        if (rc < 0)
+            return ffb__engine_fail(
+                conn, ffb__error_set(&conn->err, rc == FFB_E_NOMEM ? FFB_E_NOMEM
+                                                                    : FFB_E_PROTO,
+                                     "zlib compression failed"));
+    } else {
+        ffbp_put_raw(&conn->out, conn->stage.data, conn->stage.len);
+        if (conn->out.failed)
+            return ffb__engine_fail(
+                conn, ffb__error_set(&conn->err, FFB_E_NOMEM,
+                                     "out of memory for the output buffer"));
+    }
+    if (conn->tx_cipher) {
+        rc = ffb__cipher_apply(conn->tx_cipher, conn->out.data + start,
+                               conn->out.data + start, conn->out.len - start);
+        if (rc < 0)
+            return ffb__engine_fail(
+                conn, ffb__error_set(&conn->err, FFB_E_CRYPT,
+                                     "wire encryption failed"));
+    }
+    if (conn->tx_next) {
+        /* The flush that carried op_crypt went out in clear; everything
+           after it is encrypted. */
+        conn->tx_cipher = conn->tx_next;
+        conn->tx_next = NULL;
+    }
+    conn->stats.bytes_sent += conn->stage.len;
+    conn->stats.flushes++;
+    if (conn->stage_expects)
+        conn->out_expects = 1;
+    conn->stage_expects = 0;
+    ffbp_writer_reset(&conn->stage);
+    return 0;
+}
+
+/* The transport wrote `n` bytes of `out`. */
+static void output_done(ffb_conn *conn, size_t n) {
+    if (n == 0)
+        return;
+    conn->stats.wire_bytes_sent += n;
+    ffbp_writer_consume(&conn->out, n);
+    if (conn->out_expects) {
+        conn->awaiting = 1;
+        if (conn->out.len == 0)
+            conn->out_expects = 0;
+    }
+}
+
+size_t ffb_conn_output(ffb_conn *conn, const uint8_t **bytes_out) {
+    if (!conn || !bytes_out)
+        return 0;
+    if (conn->stage.len && conn->state != FFB__ST_BROKEN)
+        ffb__engine_flush(conn);
+    *bytes_out = conn->out.data;
+    return conn->out.len;
+}
+
+void ffb_conn_output_done(ffb_conn *conn, size_t len) {
+    if (!conn)
+        return;
+    if (len > conn->out.len)
+        len = conn->out.len;
+    output_done(conn, len);
+}
+
+/* Transform n bytes from the front of wire_in into `in`. */
+static int rx_transform(ffb_conn *conn, size_t n) {
+    uint8_t *p = conn->wire_in.data;
+    if (conn->rx_cipher &&
+        ffb__cipher_apply(conn->rx_cipher, p, p, n) < 0)
+        return ffb__error_set(&conn->err, FFB_E_CRYPT,
+                              "wire decryption failed");
+    if (conn->z) {
+        int rc = ffb__zstream_inflate(conn->z, p, n, &conn->in.data,
+                                      &conn->in.len, &conn->in.cap);
+        if (rc < 0)
+            return ffb__error_set(
+                &conn->err, rc == FFB_E_NOMEM ? FFB_E_NOMEM : FFB_E_PROTO,
+                "the server's compressed stream is corrupt (zlib inflate "
+                "failed)");
+        for (size_t i = 0; i < n; i++)
+            conn->rx_tail = conn->rx_tail << 8 | p[i];
+    } else {
+        ffbp_put_raw(&conn->in, p, n);
+        if (conn->in.failed)
+            return ffb__error_set(&conn->err, FFB_E_NOMEM,
+                                  "out of memory for the input buffer");
+    }
+    ffbp_writer_consume(&conn->wire_in, n);
+    return 0;
+}
+
+static void install_rx(ffb_conn *conn) {
+    ffb__cipher_free(conn->rx_cipher);
+    conn->rx_cipher = conn->rx_next;
+    conn->rx_next = NULL;
+    conn->rx_bytewise = 0;
+}
+
+static const char *waiting_for(const ffb_conn *conn) {
+    switch (conn->state == FFB__ST_HANDSHAKE ? conn->hs : FFB__HS_NONE) {
+    case FFB__HS_ACCEPT:
+        return "the answer to op_connect";
+    case FFB__HS_AUTH:
+        return "the answer to op_cont_auth";
+    case FFB__HS_CRYPT:
+        return "the answer to op_crypt";
+    case FFB__HS_ATTACH:
+        return "the answer to op_attach";
+    default:
+        break;
+    }
+    if (conn->fifo_len)
+        return ffbp_op_name(conn->fifo[conn->fifo_head].op);
+    return "nothing";
+}
+
+static int dispatch(ffb_conn *conn, const ffbp_packet *pkt) {
+    conn->stats.packets_received++;
+    if (pkt->op == FFBP_OP_DUMMY)
+        return 0; /* keep-alive: dropped wherever it arrives */
+    if (conn->state == FFB__ST_HANDSHAKE)
+        return ffb__hs_packet(conn, pkt);
+    if (conn->fifo_len == 0) {
+        char d[160];
+        ffbp_describe(d, sizeof(d), pkt);
+        return ffb__error_set(&conn->err, FFB_E_PROTO,
+                              "unexpected packet from the server while no "
+                              "reply was owed: %s",
+                              d);
+    }
+    ffb__pending p = conn->fifo[conn->fifo_head];
+    conn->fifo_head = (conn->fifo_head + 1) % conn->fifo_cap;
+    conn->fifo_len--;
+    return p.on_reply(conn, pkt, p.ctx);
+}
+
+/* Parse and dispatch every complete packet in `in`. */
+static int parse_packets(ffb_conn *conn) {
+    for (;;) {
+        if (conn->in_pos >= conn->in.len)
+            break;
+        ffbp_reader r;
+        ffbp_reader_init(&r, conn->in.data + conn->in_pos,
+                         conn->in.len - conn->in_pos);
+        ffbp_packet pkt;
+        memset(&pkt, 0, sizeof(pkt));
+        int rc = ffbp_get_packet(&r, conn->protocol, &pkt, conn->status_args,
+                                 sizeof(conn->status_args) /
+                                     sizeof(conn->status_args[0]));
+        if (rc == FFBP_INCOMPLETE)
+            break;
+        if (rc != FFBP_OK) {
+            if (r.len - r.pos >= 4 && pkt.op != FFBP_OP_RESPONSE &&
+                pkt.op != FFBP_OP_RESPONSE_PIGGYBACK &&
+                pkt.op != FFBP_OP_CONT_AUTH && pkt.op != FFBP_OP_ACCEPT &&
+                pkt.op != FFBP_OP_ACCEPT_DATA &&
+                pkt.op != FFBP_OP_COND_ACCEPT)
+                return ffb__error_set(
+                    &conn->err, FFB_E_PROTO,
+                    "unexpected packet from the server: %s (op %d) while "
+                    "waiting for %s",
+                    ffbp_op_name(pkt.op), (int)pkt.op, waiting_for(conn));
+            return ffb__error_set(&conn->err, FFB_E_PROTO,
+                                  "malformed %s from the server while "
+                                  "waiting for %s",
+                                  ffbp_op_name(pkt.op), waiting_for(conn));
+        }
+        conn->in_pos += r.pos;
+        rc = dispatch(conn, &pkt);
+        if (rc < 0 && (rc <= FFB_E_FATAL || conn->state == FFB__ST_BROKEN))
+            return rc;
+        if (conn->rx_next && !conn->z)
+            install_rx(conn); /* exactly at the packet boundary */
+        if (conn->state == FFB__ST_BROKEN)
+            return conn->err.code ? conn->err.code : FFB_E_FATAL;
+    }
+    if (conn->in_pos == conn->in.len) {
+        conn->in.len = 0;
+        conn->in_pos = 0;
+    } else if (conn->in_pos > 65536) {
+        ffbp_writer_consume(&conn->in, conn->in_pos);
+        conn->in_pos = 0;
+    }
+    return 0;
+}
+
+static int process(ffb_conn *conn) {
+    for (;;) {
+        if (conn->wire_in.len) {
+            size_t n = conn->rx_bytewise ? 1 : conn->wire_in.len;
+            int rc = rx_transform(conn, n);
+            if (rc < 0)
+                return rc;
+            /* With compression the decryptor starts after the sync flush
+               that ended the reply carrying the IV. */
+            if (conn->rx_next && conn->z && conn->rx_tail == 0x0000FFFFu)
+                install_rx(conn);
+        }
+        int rc = parse_packets(conn);
+        if (rc < 0)
+            return rc;
+        if (conn->wire_in.len == 0)
+            return 0;
+    }
+}
+
+int ffb__engine_feed(ffb_conn *conn, const uint8_t *p, size_t len) {
+    if (conn->state == FFB__ST_BROKEN)
+        return conn->err.code ? conn->err.code : FFB_E_FATAL;
+    if (len == 0)
+        return 0;
+    conn->stats.wire_bytes_received += len;
+    if (conn->awaiting) {
+        conn->stats.round_trips++;
+        conn->awaiting = 0;
+    }
+    ffbp_put_raw(&conn->wire_in, p, len);
+    if (conn->wire_in.failed)
+        return ffb__engine_fail(
+            conn, ffb__error_set(&conn->err, FFB_E_NOMEM,
+                                 "out of memory for received data"));
+    size_t before = conn->in.len;
+    (void)before;
+    int rc = process(conn);
+    if (rc < 0)
+        return ffb__engine_fail(conn, rc);
+    return 0;
+}
+
+int ffb__engine_start_compression(ffb_conn *conn) {
+    if (conn->z)
+        return 0;
+    int rc = ffb__zstream_new(&conn->z, conn->alloc);
+    if (rc < 0)
+        return ffb__error_set(&conn->err, rc,
+                              "could not start zlib compression");
+    conn->compressed = 1;
+    return 0;
+}
+
+void ffb__engine_reset(ffb_conn *conn) {
+    ffb__zstream_free(conn->z);
+    conn->z = NULL;
+    ffb__cipher_free(conn->tx_cipher);
+    ffb__cipher_free(conn->rx_cipher);
+    ffb__cipher_free(conn->tx_next);
+    ffb__cipher_free(conn->rx_next);
+    conn->tx_cipher = conn->rx_cipher = conn->tx_next = conn->rx_next = NULL;
+    conn->rx_bytewise = 0;
+    conn->rx_tail = 0;
+    ffbp_writer_reset(&conn->stage);
+    ffbp_writer_reset(&conn->out);
+    ffbp_writer_reset(&conn->wire_in);
+    ffbp_writer_reset(&conn->in);
+    conn->stage.failed = conn->out.failed = 0;
+    conn->wire_in.failed = conn->in.failed = 0;
+    conn->in_pos = 0;
+    conn->stage_expects = conn->out_expects = conn->awaiting = 0;
+    conn->eof = 0;
+    conn->fifo_head = conn->fifo_len = 0;
+    conn->compressed = 0;
+    conn->protocol = 0;
+    conn->crypt_used[0] = '\0';
+    conn->auth_used[0] = '\0';
+    conn->detaching = 0;
+    memset(conn->session_key, 0, sizeof(conn->session_key));
+    conn->have_key = 0;
+    memset(&conn->srp, 0, sizeof(conn->srp));
+    conn->srp_active = 0;
+}
+
+int ffb_conn_feed(ffb_conn *conn, const uint8_t *bytes, size_t len) {
+    if (!conn || (!bytes && len))
+        return FFB_E_INVAL;
+    return ffb__engine_feed(conn, bytes, len);
+}
+
+int ffb_conn_feed_eof(ffb_conn *conn) {
+    if (!conn)
+        return FFB_E_INVAL;
+    conn->eof = 1;
+    if (conn->state == FFB__ST_BROKEN)
+        return conn->err.code ? conn->err.code : FFB_E_CLOSED;
+    if (conn->detaching || conn->state == FFB__ST_CLOSED ||
+        conn->state == FFB__ST_NEW)
+        return 0;
+    if (conn->state == FFB__ST_READY && conn->fifo_len == 0 &&
+        !conn->awaiting && conn->in.len == conn->in_pos) {
+        ffb__error_set(&conn->err, FFB_E_CLOSED,
+                       "the server closed the connection");
+        return ffb__engine_fail(conn, FFB_E_CLOSED);
+    }
+    ffb__error_set(&conn->err, FFB_E_CLOSED,
+                   "the server closed the connection while the client was "
+                   "waiting for %s",
+                   waiting_for(conn));
+    return ffb__engine_fail(conn, FFB_E_CLOSED);
+}
+
+unsigned ffb_conn_wants(const ffb_conn *conn) {
+    if (!conn || conn->state == FFB__ST_BROKEN)
+        return 0;
+    unsigned w = 0;
+    if (conn->out.len || conn->stage.len)
+        w |= FFB_WANT_WRITE;
+    if ((conn->state == FFB__ST_HANDSHAKE && conn->hs != FFB__HS_DONE) ||
+        conn->fifo_len)
+        w |= FFB_WANT_READ;
+    return w;
+}
+
+int ffb__wait(ffb_conn *conn, const int *done) {
+    if (conn->io == FFB_IO_EXTERNAL)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "a blocking call on a connection with external "
+                              "I/O; drive it with ffb_conn_feed/output");
+    for (;;) {
+        if (conn->state == FFB__ST_BROKEN)
+            return conn->err.code ? conn->err.code : FFB_E_FATAL;
+        int rc = ffb__engine_flush(conn);
+        if (rc < 0)
+            return rc;
+        if (conn->out.len) {
+            rc = ffb__io_flush(conn);
+            if (rc < 0)
+                return ffb__engine_fail(conn, rc);
+        }
+        if (*done)
+            return 0;
+        rc = ffb__io_read(conn);
+        if (rc < 0)
+            return ffb__engine_fail(conn, rc);
+    }
+}
+
+void ffb__engine_output_done(ffb_conn *conn, size_t n) {
+    output_done(conn, n);
+}

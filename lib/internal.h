@@ -1,0 +1,275 @@
+/*
+ * Declarations shared across lib/. Not installed.
+ */
+#ifndef FFB_LIB_INTERNAL_H
+#define FFB_LIB_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "include/fastfb.h"
+#include "lib/auth.h"
+#include "proto/proto.h"
+
+struct ffb__cipher;
+struct ffb__zstream;
+
+/* ---- allocation --------------------------------------------------------- */
+
+void *ffb__malloc(const ffb_allocator *a, size_t size);
+void *ffb__realloc(const ffb_allocator *a, void *p, size_t size);
+void ffb__free(const ffb_allocator *a, void *p);
+/* Copy of a NUL-terminated string (NULL stays NULL). */
+char *ffb__strdup(const ffb_allocator *a, const char *s);
+
+/* ---- errors ------------------------------------------------------------- */
+
+#define FFB__ERR_MAX_CODES 24
+#define FFB__ERR_MAX_ARGS 48
+#define FFB__ERR_POOL 2048
+#define FFB__ERR_MESSAGE 2048
+
+struct ffb_error {
+    int code;
+    size_t ncodes;
+    uint32_t codes[FFB__ERR_MAX_CODES];
+    uint8_t warning[FFB__ERR_MAX_CODES];  /* isc_arg_warning group */
+    uint8_t arg_first[FFB__ERR_MAX_CODES]; /* index into args */
+    uint8_t arg_count[FFB__ERR_MAX_CODES];
+    size_t nargs;
+    const char *args[FFB__ERR_MAX_ARGS];  /* into pool */
+    size_t pool_len;
+    char pool[FFB__ERR_POOL];
+    char sqlstate[6];
+    int sqlcode;
+    char message[FFB__ERR_MESSAGE];
+};
+
+void ffb__error_clear(ffb_error *err);
+/* A library-side error: code plus a printf-formatted message. Returns
+   code. */
+int ffb__error_set(ffb_error *err, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* A server status vector. `prefix` (may be NULL) becomes the first line of
+   the message. Returns code. */
+int ffb__error_from_status(ffb_error *err, int code, const ffbp_status *st,
+                           const char *prefix);
+/* 1 when the status vector reports an error (first gds code non-zero). */
+int ffb__status_is_error(const ffbp_status *st);
+uint32_t ffb__status_first_gds(const ffbp_status *st);
+
+/* ---- I/O driver (lib/net.c) --------------------------------------------- */
+
+typedef struct ffb__net {
+    int fd;
+} ffb__net;
+
+int ffb__net_connect(ffb_conn *conn, const char *host, const char *port,
+                     int timeout_ms);
+/* Write everything in the connection's output buffer. */
+int ffb__net_flush(ffb_conn *conn);
+/* Wait for and read available bytes, feeding them to the engine. */
+int ffb__net_read(ffb_conn *conn);
+void ffb__net_close(ffb_conn *conn);
+/* OS identity: user name, host name (lower case), process id and name. */
+void ffb__os_identity(char *user, size_t user_size, char *host,
+                      size_t host_size, int *pid, char *name,
+                      size_t name_size);
+
+/*
+ * Transport used by the blocking calls: the socket driver above by default;
+ * tests install a scripted one (recorded conversations, fault injection).
+ */
+typedef struct ffb__transport {
+    int (*connect)(ffb_conn *conn, void *data);
+    int (*flush)(ffb_conn *conn, void *data); /* write all of conn->out */
+    int (*read)(ffb_conn *conn, void *data);  /* wait, read, feed */
+    void (*close)(ffb_conn *conn, void *data);
+} ffb__transport;
+
+void ffb__conn_set_transport(ffb_conn *conn, const ffb__transport *t,
+                             void *data);
+int ffb__io_connect(ffb_conn *conn);
+int ffb__io_flush(ffb_conn *conn);
+int ffb__io_read(ffb_conn *conn);
+void ffb__io_close(ffb_conn *conn);
+/* The transport wrote n bytes of conn->out. */
+void ffb__engine_output_done(ffb_conn *conn, size_t n);
+
+/* ---- pending replies ---------------------------------------------------- */
+
+/*
+ * A handler for the reply to one request. It gets the decoded packet and
+ * returns 0, or a negative FFB_E_* code when the reply is wrong for the
+ * request (the connection is then broken for fatal codes).
+ */
+typedef int (*ffb__reply_fn)(ffb_conn *conn, const ffbp_packet *pkt,
+                             void *ctx);
+
+typedef struct ffb__pending {
+    int32_t op;           /* the request's op code */
+    ffb__reply_fn on_reply;
+    void *ctx;
+} ffb__pending;
+
+/* ---- the connection ----------------------------------------------------- */
+
+enum ffb__state {
+    FFB__ST_NEW = 0,  /* created, no socket */
+    FFB__ST_HANDSHAKE, /* op_connect sent, authenticating/attaching */
+    FFB__ST_READY,    /* attached */
+    FFB__ST_CLOSED,   /* detached or never connected after a close */
+    FFB__ST_BROKEN    /* fatal error */
+};
+
+/* Handshake sub-states (see lib/handshake.c). */
+enum ffb__hs {
+    FFB__HS_NONE = 0,
+    FFB__HS_ACCEPT,     /* waiting for the answer to op_connect */
+    FFB__HS_AUTH,       /* waiting for the answer to op_cont_auth */
+    FFB__HS_CRYPT,      /* waiting for the answer to op_crypt */
+    FFB__HS_ATTACH,     /* waiting for the answer to op_attach / op_create */
+    FFB__HS_DONE,
+    FFB__HS_FAILED
+};
+
+#define FFB__MAX_PLUGINS 8
+#define FFB__PLUGIN_NAME 32
+
+struct ffb_conn {
+    ffb_allocator alloc_copy;
+    const ffb_allocator *alloc; /* NULL = libc */
+
+    /* Options (owned copies). */
+    char *host, *port, *database, *user, *password, *role, *charset;
+    char *os_user, *client_host, *process_name;
+    int process_id;
+    char plugins[FFB__MAX_PLUGINS][FFB__PLUGIN_NAME];
+    size_t nplugins;
+    char plugin_list[FFB__MAX_PLUGINS * (FFB__PLUGIN_NAME + 1)];
+    char ciphers[4][FFB__PLUGIN_NAME];
+    size_t nciphers;
+    int wire_crypt;
+    int compress;
+    int io;
+    int connect_timeout_ms;
+    int io_timeout_ms;
+    int dialect;
+    int pipeline_crypt;
+    uint8_t test_a[128];
+    size_t test_a_len;
+
+    /* Connection state. */
+    int state;
+    ffb__net net;
+    const ffb__transport *tp; /* NULL = sockets */
+    void *tp_data;
+    int io_open;
+    int protocol;     /* negotiated protocol number (13..19) */
+    int ptype;
+    int lazy;
+    int compressed;
+    uint16_t db_handle;
+    char auth_used[FFB__PLUGIN_NAME];
+    char crypt_used[FFB__PLUGIN_NAME];
+    int detaching;    /* op_detach/op_drop sent: EOF afterwards is fine */
+
+    /* Handshake. */
+    int hs;
+    int hs_create;
+    ffb_create_options hs_copts;
+    char login[256];  /* normalised login */
+    size_t login_len;
+    char cur_plugin[FFB__PLUGIN_NAME];
+    ffb__srp srp;
+    int srp_active;
+    uint8_t session_key[20];
+    int have_key;
+    int crypt_pipelined;  /* op_crypt went out with the proof */
+    char crypt_chosen[FFB__PLUGIN_NAME];
+    int hs_rounds;
+    int hs_rc;            /* final result of the handshake */
+    int hs_finished;      /* DONE or FAILED */
+    int hs_dpb_auth;      /* put auth data into the DPB (flow B/C) */
+    uint8_t hs_dpb_data[512];
+    size_t hs_dpb_data_len;
+    uint8_t hs_keys[2048]; /* key lists seen during the handshake */
+    size_t hs_keys_len;
+
+    /* Transforms. */
+    struct ffb__zstream *z;
+    struct ffb__cipher *tx_cipher, *rx_cipher;
+    struct ffb__cipher *tx_next;  /* installed after the next flush */
+    struct ffb__cipher *rx_next;  /* installed at the next stream boundary */
+    int rx_bytewise;      /* transform one received byte at a time */
+    uint32_t rx_tail;     /* last 4 wire bytes given to inflate */
+
+    /* Buffers. */
+    ffbp_writer stage;    /* plaintext packets not yet flushed */
+    ffbp_writer out;      /* wire bytes to write */
+    ffbp_writer wire_in;  /* received, not yet transformed */
+    ffbp_writer in;       /* plaintext received, not yet parsed */
+    size_t in_pos;
+    int stage_expects;    /* stage holds a packet that needs an answer */
+    int out_expects;      /* out holds such bytes */
+    int awaiting;         /* flushed, answer not seen yet */
+    int eof;
+
+    /* Replies owed to us, in order. */
+    ffb__pending *fifo;
+    size_t fifo_cap, fifo_head, fifo_len;
+
+    ffb_stats stats;
+    ffb_error err;
+    ffbp_status_arg status_args[64];
+};
+
+/* ---- engine (lib/engine.c) ---------------------------------------------- */
+
+/* Queue a packet: `w` holds its bytes. `expects` = the server answers it.
+   The packet bytes are appended to the stage. */
+int ffb__engine_queue(ffb_conn *conn, const ffbp_writer *w, int expects);
+/* Queue an expected reply. */
+int ffb__engine_expect(ffb_conn *conn, int32_t op, ffb__reply_fn fn,
+                       void *ctx);
+/* Move staged packets to the wire buffer (compress, encrypt). */
+int ffb__engine_flush(ffb_conn *conn);
+/* Give received wire bytes to the engine. */
+int ffb__engine_feed(ffb_conn *conn, const uint8_t *p, size_t len);
+/* Mark the connection broken with `code` (if not already); returns code. */
+int ffb__engine_fail(ffb_conn *conn, int code);
+/* Release transform state and buffers (not the options). */
+void ffb__engine_reset(ffb_conn *conn);
+/* Set up compression after the accept. */
+int ffb__engine_start_compression(ffb_conn *conn);
+
+/* Blocking: flush and wait until `*done` becomes non-zero. */
+int ffb__wait(ffb_conn *conn, const int *done);
+
+/* ---- handshake (lib/handshake.c) ---------------------------------------- */
+
+int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts);
+/* Handle a packet received during the handshake. */
+int ffb__hs_packet(ffb_conn *conn, const ffbp_packet *pkt);
+
+/* ---- simple requests (lib/conn.c) --------------------------------------- */
+
+/* A request whose answer is a plain op_response; copies the data into
+   `data`/`data_size`. Blocking. */
+typedef struct ffb__simple {
+    int done;
+    int rc;
+    uint16_t object;
+    uint8_t *data;
+    size_t data_size;
+    size_t data_len;
+    int allow_drdb; /* treat isc_drdb_completed_with_errs as success */
+} ffb__simple;
+
+int ffb__simple_reply(ffb_conn *conn, const ffbp_packet *pkt, void *ctx);
+
+#endif

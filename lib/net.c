@@ -1,0 +1,226 @@
+/*
+ * The blocking socket driver: the only file (with lib/uv.c) that does I/O.
+ * Sockets are non-blocking and every wait goes through poll(), so connect
+ * and I/O timeouts are exact. SIGPIPE is avoided per send (MSG_NOSIGNAL).
+ */
+#define _DEFAULT_SOURCE
+#define _POSIX_C_SOURCE 200809L
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/internal.h"
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int set_nonblocking(int fd) {
+    int fl = fcntl(fd, F_GETFL, 0);
+    return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* Connect one address within the deadline; returns fd or -errno. */
+static int try_addr(const struct addrinfo *ai, int64_t deadline) {
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+                    ai->ai_protocol);
+    if (fd < 0)
+        return -errno;
+    if (set_nonblocking(fd) < 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+        if (errno != EINPROGRESS) {
+            int e = errno;
+            close(fd);
+            return -e;
+        }
+        for (;;) {
+            struct pollfd p = {fd, POLLOUT, 0};
+            int t = -1;
+            if (deadline >= 0) {
+                int64_t left = deadline - now_ms();
+                t = left > 0 ? (int)left : 0;
+            }
+            int n = poll(&p, 1, t);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n == 0) {
+                close(fd);
+                return -ETIMEDOUT;
+            }
+            int err = 0;
+            socklen_t len = sizeof(err);
+            if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+                err = errno;
+            if (err) {
+                close(fd);
+                return -err;
+            }
+            break;
+        }
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    return fd;
+}
+
+int ffb__net_connect(ffb_conn *conn, const char *host, const char *port,
+                     int timeout_ms) {
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_ADDRCONFIG;
+    int g = getaddrinfo(host, port, &hints, &res);
+    if (g == EAI_SERVICE || (g != 0 && strcmp(port, "gds_db") == 0)) {
+        /* fbclient falls back to 3050 when the service is unknown. */
+        g = getaddrinfo(host, strcmp(port, "gds_db") == 0 ? "3050" : port,
+                        &hints, &res);
+    }
+    if (g != 0)
+        return ffb__error_set(&conn->err, FFB_E_IO,
+                              "cannot resolve host \"%s\" port \"%s\": %s",
+                              host, port, gai_strerror(g));
+    int64_t deadline = timeout_ms > 0 ? now_ms() + timeout_ms : -1;
+    int fd = -ECONNREFUSED;
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        fd = try_addr(ai, deadline);
+        if (fd >= 0 || fd == -ETIMEDOUT)
+            break;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        if (fd == -ETIMEDOUT)
+            return ffb__error_set(&conn->err, FFB_E_TIMEOUT,
+                                  "connecting to %s port %s timed out after "
+                                  "%d ms",
+                                  host, port, timeout_ms);
+        return ffb__error_set(&conn->err, FFB_E_IO,
+                              "cannot connect to %s port %s: %s", host, port,
+                              strerror(-fd));
+    }
+    conn->net.fd = fd;
+    return 0;
+}
+
+static int wait_fd(ffb_conn *conn, short events) {
+    int t = conn->io_timeout_ms > 0 ? conn->io_timeout_ms : -1;
+    if (conn->state == FFB__ST_HANDSHAKE && conn->connect_timeout_ms > 0)
+        t = conn->connect_timeout_ms;
+    for (;;) {
+        struct pollfd p = {conn->net.fd, events, 0};
+        int n = poll(&p, 1, t);
+        if (n > 0)
+            return 0;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0) {
+            ffb__error_set(&conn->err, FFB_E_TIMEOUT,
+                           "no %s within %d ms; the connection is unusable",
+                           events == POLLIN ? "answer from the server"
+                                            : "progress writing to the server",
+                           t);
+            conn->state = FFB__ST_BROKEN;
+            return FFB_E_TIMEOUT;
+        }
+        return ffb__error_set(&conn->err, FFB_E_IO, "poll failed: %s",
+                              strerror(errno));
+    }
+}
+
+int ffb__net_flush(ffb_conn *conn) {
+    if (conn->net.fd < 0)
+        return ffb__error_set(&conn->err, FFB_E_CLOSED,
+                              "the connection is closed");
+    while (conn->out.len) {
+        ssize_t n = send(conn->net.fd, conn->out.data, conn->out.len,
+                         MSG_NOSIGNAL);
+        if (n > 0) {
+            ffb__engine_output_done(conn, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            int rc = wait_fd(conn, POLLOUT);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        return ffb__error_set(&conn->err, FFB_E_IO,
+                              "writing to the server failed: %s",
+                              strerror(errno));
+    }
+    return 0;
+}
+
+int ffb__net_read(ffb_conn *conn) {
+    if (conn->net.fd < 0)
+        return ffb__error_set(&conn->err, FFB_E_CLOSED,
+                              "the connection is closed");
+    uint8_t buf[65536];
+    for (;;) {
+        ssize_t n = recv(conn->net.fd, buf, sizeof(buf), 0);
+        if (n > 0)
+            return ffb__engine_feed(conn, buf, (size_t)n);
+        if (n == 0)
+            return ffb_conn_feed_eof(conn) < 0 ? conn->err.code : FFB_E_CLOSED;
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            int rc = wait_fd(conn, POLLIN);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        return ffb__error_set(&conn->err, FFB_E_IO,
+                              "reading from the server failed: %s",
+                              strerror(errno));
+    }
+}
+
+void ffb__net_close(ffb_conn *conn) {
+    if (conn->net.fd >= 0) {
+        close(conn->net.fd);
+        conn->net.fd = -1;
+    }
+}
+
+void ffb__os_identity(char *user, size_t user_size, char *host,
+                      size_t host_size, int *pid, char *name,
+                      size_t name_size) {
+    const char *u = getenv("USER");
+    struct passwd *pw = NULL;
+    if (!u || !*u) {
+        pw = getpwuid(geteuid());
+        u = pw ? pw->pw_name : "";
+    }
+    snprintf(user, user_size, "%s", u);
+    if (gethostname(host, host_size) != 0)
+        host[0] = '\0';
+    host[host_size - 1] = '\0';
+    for (char *p = host; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    *pid = (int)getpid();
+    ssize_t n = readlink("/proc/self/exe", name, name_size - 1);
+    name[n > 0 ? (size_t)n : 0] = '\0';
+}
