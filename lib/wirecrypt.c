@@ -7,11 +7,12 @@
  *   provider for EVP; the alternative was an EVP cipher fetched from a
  *   private OSSL_LIB_CTX that loads "legacy". We chose the low-level API
  *   because:
- *   - it is compiled into libcrypto itself: no provider module file
- *     (ossl-modules/legacy.so, which some distributions and minimal
- *     containers package separately or leave out), no OPENSSL_MODULES or
- *     openssl.cnf dependence, no dlopen at connect time; it works on a
- *     fresh Debian 12 with no configuration change;
+ *   - it is compiled into libcrypto itself: no separate provider module
+ *     (ossl-modules/legacy.so must be found at run time in OpenSSL's
+ *     MODULESDIR or OPENSSL_MODULES, which a trimmed or relocated OpenSSL
+ *     may not have), no openssl.cnf dependence, no dlopen at connect time;
+ *     it works on a fresh Debian 12 with no configuration change (the
+ *     legacy provider happens to be installed there too, in libssl3);
  *   - it has no global side effects: nothing is loaded into the default
  *     library context (loading "legacy" there would change which
  *     algorithms the embedding application sees), and it needs no
@@ -21,9 +22,10 @@
  *   The cost: RC4_* is deprecated since OpenSSL 3.0 (we define
  *   OPENSSL_SUPPRESS_DEPRECATED) and is absent from builds configured with
  *   no-rc4 or no-deprecated (OPENSSL_API_COMPAT >= 30000 also hides it).
- *   Both options were checked on Debian 12 (OpenSSL 3.0): both give the 7.3
- *   keystream; EVP_CIPHER_fetch(NULL, "RC4") in the default context fails,
- *   as expected.
+ *   Both options were tried on Debian 12 (OpenSSL 3.0.19) and give the 7.3
+ *   keystream; the EVP route also needs EVP_CIPHER_CTX_set_key_length(20)
+ *   (EVP's RC4 defaults to a 16-byte key, a silent trap), and
+ *   EVP_CIPHER_fetch(NULL, "RC4") in the default context fails.
  *
  * ChaCha / ChaCha64: EVP_chacha20() (default provider). OpenSSL's 16-byte
  *   IV is state words 12..15, little-endian: a 32-bit block counter

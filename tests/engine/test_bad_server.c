@@ -1,0 +1,193 @@
+/*
+ * A hostile or broken server: truncated, malformed and unexpected packets
+ * during the handshake must give a clear error with a code, mark the
+ * connection broken, and never read out of bounds or wait for more than
+ * the packet can hold. Driven through the byte-pump API (external I/O).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/support/conv.h"
+
+static ffb_conn *start(void) {
+    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
+    o.dsn = "server/3050:db";
+    o.io = FFB_IO_EXTERNAL;
+    o.password = "pw";
+    o.os_user = "u";
+    o.client_host = "h";
+    o.process_name = "p";
+    o.process_id = 1;
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_start(c, 0, NULL), 0);
+    const uint8_t *out;
+    size_t n = ffb_conn_output(c, &out);
+    assert_true(n > 0);
+    assert_int_equal(out[3], 1); /* op_connect */
+    ffb_conn_output_done(c, n);
+    assert_int_equal(ffb_conn_wants(c), FFB_WANT_READ);
+    return c;
+}
+
+static void feed_hex(ffb_conn *c, const char *hex, int expect_rc) {
+    uint8_t buf[1024];
+    size_t n = conv_unhex(hex, buf, sizeof(buf));
+    assert_int_equal(ffb_conn_feed(c, buf, n), expect_rc);
+}
+
+static void expect_broken(ffb_conn *c, int code, const char *needle) {
+    assert_true(ffb_conn_is_broken(c));
+    assert_int_equal(ffb_conn_step(c), code);
+    const char *msg = ffb_error_message(ffb_conn_error(c));
+    if (!strstr(msg, needle))
+        fail_msg("message \"%s\" lacks \"%s\"", msg, needle);
+    /* Once broken, more input is refused with the same code. */
+    uint8_t junk[4] = {0, 0, 0, 9};
+    assert_int_equal(ffb_conn_feed(c, junk, 4), code);
+}
+
+static void test_truncated_accept_then_eof(void **state) {
+    (void)state;
+    ffb_conn *c = start();
+    /* op_cond_accept cut inside its data field. */
+    feed_hex(c, "00000062FFFF80130000000100000005000001444000", 0);
+    assert_int_equal(ffb_conn_step(c), 0); /* still waiting: incomplete */
+    assert_int_equal(ffb_conn_feed_eof(c), FFB_E_CLOSED);
+    expect_broken(c, FFB_E_CLOSED, "op_connect");
+    ffb_conn_free(c);
+}
+
+static void test_unknown_op(void **state) {
+    (void)state;
+    ffb_conn *c = start();
+    feed_hex(c, "000000FF00000000", FFB_E_PROTO);
+    expect_broken(c, FFB_E_PROTO, "op 255");
+    ffb_conn_free(c);
+}
+
+static void test_protocol_not_offered(void **state) {
+    (void)state;
+    ffb_conn *c = start();
+    /* op_accept choosing protocol 10, which a 13..19 client never offered. */
+    feed_hex(c, "000000030000000A0000000100000005", FFB_E_PROTO);
+    expect_broken(c, FFB_E_PROTO, "did not offer");
+    ffb_conn_free(c);
+}
+
+static void test_bad_status_arg(void **state) {
+    (void)state;
+    ffb_conn *c = start();
+    /* op_response whose status vector uses isc_arg_cstring (3), which
+       never travels on the wire. */
+    feed_hex(c,
+             "00000009000000000000000000000000000000000000000300000001",
+             FFB_E_PROTO);
+    expect_broken(c, FFB_E_PROTO, "malformed op_response");
+    ffb_conn_free(c);
+}
+
+static void test_huge_length(void **state) {
+    (void)state;
+    ffb_conn *c = start();
+    /* op_cond_accept announcing 2 GiB of auth data: refused at once
+       instead of waiting for it. */
+    feed_hex(c, "00000062FFFF801300000001000000057FFFFFFF", FFB_E_PROTO);
+    expect_broken(c, FFB_E_PROTO, "malformed op_cond_accept");
+    ffb_conn_free(c);
+}
+
+static void test_bad_srp_data(void **state) {
+    (void)state;
+    ffb_conn *c = start();
+    /* op_cond_accept for Srp256 whose data is not salt + hex(B). */
+    feed_hex(c,
+             "00000062FFFF80130000000100000005"
+             "00000006"
+             "0100410100470000" /* salt "A", B "G": not hex */
+             "00000006537270323536000000000000"
+             "00000000",
+             FFB_E_PROTO);
+    expect_broken(c, FFB_E_PROTO, "SRP data");
+    ffb_conn_free(c);
+}
+
+static void test_login_rejected_at_connect(void **state) {
+    (void)state;
+    ffb_conn *c = start();
+    /* op_response isc_login as the answer to op_connect (unknown user). */
+    feed_hex(c,
+             "000000090000000000000000000000000000000000000001140000980000"
+             "0000",
+             FFB_E_AUTH);
+    expect_broken(c, FFB_E_AUTH, "SYSDBA");
+    assert_int_equal(ffb_error_gds(ffb_conn_error(c)), FFB_GDS_LOGIN);
+    ffb_conn_free(c);
+}
+
+static void test_crypt_incompatible(void **state) {
+    (void)state;
+    ffb_conn *c = start();
+    feed_hex(c,
+             "00000009000000000000000000000000000000000000000114000"
+             "2E800000000",
+             FFB_E_CRYPT);
+    expect_broken(c, FFB_E_CRYPT, "incompatible");
+    assert_int_equal(ffb_error_gds(ffb_conn_error(c)),
+                     FFB_GDS_WIRECRYPT_INCOMPATIBLE);
+    ffb_conn_free(c);
+}
+
+static void test_unrequested_compression(void **state) {
+    (void)state;
+    ffb_conn *c = start();
+    feed_hex(c, "00000003FFFF801300000001" "00000105", FFB_E_PROTO);
+    expect_broken(c, FFB_E_PROTO, "compression");
+    ffb_conn_free(c);
+}
+
+static void test_every_truncation_of_accept(void **state) {
+    (void)state;
+    /* The real op_cond_accept of a recording, fed cut at every length and
+       followed by EOF: never a success, never a crash. */
+    char path[512];
+    conv cv;
+    conv_load(&cv, conv_data_path("fb5-handshake-srp256-plain.conv", path,
+                                  sizeof(path)));
+    const conv_line *s = NULL;
+    for (size_t i = 0; i < cv.n && !s; i++)
+        if (cv.lines[i].kind == CONV_S)
+            s = &cv.lines[i];
+    assert_non_null(s);
+    for (size_t cut = 0; cut < s->len; cut++) {
+        ffb_conn *c = start();
+        if (cut)
+            assert_int_equal(ffb_conn_feed(c, s->bytes, cut), 0);
+        assert_int_equal(ffb_conn_step(c), 0);
+        assert_int_equal(ffb_conn_feed_eof(c), FFB_E_CLOSED);
+        assert_true(ffb_conn_is_broken(c));
+        ffb_conn_free(c);
+    }
+    conv_free(&cv);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_truncated_accept_then_eof),
+        cmocka_unit_test(test_unknown_op),
+        cmocka_unit_test(test_protocol_not_offered),
+        cmocka_unit_test(test_bad_status_arg),
+        cmocka_unit_test(test_huge_length),
+        cmocka_unit_test(test_bad_srp_data),
+        cmocka_unit_test(test_login_rejected_at_connect),
+        cmocka_unit_test(test_crypt_incompatible),
+        cmocka_unit_test(test_unrequested_compression),
+        cmocka_unit_test(test_every_truncation_of_accept),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
