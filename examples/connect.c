@@ -10,6 +10,7 @@
  *     --compress                ask for zlib compression
  *     --crypt disabled|enabled|required    wire encryption (default enabled)
  *     --plugins LIST            authentication plugins, e.g. Srp256,Srp
+ *     --ciphers LIST            wire-crypt plugins, e.g. ChaCha,Arc4
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,8 @@ int main(int argc, char **argv) {
             o.password = argv[++i];
         else if (strcmp(a, "--plugins") == 0 && v)
             o.auth_plugins = argv[++i];
+        else if (strcmp(a, "--ciphers") == 0 && v)
+            o.wire_crypt_plugins = argv[++i];
         else if (strcmp(a, "--create") == 0)
             create = 1;
         else if (strcmp(a, "--drop") == 0)
@@ -77,6 +80,7 @@ int main(int argc, char **argv) {
         ffb_create_options co = FFB_CREATE_OPTIONS_INIT;
         co.charset = "UTF8";
         co.page_size = 8192;
+        co.overwrite = 1;
         if (ffb_conn_create_database(conn, &co) != 0)
             return die(conn, "create database");
     } else if (ffb_conn_connect(conn) != 0) {

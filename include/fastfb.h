@@ -248,6 +248,13 @@ typedef struct ffb_conn_options {
     const char *client_host;
     int process_id;
     const char *process_name;
+    /* Lowest protocol version offered: 13 (default, Firebird 3.0+) down to
+       10 (Firebird 1.x/2.x). Versions below 13 have no authentication
+       plugins, wire encryption or compression: the login then travels as a
+       Legacy_Auth hash in the DPB, and FFB_CRYPT_REQUIRED fails. The server
+       only reads the first 10 entries, so 10 leaves no room for versions
+       after 19. */
+    int min_protocol;
 } ffb_conn_options;
 
 /* C99 designated initializer; from C++ use ffb_conn_options_init(). */

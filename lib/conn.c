@@ -259,6 +259,10 @@ static int apply_options(ffb_conn *c, const ffb_conn_options *o,
     c->io_timeout_ms = o->io_timeout_ms;
     c->dialect = o->dialect ? o->dialect : 3;
     c->pipeline_crypt = !o->no_pipeline_crypt;
+    if (o->min_protocol != 0 && (o->min_protocol < 10 || o->min_protocol > 13))
+        return ffb__error_set(err, FFB_E_INVAL,
+                              "min_protocol must be between 10 and 13");
+    c->min_protocol = o->min_protocol ? o->min_protocol : FFBP_PROTOCOL_MIN;
     c->test_a_len = o->test_srp_private_key ? o->test_srp_private_key_len : 0;
     if (c->test_a_len)
         memcpy(c->test_a, o->test_srp_private_key, c->test_a_len);
@@ -586,6 +590,11 @@ int ffb_conn_ping(ffb_conn *conn) {
     int rc = need_ready(conn);
     if (rc < 0)
         return rc;
+    if (conn->protocol < 13)
+        return ffb__error_set(&conn->err, FFB_E_UNSUPPORTED,
+                              "op_ping needs protocol 13 (Firebird 3.0); the "
+                              "server speaks protocol %d",
+                              conn->protocol);
     ffb__error_clear(&conn->err);
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);

@@ -302,7 +302,10 @@ static int send_attach(ffb_conn *conn) {
     } else if (conn->dialect && conn->dialect != 3) {
         ffbp_pb_int(&pb, FFBP_DPB_SQL_DIALECT, conn->dialect);
     }
-    if (conn->hs_dpb_auth) {
+    if (conn->hs_dpb_legacy) {
+        ffbp_pb_bytes(&pb, FFBP_DPB_PASSWORD_ENC, conn->hs_dpb_data,
+                      conn->hs_dpb_data_len);
+    } else if (conn->hs_dpb_auth) {
         ffbp_pb_str(&pb, FFBP_DPB_AUTH_PLUGIN_NAME, conn->cur_plugin);
         ffbp_pb_str(&pb, FFBP_DPB_AUTH_PLUGIN_LIST, conn->plugin_list);
         ffbp_pb_bytes(&pb, FFBP_DPB_SPECIFIC_AUTH_DATA, conn->hs_dpb_data,
@@ -499,6 +502,7 @@ int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts) {
     conn->hs_rc = 0;
     conn->hs_finished = 0;
     conn->hs_dpb_auth = 0;
+    conn->hs_dpb_legacy = 0;
     conn->hs_keys_len = 0;
     conn->crypt_pipelined = 0;
     conn->crypt_chosen[0] = '\0';
@@ -526,7 +530,7 @@ int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts) {
         return rc;
     }
     ffbp_connect c = {conn->database, strlen(conn->database), uid.data,
-                      uid.len, FFBP_PROTOCOL_MIN, FFBP_PROTOCOL_MAX,
+                      uid.len, conn->min_protocol, FFBP_PROTOCOL_MAX,
                       conn->compress};
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_connect(&w, &c);
@@ -540,12 +544,13 @@ static int on_accept(ffb_conn *conn, const ffbp_packet *pkt) {
     const ffbp_accept *a = &pkt->u.accept;
     unsigned v = a->version;
     int proto = (int)(v & FFBP_PROTOCOL_MASK);
-    if (!(v & FFBP_PROTOCOL_FLAG) || proto < FFBP_PROTOCOL_MIN ||
-        proto > FFBP_PROTOCOL_MAX)
+    if ((v != 10 && !(v & FFBP_PROTOCOL_FLAG)) || proto < conn->min_protocol ||
+        proto > FFBP_PROTOCOL_MAX ||
+        (proto < 13 && pkt->op != FFBP_OP_ACCEPT))
         return fail_msg(conn, FFB_E_PROTO,
                         "%s chose protocol version 0x%04X, which the client "
-                        "did not offer (13..19)",
-                        ffbp_op_name(pkt->op), v);
+                        "did not offer (%d..19)",
+                        ffbp_op_name(pkt->op), v, conn->min_protocol);
     if (a->arch != FFBP_ARCH_GENERIC)
         return fail_msg(conn, FFB_E_PROTO,
                         "%s chose architecture %d; the client offered only "
@@ -557,7 +562,7 @@ static int on_accept(ffb_conn *conn, const ffbp_packet *pkt) {
                         "%s chose packet type %d; expected 3..5",
                         ffbp_op_name(pkt->op), ptype);
     int compress = (a->type & FFBP_PFLAG_COMPRESS) != 0;
-    if (compress && !conn->compress)
+    if (compress && (!conn->compress || proto < 13))
         return fail_msg(conn, FFB_E_PROTO,
                         "the server switched on compression, which the "
                         "client did not request");
@@ -576,6 +581,24 @@ static int on_accept(ffb_conn *conn, const ffbp_packet *pkt) {
     uint8_t out[300];
     size_t len = 0;
     int is_proof = 0;
+    if (pkt->op == FFBP_OP_ACCEPT && proto < 13) {
+        /* Before plugins (Firebird 1.x/2.x): the Legacy_Auth hash travels
+           as isc_dpb_password_enc; no key, so no encryption. */
+        if (conn->wire_crypt == FFB_CRYPT_REQUIRED)
+            return fail_msg(conn, FFB_E_CRYPT,
+                            "wire encryption is required by the client, but "
+                            "the server speaks protocol %d, which has none",
+                            proto);
+        char h[12];
+        if (ffb__legacy_hash(conn->password, strlen(conn->password), h) < 0)
+            return fail_msg(conn, FFB_E_CRYPT,
+                            "Legacy_Auth: could not hash the password");
+        snprintf(conn->cur_plugin, sizeof(conn->cur_plugin), "Legacy_Auth");
+        memcpy(conn->hs_dpb_data, h, 11);
+        conn->hs_dpb_data_len = 11;
+        conn->hs_dpb_legacy = 1;
+        return send_attach(conn);
+    }
     if (pkt->op == FFBP_OP_ACCEPT) {
         /* Flow C: the plugin's first step travels in the DPB. */
         rc = plugin_step(conn, NULL, 0, 1, out, sizeof(out), &len, &is_proof);

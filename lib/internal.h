@@ -160,6 +160,7 @@ struct ffb_conn {
     int io_timeout_ms;
     int dialect;
     int pipeline_crypt;
+    int min_protocol;
     uint8_t test_a[128];
     size_t test_a_len;
 
@@ -195,6 +196,7 @@ struct ffb_conn {
     int hs_rc;            /* final result of the handshake */
     int hs_finished;      /* DONE or FAILED */
     int hs_dpb_auth;      /* put auth data into the DPB (flow B/C) */
+    int hs_dpb_legacy;    /* protocol < 13: isc_dpb_password_enc */
     uint8_t hs_dpb_data[512];
     size_t hs_dpb_data_len;
     uint8_t hs_keys[2048]; /* key lists seen during the handshake */

@@ -14,8 +14,9 @@
 
 #include "tests/support/conv.h"
 
-static ffb_conn *start(void) {
+static ffb_conn *start_min(int min_protocol) {
     ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
+    o.min_protocol = min_protocol;
     o.dsn = "server/3050:db";
     o.io = FFB_IO_EXTERNAL;
     o.password = "pw";
@@ -34,6 +35,8 @@ static ffb_conn *start(void) {
     assert_int_equal(ffb_conn_wants(c), FFB_WANT_READ);
     return c;
 }
+
+static ffb_conn *start(void) { return start_min(0); }
 
 static void feed_hex(ffb_conn *c, const char *hex, int expect_rc) {
     uint8_t buf[1024];
@@ -176,6 +179,59 @@ static void test_every_truncation_of_accept(void **state) {
     conv_free(&cv);
 }
 
+static void test_protocol_12_legacy_login(void **state) {
+    (void)state;
+    /* A Firebird 2.5-era server picks protocol 12 from an offer of 10..19:
+       the login then travels as isc_dpb_password_enc (the Legacy_Auth
+       hash), never in clear. */
+    ffb_conn *c = start_min(10);
+    feed_hex(c, "00000003FFFF800C0000000100000005", 0);
+    const uint8_t *out;
+    size_t n = ffb_conn_output(c, &out);
+    assert_true(n > 16);
+    assert_int_equal(out[3], 19); /* op_attach */
+    /* op_attach: op, object, cstring file "db" (4+4), cstring dpb. */
+    size_t dpb_len = (size_t)out[16] << 24 | (size_t)out[17] << 16 |
+                     (size_t)out[18] << 8 | out[19];
+    assert_true(20 + dpb_len <= n);
+    size_t pos = 0, len;
+    uint8_t tag;
+    const uint8_t *d;
+    int found = 0;
+    while (ffbp_pb_next(out + 20, dpb_len, FFBP_PB_V1, &pos, &tag, &d,
+                        &len) == 1) {
+        if (tag == FFBP_DPB_PASSWORD_ENC) {
+            char h[12];
+            assert_int_equal(ffb__legacy_hash("pw", 2, h), 0);
+            assert_int_equal(len, 11);
+            assert_memory_equal(d, h, 11);
+            found = 1;
+        }
+        assert_true(tag != FFBP_DPB_PASSWORD &&
+                    tag != FFBP_DPB_SPECIFIC_AUTH_DATA);
+    }
+    assert_true(found);
+    ffb_conn_output_done(c, n);
+    feed_hex(c,
+             "000000090000000000000000000000000000000000000001000000000000"
+             "0000",
+             0);
+    assert_int_equal(ffb_conn_step(c), 1);
+    assert_int_equal(ffb_conn_protocol(c), 12);
+    assert_string_equal(ffb_conn_wire_crypt(c), "");
+    assert_int_equal(ffb_conn_ping(c), FFB_E_UNSUPPORTED);
+    ffb_conn_free(c);
+}
+
+static void test_protocol_below_offer(void **state) {
+    (void)state;
+    /* With the default offer (13..19), protocol 12 is a protocol error. */
+    ffb_conn *c = start();
+    feed_hex(c, "00000003FFFF800C0000000100000005", FFB_E_PROTO);
+    expect_broken(c, FFB_E_PROTO, "13..19");
+    ffb_conn_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_truncated_accept_then_eof),
@@ -188,6 +244,8 @@ int main(void) {
         cmocka_unit_test(test_crypt_incompatible),
         cmocka_unit_test(test_unrequested_compression),
         cmocka_unit_test(test_every_truncation_of_accept),
+        cmocka_unit_test(test_protocol_12_legacy_login),
+        cmocka_unit_test(test_protocol_below_offer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
