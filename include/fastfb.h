@@ -190,11 +190,14 @@ typedef struct ffb_allocator {
 
 /* ---- connection options ------------------------------------------------ */
 
-/** Client wire-encryption level (CNCT_client_crypt). */
+/**
+ * Client wire-encryption level (sent as CNCT_client_crypt). The zero value
+ * is the default, Enabled, so a zeroed options struct behaves as documented.
+ */
 enum ffb_crypt_level {
-    FFB_CRYPT_DISABLED = 0,
-    FFB_CRYPT_ENABLED = 1, /* default: encrypt when the server offers it */
-    FFB_CRYPT_REQUIRED = 2 /* fail unless the wire ends up encrypted */
+    FFB_CRYPT_ENABLED = 0,  /* default: encrypt when the server offers it */
+    FFB_CRYPT_DISABLED = 1, /* never encrypt (fails against Required) */
+    FFB_CRYPT_REQUIRED = 2  /* fail unless the wire ends up encrypted */
 };
 
 /** How the connection does I/O. */

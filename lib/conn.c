@@ -243,8 +243,12 @@ static int apply_options(ffb_conn *c, const ffb_conn_options *o,
                     "wire-crypt plugin");
     if (rc < 0)
         return rc;
-    if (o->wire_crypt < FFB_CRYPT_DISABLED || o->wire_crypt > FFB_CRYPT_REQUIRED)
-        return ffb__error_set(err, FFB_E_INVAL, "wire_crypt must be 0, 1 or 2");
+    if (o->wire_crypt != FFB_CRYPT_ENABLED &&
+        o->wire_crypt != FFB_CRYPT_DISABLED &&
+        o->wire_crypt != FFB_CRYPT_REQUIRED)
+        return ffb__error_set(err, FFB_E_INVAL,
+                              "wire_crypt must be FFB_CRYPT_ENABLED, "
+                              "FFB_CRYPT_DISABLED or FFB_CRYPT_REQUIRED");
     if (o->io != FFB_IO_BLOCKING && o->io != FFB_IO_EXTERNAL)
         return ffb__error_set(err, FFB_E_INVAL, "io must be 0 or 1");
     if (o->dialect != 0 && o->dialect != 1 && o->dialect != 3)

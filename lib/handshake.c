@@ -264,7 +264,11 @@ static int build_user_id(ffb_conn *conn, ffbp_writer *w, const uint8_t *data,
         ffbp_pb_bytes(&pb, FFBP_CNCT_SPECIFIC_DATA, part, n + 1);
         off += n;
     }
-    ffbp_pb_int(&pb, FFBP_CNCT_CLIENT_CRYPT, conn->wire_crypt);
+    /* On the wire: 0 Disabled, 1 Enabled, 2 Required. */
+    ffbp_pb_int(&pb, FFBP_CNCT_CLIENT_CRYPT,
+                conn->wire_crypt == FFB_CRYPT_DISABLED   ? 0
+                : conn->wire_crypt == FFB_CRYPT_REQUIRED ? 2
+                                                         : 1);
     ffbp_pb_str(&pb, FFBP_CNCT_USER, conn->os_user);
     ffbp_pb_str(&pb, FFBP_CNCT_HOST, conn->client_host);
     ffbp_pb_flag(&pb, FFBP_CNCT_USER_VERIFICATION);
