@@ -1,28 +1,47 @@
 #!/usr/bin/env bash
-# The project's test command: installs and starts the Firebird 3.0 and 4.0
-# test servers (tests/servers/), builds with meson and runs every test suite
-# against them; the servers are stopped on exit.  Needs root, or sudo, for the
-# servers.  First version; the main developer extends it.
+# The project's test command (README, second command; .ci/run runs it):
+# installs the build dependencies and the Firebird 3.0 and 4.0 test servers,
+# starts the servers on loopback, then builds and tests in stages, each in
+# its own build directory so a failure is attributable:
 #
-#   FFB_BUILD_DIR   build directory            (default: build)
-#   FFB_SERVER_STATE  server state directory   (default: build-servers-state)
+#   1. gcc, release: every suite (unit, engine, fuzz replay, api, lint,
+#      integration against the real servers)
+#   2. clang, ASan + UBSan (halt on error): unit, engine, fuzz, integration
+#   3. valgrind: unit and engine
+#   4. short libFuzzer runs of every fuzz target (new crashes fail the run)
+#
+# The servers are stopped on exit. Needs root (or sudo) for apt-get, chroot
+# and the servers.
+#
+#   FFB_SERVER_STATE  server state directory (default: build-servers-state)
+#   FFB_FUZZ_SECONDS  seconds per fuzz target in stage 4 (default 20; 0 = skip)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-BUILD=${FFB_BUILD_DIR:-build}
-STATE=${FFB_SERVER_STATE:-build-servers-state}
+top=$(pwd)
+STATE=${FFB_SERVER_STATE:-$top/build-servers-state}
+FUZZ_SECONDS=${FFB_FUZZ_SECONDS:-20}
 
 SUDO=()
 # shellcheck disable=SC2054  # the commas belong to one sudo option
 [ "$(id -u)" -eq 0 ] || SUDO=(sudo --preserve-env=FFB_TRIXIE_ROOT,FFB_DEBIAN_MIRROR,FFB_SERVER_START_TIMEOUT)
 FBS=("${SUDO[@]}" bash tests/servers/fbservers.sh)
 
-"${FBS[@]}" install
+stage() { printf '\n======== %s ========\n' "$*"; }
 
+stage "installing build dependencies"
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update -qq
+"${SUDO[@]}" apt-get install -y -qq --no-install-recommends \
+    meson ninja-build pkg-config gcc g++ clang libclang-rt-14-dev llvm \
+    libssl-dev zlib1g-dev libuv1-dev libcmocka-dev valgrind python3 \
+    binutils >/dev/null
+
+stage "installing and starting the Firebird 3.0 and 4.0 test servers"
+"${FBS[@]}" install
 trap '"${FBS[@]}" stop "$STATE" || true' EXIT
 trap 'exit 130' INT TERM
 "${FBS[@]}" start "$STATE"
-
 # A failure here is the servers' fault, not the library's.
 "${SUDO[@]}" bash tests/servers/selftest.sh "$STATE"
 
@@ -32,9 +51,74 @@ set -a
 set +a
 export FFB_TEST_REQUIRE_SERVER=1
 
-if [ ! -e "$BUILD/build.ninja" ]; then
-    meson setup "$BUILD"
+total_ok=0
+total_fail=0
+failed_stages=()
+
+# meson test with its summary kept for the final count.
+run_suites() {
+    local name=$1 dir=$2; shift 2
+    local log="$dir/stage-summary.txt" rc=0
+    meson test -C "$dir" --print-errorlogs "$@" 2>&1 | tee "$log" || rc=$?
+    local ok fail
+    ok=$(awk '/^Ok:/ {print $2}' "$log" | tail -n 1)
+    fail=$(awk '/^(Fail|Timeout|Unexpected Pass):/ {s += $NF} END {print s + 0}' "$log")
+    total_ok=$((total_ok + ${ok:-0}))
+    total_fail=$((total_fail + fail))
+    if [ "$rc" -ne 0 ] || [ "$fail" -ne 0 ] || [ -z "$ok" ]; then
+        failed_stages+=("$name")
+        [ -z "$ok" ] && total_fail=$((total_fail + 1))
+    fi
+}
+
+stage "1. gcc release build: all suites"
+rm -rf build-ci-release
+CC=gcc meson setup build-ci-release --buildtype=release >/dev/null
+ninja -C build-ci-release
+run_suites "gcc release" build-ci-release
+
+stage "2. clang ASan+UBSan build: unit, engine, fuzz, integration"
+rm -rf build-ci-asan
+CC=clang meson setup build-ci-asan --buildtype=debug \
+    -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+ninja -C build-ci-asan
+ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    run_suites "asan+ubsan" build-ci-asan \
+    --suite unit --suite engine --suite fuzz --suite integration
+
+stage "3. valgrind: unit and engine"
+run_suites "valgrind" build-ci-release --setup valgrind --suite unit --suite engine
+
+if [ "$FUZZ_SECONDS" != 0 ]; then
+    stage "4. libFuzzer: ${FUZZ_SECONDS}s per target"
+    rm -rf build-ci-fuzz
+    CC=clang meson setup build-ci-fuzz --buildtype=debugoptimized -Dfuzz=true \
+        -Db_lundef=false >/dev/null
+    ninja -C build-ci-fuzz
+    fuzz_fail=0
+    for t in build-ci-fuzz/tests/fuzz/fuzz_*; do
+        [ -x "$t" ] || continue
+        name=$(basename "$t")
+        corpus=tests/fuzz/corpus/${name#fuzz_}
+        work=$(mktemp -d)
+        if "$t" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 \
+            -artifact_prefix="$work/" "$work" "$corpus" >"$work/log" 2>&1; then
+            echo "$name: $(grep -Eo 'stat::number_of_executed_units: [0-9]+' "$work/log" || tail -n 1 "$work/log")"
+            total_ok=$((total_ok + 1))
+        else
+            echo "$name: FAILED"; tail -n 40 "$work/log"
+            fuzz_fail=1
+            total_fail=$((total_fail + 1))
+        fi
+        rm -rf "$work"
+    done
+    [ "$fuzz_fail" -eq 0 ] || failed_stages+=("libFuzzer")
 fi
-rc=0
-meson test -C "$BUILD" --print-errorlogs || rc=$?
-exit $rc
+
+stage "summary"
+if [ "${#failed_stages[@]}" -ne 0 ]; then
+    echo "failed stages: ${failed_stages[*]}"
+fi
+echo "$total_ok passed, $total_fail failed"
+[ "${#failed_stages[@]}" -eq 0 ]

@@ -130,7 +130,7 @@ typedef struct mcase {
     char name[320];
 } mcase;
 
-static mcase mcases[256];
+static mcase mcases[512];
 static size_t nmcases;
 
 static const char *level_name(int l) {
@@ -378,14 +378,15 @@ int main(void) {
     }
     (void)set_state;
     (void)setup_m;
-    static struct CMUnitTest tests[512];
+    static struct CMUnitTest tests[1024];
     size_t n = 0;
-    static const char *const plugins[] = {"Srp256", "Srp"};
+    static const char *const plugins[] = {"Srp256", "Srp", "Srp224",
+                                          "Srp384", "Srp512"};
     static const int levels[] = {FFB_CRYPT_DISABLED, FFB_CRYPT_ENABLED,
                                  FFB_CRYPT_REQUIRED};
     for (size_t i = 0; i < nservers; i++) {
         const server *s = &servers[i];
-        for (size_t p = 0; p < 2; p++) {
+        for (size_t p = 0; p < sizeof(plugins) / sizeof(plugins[0]); p++) {
             if (!server_has_plugin(s, plugins[p]))
                 continue;
             for (size_t l = 0; l < 3; l++)

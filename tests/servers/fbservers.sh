@@ -39,10 +39,10 @@ DB_NAME=ffbtest.fdb
 # (UserManager "-" = server default, i.e. Srp only)
 INSTANCES=(
     "fb3  3 3051 Srp,Srp256,Legacy_Auth    Srp,Legacy_UserManager Required false"
-    "fb3e 3 3052 Srp256,Srp,Legacy_Auth    Srp,Legacy_UserManager Enabled  true"
+    "fb3e 3 3052 Srp256,Srp,Srp224,Srp384,Srp512,Legacy_Auth Srp,Legacy_UserManager Enabled true"
     "fb3d 3 3053 Srp,Legacy_Auth           -                      Disabled false"
     "fb4  4 3061 Srp256,Srp,Legacy_Auth    Srp,Legacy_UserManager Required false"
-    "fb4e 4 3062 Srp256,Srp,Legacy_Auth    -                      Enabled  true"
+    "fb4e 4 3062 Srp256,Srp,Srp224,Srp384,Srp512,Legacy_Auth - Enabled true"
     "fb4d 4 3063 Srp256,Legacy_Auth        -                      Disabled false"
 )
 
