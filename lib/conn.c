@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "lib/internal.h"
 #include "lib/wirecrypt.h"
 
@@ -169,6 +171,8 @@ static int cipher_known(const char *s, size_t n) {
 }
 
 static void free_options(ffb_conn *c) {
+    if (c->password)
+        OPENSSL_cleanse(c->password, strlen(c->password));
     char **fields[] = {&c->host,    &c->port,    &c->database,
                        &c->user,    &c->password, &c->role,
                        &c->charset, &c->os_user, &c->client_host,

@@ -147,6 +147,7 @@ void ffb_conn_output_done(ffb_conn *conn, size_t len) {
 /* Transform n bytes from the front of wire_in into `in`. */
 static int rx_transform(ffb_conn *conn, size_t n) {
     uint8_t *p = conn->wire_in.data;
+    size_t before = conn->in.len;
     if (conn->rx_cipher &&
         ffb__cipher_apply(conn->rx_cipher, p, p, n) < 0)
         return ffb__error_set(&conn->err, FFB_E_CRYPT,
@@ -167,6 +168,7 @@ static int rx_transform(ffb_conn *conn, size_t n) {
             return ffb__error_set(&conn->err, FFB_E_NOMEM,
                                   "out of memory for the input buffer");
     }
+    conn->stats.bytes_received += conn->in.len - before;
     ffbp_writer_consume(&conn->wire_in, n);
     return 0;
 }
@@ -301,8 +303,6 @@ int ffb__engine_feed(ffb_conn *conn, const uint8_t *p, size_t len) {
         return ffb__engine_fail(
             conn, ffb__error_set(&conn->err, FFB_E_NOMEM,
                                  "out of memory for received data"));
-    size_t before = conn->in.len;
-    (void)before;
     int rc = process(conn);
     if (rc < 0)
         return ffb__engine_fail(conn, rc);
@@ -385,7 +385,7 @@ unsigned ffb_conn_wants(const ffb_conn *conn) {
     unsigned w = 0;
     if (conn->out.len || conn->stage.len)
         w |= FFB_WANT_WRITE;
-    if ((conn->state == FFB__ST_HANDSHAKE && conn->hs != FFB__HS_DONE) ||
+    if ((conn->state == FFB__ST_HANDSHAKE && !conn->hs_finished) ||
         conn->fifo_len)
         w |= FFB_WANT_READ;
     return w;

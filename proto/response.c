@@ -18,7 +18,7 @@
             return rc_;                                                        \
     } while (0)
 
-int ffbp_get_status(ffbp_reader *r, ffbp_status *st) {
+static int get_status(ffbp_reader *r, ffbp_status *st) {
     st->n = 0;
     st->total = 0;
     for (;;) {
@@ -52,6 +52,17 @@ int ffbp_get_status(ffbp_reader *r, ffbp_status *st) {
             st->args[st->n++] = a;
         st->total++;
     }
+}
+
+/* All-or-nothing like the packet decoders: callers outside
+   ffbp_get_packet (batch completion state) rely on the cursor being left
+   untouched when the vector is incomplete. */
+int ffbp_get_status(ffbp_reader *r, ffbp_status *st) {
+    size_t save = r->pos;
+    int rc = get_status(r, st);
+    if (rc != FFBP_OK)
+        r->pos = save;
+    return rc;
 }
 
 static int get_response(ffbp_reader *r, ffbp_response *out) {

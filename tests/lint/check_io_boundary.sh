@@ -1,0 +1,106 @@
+#!/bin/sh
+# The I/O boundary (STYLE.md sections 1 and 8), checked with grep:
+#
+#  1. Only the I/O drivers, lib/net.c and lib/uv.c, include socket, DNS,
+#     poll or libuv headers, or call socket functions. The libuv adapter's
+#     public header (include/fastfb_uv.h) may include <uv.h> and nothing
+#     else from the list.
+#  2. proto/ includes no OpenSSL, zlib, libuv or socket headers, and does
+#     not allocate with the C library directly: it allocates only through
+#     the ffbp_writer's allocator. proto/xdr.c implements that writer, and
+#     is the one place that falls back to realloc()/free() when a writer has
+#     no allocator.
+#
+# Usage: check_io_boundary.sh SOURCE_ROOT
+# Comments are ignored; string literals are ignored for the call checks.
+
+root=${1:-.}
+cd "$root" || exit 2
+
+status=0
+fail() {
+    status=1
+    printf '%s\n' "$1"
+}
+
+# Print FILE with comments blanked (line numbers kept). With "nostrings",
+# the contents of string and character literals are blanked too.
+strip() {
+    awk -v nostrings="$2" '
+    BEGIN { incomment = 0 }
+    {
+        line = $0; out = ""; i = 1; n = length(line); q = ""
+        while (i <= n) {
+            c = substr(line, i, 1); c2 = substr(line, i, 2)
+            if (incomment) {
+                if (c2 == "*/") { incomment = 0; i += 2; out = out "  " }
+                else { i++; out = out " " }
+            } else if (q != "") {
+                if (c == "\\") { out = out (nostrings ? "  " : c2); i += 2; continue }
+                if (c == q) { q = ""; out = out c }
+                else out = out (nostrings ? " " : c)
+                i++
+            } else if (c2 == "/*") {
+                incomment = 1; i += 2; out = out "  "
+            } else if (c2 == "//") {
+                break
+            } else {
+                if (c == "\"" || c == "\047") q = c
+                out = out c; i++
+            }
+        }
+        print out
+    }' "$1"
+}
+
+# grep -n over the stripped text, output as FILE:LINE: text.
+scan() { # file mode regex
+    strip "$1" "$2" | grep -nE -- "$3" | sed "s|^|$1:|"
+}
+
+sources() { # directories...
+    for d in "$@"; do
+        [ -d "$d" ] && find "$d" -type f \( -name '*.c' -o -name '*.h' \)
+    done | LC_ALL=C sort
+}
+
+inc='^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]'
+io_headers='(sys/socket\.h|sys/select\.h|sys/epoll\.h|sys/un\.h|netdb\.h|netinet/[^>"]*|arpa/[^>"]*|poll\.h|uv\.h|winsock2?\.h|ws2tcpip\.h)[>"]'
+# A call, not a member (->send) or a longer name (ffb__net_connect).
+io_calls='(^|[^[:alnum:]_>.])(socket|connect|accept|bind|listen|send|sendto|sendmsg|recv|recvfrom|recvmsg|poll|ppoll|select|epoll_wait|getaddrinfo|gethostbyname|setsockopt|getsockopt|shutdown)[[:space:]]*\('
+alloc_calls='(^|[^[:alnum:]_>.])(malloc|calloc|realloc|reallocarray|free|strdup|strndup|aligned_alloc|posix_memalign)[[:space:]]*\('
+
+# 1. Only the drivers do I/O.
+for f in $(sources lib proto include); do
+    case "$f" in
+    lib/net.c | lib/uv.c) continue ;;
+    esac
+    hits=$(scan "$f" "" "$inc$io_headers")
+    if [ "$f" = include/fastfb_uv.h ]; then
+        hits=$(printf '%s\n' "$hits" |
+            grep -vE ':[0-9]+:[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]uv\.h[>"]')
+    fi
+    [ -n "$hits" ] && fail "$hits
+  -> socket/poll/libuv headers belong to the I/O drivers (lib/net.c, lib/uv.c) only"
+    hits=$(scan "$f" nostrings "$io_calls")
+    [ -n "$hits" ] && fail "$hits
+  -> socket calls belong to the I/O drivers (lib/net.c, lib/uv.c) only"
+done
+
+# 2. proto/ is pure.
+for f in $(sources proto); do
+    hits=$(scan "$f" "" "$inc"'(openssl/[^>"]*|zlib\.h|uv\.h)[>"]')
+    [ -n "$hits" ] && fail "$hits
+  -> proto/ is pure encode/decode: no OpenSSL, zlib or libuv"
+    [ "$f" = proto/xdr.c ] && continue
+    hits=$(scan "$f" nostrings "$alloc_calls")
+    [ -n "$hits" ] && fail "$hits
+  -> proto/ allocates only through the ffbp_writer's allocator (see proto/xdr.c)"
+done
+
+if [ "$status" -ne 0 ]; then
+    echo "I/O boundary check FAILED (STYLE.md sections 1 and 8)"
+else
+    echo "I/O boundary check passed: $(sources lib proto include | wc -l) files"
+fi
+exit "$status"
