@@ -466,6 +466,491 @@ FFB_API int ffb_conn_stats(const ffb_conn *conn, ffb_stats *out,
 /** Set every counter to zero. Round trips: 0. Since: 0.1 */
 FFB_API void ffb_conn_reset_stats(ffb_conn *conn);
 
+/* ---- transactions ------------------------------------------------------ */
+
+typedef struct ffb_tx ffb_tx;
+
+/** Isolation levels. The zero value is the default. */
+enum ffb_isolation {
+    FFB_ISO_READ_COMMITTED = 0, /* default: READ COMMITTED RECORD_VERSION
+                                   (promoted to READ CONSISTENCY by
+                                   Firebird 4+ servers with default
+                                   settings) */
+    FFB_ISO_SNAPSHOT = 1,       /* SNAPSHOT (concurrency) */
+    FFB_ISO_SERIALIZABLE = 2,   /* SNAPSHOT TABLE STABILITY (consistency) */
+    FFB_ISO_READ_COMMITTED_NO_REC_VERSION = 3,
+    FFB_ISO_READ_CONSISTENCY = 4 /* Firebird 4+ */
+};
+
+/** Table reservation (isc_tpb_lock_read / isc_tpb_lock_write). */
+typedef struct ffb_tx_reservation {
+    const char *table;
+    int write;      /* 0 = lock_read, 1 = lock_write */
+    int mode;       /* 0 = none, 3 shared, 4 protected, 5 exclusive */
+} ffb_tx_reservation;
+
+#define FFB_TX_OPTIONS_VERSION 1
+
+/**
+ * Transaction options. The zeroed struct (FFB_TX_OPTIONS_INIT) means: READ
+ * COMMITTED (record version), read-write, WAIT without time limit - what
+ * libpq and Jaybird users expect.
+ */
+typedef struct ffb_tx_options {
+    unsigned version;       /* FFB_TX_OPTIONS_VERSION */
+    int isolation;          /* enum ffb_isolation */
+    int read_only;
+    int lock_timeout;       /* 0 = wait forever, -1 = NO WAIT, n > 0 = wait
+                               n seconds (1..32767) */
+    int autocommit;         /* isc_tpb_autocommit */
+    int no_auto_undo;       /* isc_tpb_no_auto_undo */
+    const ffb_tx_reservation *reservations;
+    size_t nreservations;
+} ffb_tx_options;
+
+#define FFB_TX_OPTIONS_INIT {.version = FFB_TX_OPTIONS_VERSION}
+
+/** Same as FFB_TX_OPTIONS_INIT. Since: 0.1 */
+FFB_API void ffb_tx_options_init(ffb_tx_options *opts);
+
+/**
+ * Start a transaction. `opts` may be NULL for the defaults.
+ *
+ * The start is lazy: op_transaction is queued and travels in front of the
+ * next request that needs an answer (usually the first statement run in
+ * the transaction), whose write also refers to the new transaction as
+ * "the object allocated last". A start the server rejects (bad TPB) is
+ * reported by that next call.
+ *
+ * Ownership: free with ffb_tx_free(); the connection must outlive it.
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL (bad options, e.g. a table name over 252 bytes),
+ * FFB_E_STATE (not attached), FFB_E_NOMEM.
+ * Since: 0.1
+ */
+FFB_API int ffb_tx_begin(ffb_conn *conn, ffb_tx **out,
+                         const ffb_tx_options *opts);
+
+/**
+ * Commit. Cursors opened in the transaction are closed; statements stay
+ * prepared.
+ *
+ * Round trips: 1 (0 extra for a lazy start still queued: both go in one
+ * write).
+ * Returns: 0, FFB_E_STATE (already ended), FFB_E_SERVER (e.g. a deferred
+ * constraint failed; the transaction is still active), fatal codes.
+ * Since: 0.1
+ */
+FFB_API int ffb_tx_commit(ffb_tx *tx);
+
+/** Roll back. Round trips: 1. Returns as ffb_tx_commit(). Since: 0.1 */
+FFB_API int ffb_tx_rollback(ffb_tx *tx);
+
+/** Commit and keep the transaction (and its cursors) open.
+    Round trips: 1. Returns as ffb_tx_commit(). Since: 0.1 */
+FFB_API int ffb_tx_commit_retaining(ffb_tx *tx);
+
+/** Roll back and keep the transaction open. Round trips: 1. Since: 0.1 */
+FFB_API int ffb_tx_rollback_retaining(ffb_tx *tx);
+
+/** 1 while the transaction can be used (started or queued, not ended).
+    Round trips: 0. Since: 0.1 */
+FFB_API int ffb_tx_is_active(const ffb_tx *tx);
+
+/**
+ * The server's transaction number (isc_info_tra_id), by op_info_transaction.
+ * Round trips: 1.
+ * Returns: 0, FFB_E_STATE, FFB_E_SERVER, fatal codes.
+ * Since: 0.1
+ */
+FFB_API int ffb_tx_id(ffb_tx *tx, int64_t *out);
+
+/**
+ * Raw op_info_transaction (items and answer as in Firebird's API).
+ * Round trips: 1. Returns as ffb_conn_info_raw(). Since: 0.1
+ */
+FFB_API int ffb_tx_info_raw(ffb_tx *tx, const uint8_t *items,
+                            size_t items_len, uint8_t *out, size_t out_size,
+                            size_t *out_len);
+
+/**
+ * Free the transaction. An active transaction is rolled back: the
+ * rollback is queued and rides with the next request on the connection
+ * (or is sent by ffb_conn_close()). NULL is fine.
+ * Round trips: 0.
+ * Since: 0.1
+ */
+FFB_API void ffb_tx_free(ffb_tx *tx);
+
+/* ---- statements -------------------------------------------------------- */
+
+typedef struct ffb_stmt ffb_stmt;
+
+/** Statement types (isc_info_sql_stmt_*). */
+enum ffb_stmt_type {
+    FFB_STMT_SELECT = 1,
+    FFB_STMT_INSERT = 2,
+    FFB_STMT_UPDATE = 3,
+    FFB_STMT_DELETE = 4,
+    FFB_STMT_DDL = 5,
+    FFB_STMT_EXEC_PROCEDURE = 8, /* also singleton DML ... RETURNING */
+    FFB_STMT_START_TRANS = 9,
+    FFB_STMT_COMMIT = 10,
+    FFB_STMT_ROLLBACK = 11,
+    FFB_STMT_SELECT_FOR_UPDATE = 12,
+    FFB_STMT_SET_GENERATOR = 13,
+    FFB_STMT_SAVEPOINT = 14
+};
+
+/** SQL types of columns and parameters (sqltype without the null bit). */
+enum ffb_sqltype {
+    FFB_SQL_VARYING = 448,
+    FFB_SQL_TEXT = 452,
+    FFB_SQL_DOUBLE = 480,
+    FFB_SQL_FLOAT = 482,
+    FFB_SQL_LONG = 496,
+    FFB_SQL_SHORT = 500,
+    FFB_SQL_TIMESTAMP = 510,
+    FFB_SQL_BLOB = 520,
+    FFB_SQL_ARRAY = 540,
+    FFB_SQL_TYPE_TIME = 560,
+    FFB_SQL_TYPE_DATE = 570,
+    FFB_SQL_INT64 = 580,
+    FFB_SQL_TIMESTAMP_TZ_EX = 32748,
+    FFB_SQL_TIME_TZ_EX = 32750,
+    FFB_SQL_INT128 = 32752,
+    FFB_SQL_TIMESTAMP_TZ = 32754,
+    FFB_SQL_TIME_TZ = 32756,
+    FFB_SQL_DEC16 = 32760,
+    FFB_SQL_DEC34 = 32762,
+    FFB_SQL_BOOLEAN = 32764,
+    FFB_SQL_NULL = 32766
+};
+
+/**
+ * Create a statement object. Does no I/O: its server handle is allocated
+ * together with the first prepare.
+ *
+ * Ownership: free with ffb_stmt_free(); the connection must outlive it.
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (not attached), FFB_E_NOMEM.
+ * Since: 0.1
+ */
+FFB_API int ffb_stmt_new(ffb_conn *conn, ffb_stmt **out);
+
+/**
+ * Prepare `sql` (in the connection character set; `len` may be
+ * (size_t)-1 for a NUL-terminated string) and read its full describe.
+ * `tx` may be NULL (metadata is then read in a system transaction).
+ * A statement prepared before is replaced; an open cursor is closed first,
+ * in the same write.
+ *
+ * Round trips: 1 (op_allocate_statement + op_prepare_statement, or
+ * op_prepare_statement alone on a handle that exists), plus 1 per further
+ * part of a describe too large for one answer (rare: hundreds of columns).
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE, FFB_E_SERVER (syntax error, unknown
+ * table...: the message carries the server's line and column), fatal codes.
+ * Since: 0.1
+ */
+FFB_API int ffb_stmt_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
+                             size_t len);
+
+/** The statement type (enum ffb_stmt_type), 0 before a prepare. Since: 0.1 */
+FFB_API int ffb_stmt_type(const ffb_stmt *stmt);
+
+/** 1 when executing opens a cursor (SELECT). Since: 0.1 */
+FFB_API int ffb_stmt_has_cursor(const ffb_stmt *stmt);
+
+/** Number of output columns / input parameters. Round trips: 0. Since: 0.1 */
+FFB_API unsigned ffb_stmt_column_count(const ffb_stmt *stmt);
+FFB_API unsigned ffb_stmt_param_count(const ffb_stmt *stmt);
+
+/** Describe of one column or parameter. */
+typedef struct ffb_column_info {
+    int sqltype;         /* enum ffb_sqltype */
+    int nullable;
+    int subtype;         /* text: charset | collation << 8; blob: subtype;
+                            numeric: 1 NUMERIC, 2 DECIMAL */
+    int scale;           /* numeric scale (<= 0); text blob: charset */
+    int length;          /* bytes (in-memory size, as described) */
+    int charset;         /* character set id of text columns and text blobs,
+                            -1 otherwise */
+    const char *field;   /* column name, "" if none */
+    const char *relation;/* table, "" if none */
+    const char *owner;
+    const char *alias;   /* label */
+    const char *relation_alias;
+} ffb_column_info;
+
+/**
+ * Describe of output column `col` (0-based) or input parameter `idx`.
+ * Strings are valid until the statement is prepared again or freed.
+ * Returns: 0, FFB_E_INVAL (index out of range). Round trips: 0. Since: 0.1
+ */
+FFB_API int ffb_stmt_column_info(const ffb_stmt *stmt, unsigned col,
+                                 ffb_column_info *out);
+FFB_API int ffb_stmt_param_info(const ffb_stmt *stmt, unsigned idx,
+                                ffb_column_info *out);
+
+/** Label of output column `col` (alias, else field name); "" if out of
+    range. Since: 0.1 */
+FFB_API const char *ffb_stmt_column_name(const ffb_stmt *stmt, unsigned col);
+
+/**
+ * The execution plan (isc_info_sql_get_plan; `explain` = 1 for the detailed
+ * plan of Firebird 3+). `*out` is valid until the next call on `stmt`.
+ * Round trips: 1.
+ * Since: 0.1
+ */
+FFB_API int ffb_stmt_plan(ffb_stmt *stmt, int explain, const char **out);
+
+/* ---- parameters (0-based index; kept until changed or cleared) ---------- */
+
+/**
+ * Bind parameter values. Values are converted to the described type on the
+ * client, so a value that cannot be converted (text "abc" for an INTEGER,
+ * 2^40 for a SMALLINT, a string longer than its column) fails here with
+ * FFB_E_INVAL and a message naming the parameter - nothing is sent. Text
+ * is copied. Numbers given as text ("12.345") are exact: no floating point
+ * is involved for NUMERIC, DECIMAL, INT128 and DECFLOAT.
+ *
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (not prepared), FFB_E_NOMEM.
+ * Since: 0.1
+ */
+FFB_API int ffb_stmt_bind_null(ffb_stmt *stmt, unsigned idx);
+FFB_API int ffb_stmt_bind_int64(ffb_stmt *stmt, unsigned idx, int64_t v);
+/** An exact number given as unscaled integer and scale (12345, -2 = 123.45). */
+FFB_API int ffb_stmt_bind_numeric(ffb_stmt *stmt, unsigned idx, int64_t v,
+                                  int scale);
+FFB_API int ffb_stmt_bind_double(ffb_stmt *stmt, unsigned idx, double v);
+FFB_API int ffb_stmt_bind_bool(ffb_stmt *stmt, unsigned idx, int v);
+/** Text (any type: numbers, dates "2024-02-29 13:45:30.1234", time zones
+    "... Europe/Prague", booleans "true"/"false" are parsed for the
+    parameter's type). `len` may be (size_t)-1 for NUL-terminated. */
+FFB_API int ffb_stmt_bind_text(ffb_stmt *stmt, unsigned idx, const char *s,
+                               size_t len);
+/** Raw bytes for OCTETS / binary columns and blob ids (8 bytes). */
+FFB_API int ffb_stmt_bind_bytes(ffb_stmt *stmt, unsigned idx,
+                                const void *p, size_t len);
+FFB_API int ffb_stmt_bind_date(ffb_stmt *stmt, unsigned idx, int year,
+                               int month, int day);
+/** Time of day; `frac` in 1/10000 s. */
+FFB_API int ffb_stmt_bind_time(ffb_stmt *stmt, unsigned idx, int hour,
+                               int min, int sec, int frac);
+FFB_API int ffb_stmt_bind_timestamp(ffb_stmt *stmt, unsigned idx, int year,
+                                    int month, int day, int hour, int min,
+                                    int sec, int frac);
+/** Reset every parameter to "unbound" (executing then fails). Since: 0.1 */
+FFB_API void ffb_stmt_clear_bindings(ffb_stmt *stmt);
+
+/* ---- execution ----------------------------------------------------------- */
+
+/**
+ * Execute in `tx` with the bound parameters.
+ *
+ * - SELECT: opens the cursor and fetches the first rows in the same write;
+ *   read them with ffb_stmt_fetch(). A cursor still open from an earlier
+ *   execution is closed in the same write.
+ * - statements with outputs but no cursor (EXECUTE PROCEDURE, INSERT ...
+ *   RETURNING): op_execute2; the row is read with ffb_stmt_fetch().
+ * - INSERT, UPDATE, DELETE: the affected-row counts come in the same write
+ *   (ffb_stmt_rows_affected()).
+ *
+ * Round trips: 1 (plus the lazy start of `tx` and any deferred frees in
+ * the same write).
+ * Returns: 0, FFB_E_INVAL (a parameter not bound), FFB_E_STATE (not
+ * prepared, transaction ended), FFB_E_SERVER (constraint violation,
+ * conversion error...), fatal codes.
+ * Since: 0.1
+ */
+FFB_API int ffb_stmt_execute(ffb_stmt *stmt, ffb_tx *tx);
+
+/**
+ * Move to the next row: 1 = a row, 0 = end of the result, < 0 = error.
+ *
+ * Rows arrive in batches; while a batch lasts no I/O happens. When the
+ * cursor proves long, later fetches are sent before the buffered rows run
+ * out, several at a time, so reading a large result costs few round trips.
+ * Values of the previous row (including zero-copy text views) are invalid
+ * after the call.
+ *
+ * Round trips: 0 while buffered rows remain; 1 per refill otherwise.
+ * Returns: 1, 0, FFB_E_STATE (no result), FFB_E_SERVER (an error while
+ * reading rows), fatal codes.
+ * Since: 0.1
+ */
+FFB_API int ffb_stmt_fetch(ffb_stmt *stmt);
+
+/**
+ * Rows changed by the last INSERT/UPDATE/DELETE/MERGE execution (sum of the
+ * insert, update and delete counters), or -1 when unknown.
+ * Round trips: 0. Since: 0.1
+ */
+FFB_API int64_t ffb_stmt_rows_affected(const ffb_stmt *stmt);
+
+/**
+ * Close the cursor, if open. The close is queued and rides with the next
+ * request. Round trips: 0. Returns 0. Since: 0.1
+ */
+FFB_API int ffb_stmt_close_cursor(ffb_stmt *stmt);
+
+/**
+ * Free the statement; its server handle is released by a queued
+ * DSQL_drop that rides with the next request. NULL is fine.
+ * Round trips: 0. Since: 0.1
+ */
+FFB_API void ffb_stmt_free(ffb_stmt *stmt);
+
+/* ---- column values of the current row (0-based) --------------------------- */
+
+/** 1 if the value is NULL, 0 if not, FFB_E_INVAL / FFB_E_STATE. Since: 0.1 */
+FFB_API int ffb_stmt_is_null(const ffb_stmt *stmt, unsigned col);
+
+/**
+ * Typed getters. Each converts from the column's type where that is exact
+ * (SMALLINT to int64, NUMERIC(9,2) to numeric, any type to text) and fails
+ * with FFB_E_INVAL otherwise (text "abc" to int64, 1.5 to int64, a date to
+ * double), with a message naming the column and both types. NULL gives
+ * FFB_E_INVAL too (test with ffb_stmt_is_null()).
+ *
+ * Round trips: 0.
+ * Since: 0.1
+ */
+FFB_API int ffb_stmt_get_int64(const ffb_stmt *stmt, unsigned col,
+                               int64_t *out);
+/** Exact value as unscaled integer and scale (NUMERIC, DECIMAL, integers,
+    INT128 when it fits 64 bits). */
+FFB_API int ffb_stmt_get_numeric(const ffb_stmt *stmt, unsigned col,
+                                 int64_t *value, int *scale);
+FFB_API int ffb_stmt_get_double(const ffb_stmt *stmt, unsigned col,
+                                double *out);
+FFB_API int ffb_stmt_get_bool(const ffb_stmt *stmt, unsigned col, int *out);
+/**
+ * The value as text: strings as they are (CHAR with its padding; see
+ * ffb_stmt_get_text_trimmed), numbers exactly ("-12.34", INT128,
+ * DECFLOAT "1E+300"), dates "YYYY-MM-DD", times "HH:MM:SS.ffff",
+ * timestamps, time zones "... Europe/Prague", booleans "true"/"false".
+ * For CHAR/VARCHAR the result is a zero-copy view into the row: valid until
+ * the next ffb_stmt_fetch() and not NUL-terminated; other types are
+ * formatted into a buffer owned by the statement, valid until the next
+ * getter call. *len_out gets the length in bytes.
+ */
+FFB_API int ffb_stmt_get_text(ffb_stmt *stmt, unsigned col, const char **out,
+                              size_t *len_out);
+/** Like ffb_stmt_get_text, without the blanks that pad CHAR values. */
+FFB_API int ffb_stmt_get_text_trimmed(ffb_stmt *stmt, unsigned col,
+                                      const char **out, size_t *len_out);
+FFB_API int ffb_stmt_get_date(const ffb_stmt *stmt, unsigned col, int *year,
+                              int *month, int *day);
+FFB_API int ffb_stmt_get_time(const ffb_stmt *stmt, unsigned col, int *hour,
+                              int *min, int *sec, int *frac);
+FFB_API int ffb_stmt_get_timestamp(const ffb_stmt *stmt, unsigned col,
+                                   int *year, int *month, int *day,
+                                   int *hour, int *min, int *sec, int *frac);
+/** Blob id (8 bytes, as the server sent it). */
+FFB_API int ffb_stmt_get_blob_id(const ffb_stmt *stmt, unsigned col,
+                                 uint8_t out[8]);
+
+/* ---- one-shot SQL ---------------------------------------------------------- */
+
+/**
+ * Execute SQL without parameters or results (DDL, SET statements...).
+ * `tx` may be NULL only for SET TRANSACTION and session statements.
+ *
+ * Round trips: 1.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE, FFB_E_SERVER, fatal codes.
+ * Since: 0.1
+ */
+FFB_API int ffb_conn_execute_immediate(ffb_conn *conn, ffb_tx *tx,
+                                       const char *sql, size_t len);
+
+/* ---- pipelining -------------------------------------------------------- */
+
+/*
+ * Queue requests, flush once, take the results in order (docs/
+ * pipelining.md). The ffb_*_queue_* functions only encode and queue; they
+ * never do I/O. ffb_conn_flush() writes everything queued; results then
+ * come back in queue order, through the callback given when queueing or,
+ * when it is NULL, from ffb_conn_next_result(). Blocking calls made while
+ * results are pending go through the same queue, so everything stays in
+ * order.
+ *
+ * Each result reports the server's own answer, with one exception: a
+ * request whose failure is only the consequence of an earlier failure in
+ * the pipeline - a statement run in a transaction whose start the server
+ * refused - reports FFB_E_ABORTED, with the first failure in its error.
+ * The wire always stays in sync: every answer owed is read.
+ */
+
+typedef struct ffb_result ffb_result;
+typedef void (*ffb_cb)(ffb_conn *conn, const ffb_result *res, void *data);
+
+/** What a result answers. */
+enum ffb_op {
+    FFB_OP_EXECUTE = 1,
+    FFB_OP_COMMIT,
+    FFB_OP_ROLLBACK,
+    FFB_OP_COMMIT_RETAINING,
+    FFB_OP_ROLLBACK_RETAINING,
+    FFB_OP_EXECUTE_IMMEDIATE
+};
+
+/**
+ * Queue an execution of a prepared statement (as ffb_stmt_execute(): with
+ * a SELECT the first rows come in the same write; read them with
+ * ffb_stmt_fetch() once the result has arrived). The statement's handle
+ * must be known (it is after ffb_stmt_prepare()).
+ * Round trips: 0 (queues only).
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE, FFB_E_NOMEM. On failure `cb` is not
+ * called.
+ * Since: 0.1
+ */
+FFB_API int ffb_stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb_cb cb,
+                                   void *data);
+
+/** Queue a commit / rollback (retaining or not).
+    Round trips: 0. Returns as ffb_stmt_queue_execute(). Since: 0.1 */
+FFB_API int ffb_tx_queue_commit(ffb_tx *tx, ffb_cb cb, void *data);
+FFB_API int ffb_tx_queue_rollback(ffb_tx *tx, ffb_cb cb, void *data);
+FFB_API int ffb_tx_queue_commit_retaining(ffb_tx *tx, ffb_cb cb, void *data);
+
+/**
+ * Write everything queued. Blocking I/O: returns when written. External
+ * I/O: the bytes become available to ffb_conn_output().
+ * Round trips: 0 (the answers are read by ffb_conn_next_result()).
+ * Returns: 0, fatal codes.
+ * Since: 0.1
+ */
+FFB_API int ffb_conn_flush(ffb_conn *conn);
+
+/**
+ * Take the next result (of requests queued without a callback), reading
+ * from the network only when none is ready. `*out` is valid until the next
+ * call of ffb_conn_next_result() on `conn`.
+ * Round trips: 1 for the first result of a flushed batch, 0 for the rest.
+ * Returns: 1 (a result), 0 (nothing pending), fatal codes.
+ * Since: 0.1
+ */
+FFB_API int ffb_conn_next_result(ffb_conn *conn, const ffb_result **out);
+
+/** Number of queued requests whose results have not been delivered.
+    Since: 0.1 */
+FFB_API size_t ffb_conn_pending(const ffb_conn *conn);
+
+/** 0 or the negative FFB_E_* code of the request. Since: 0.1 */
+FFB_API int ffb_result_status(const ffb_result *res);
+/** The error (NULL on success); valid as long as the result. Since: 0.1 */
+FFB_API const ffb_error *ffb_result_error(const ffb_result *res);
+/** enum ffb_op. Since: 0.1 */
+FFB_API int ffb_result_op(const ffb_result *res);
+/** The `data` given when queueing. Since: 0.1 */
+FFB_API void *ffb_result_data(const ffb_result *res);
+/** The statement of an FFB_OP_EXECUTE result, else NULL. Since: 0.1 */
+FFB_API ffb_stmt *ffb_result_stmt(const ffb_result *res);
+/** Rows changed by an executed DML statement, -1 if unknown. Since: 0.1 */
+FFB_API int64_t ffb_result_rows_affected(const ffb_result *res);
+
 /* ---- bring your own I/O (opts.io = FFB_IO_EXTERNAL) --------------------- */
 
 #define FFB_WANT_READ 1u

@@ -325,6 +325,7 @@ void ffb_conn_free(ffb_conn *conn) {
     }
     ffb__io_close(conn);
     ffb__engine_reset(conn);
+    ffb__results_free_all(conn);
     ffbp_writer_free(&conn->stage);
     ffbp_writer_free(&conn->out);
     ffbp_writer_free(&conn->wire_in);
@@ -485,8 +486,9 @@ int ffb_conn_step(ffb_conn *conn) {
 
 /* ---- simple requests ------------------------------------------------------------ */
 
-int ffb__simple_reply(ffb_conn *conn, const ffbp_packet *pkt, void *ctx) {
-    ffb__simple *s = ctx;
+int ffb__simple_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                      ffb__pending *p) {
+    ffb__simple *s = p->ctx;
     s->done = 1;
     if (pkt->op != FFBP_OP_RESPONSE && pkt->op != FFBP_OP_RESPONSE_PIGGYBACK) {
         char d[160];
@@ -521,9 +523,8 @@ static int request(ffb_conn *conn, ffbp_writer *w, int32_t op,
     ffbp_writer_free(w);
     if (rc < 0)
         return rc;
-    rc = ffb__engine_expect(conn, op, ffb__simple_reply, s);
-    if (rc < 0)
-        return rc;
+    if (!ffb__engine_expect(conn, op, ffb__simple_reply, s))
+        return FFB_E_NOMEM;
     rc = ffb__wait(conn, &s->done);
     if (rc < 0)
         return rc;

@@ -22,6 +22,7 @@
 
 #include "lib/internal.h"
 #include "lib/wirecrypt.h"
+#include "proto/sql.h"
 #include "lib/zstream.h"
 
 int ffb__engine_fail(ffb_conn *conn, int code) {
@@ -46,14 +47,16 @@ int ffb__engine_queue(ffb_conn *conn, const ffbp_writer *w, int expects) {
     return 0;
 }
 
-int ffb__engine_expect(ffb_conn *conn, int32_t op, ffb__reply_fn fn,
-                       void *ctx) {
+ffb__pending *ffb__engine_expect(ffb_conn *conn, int32_t op, ffb__reply_fn fn,
+                                 void *ctx) {
     if (conn->fifo_len == conn->fifo_cap) {
         size_t cap = conn->fifo_cap ? conn->fifo_cap * 2 : 16;
         ffb__pending *f = ffb__malloc(conn->alloc, cap * sizeof(*f));
-        if (!f)
-            return ffb__error_set(&conn->err, FFB_E_NOMEM,
-                                  "out of memory for the reply queue");
+        if (!f) {
+            ffb__error_set(&conn->err, FFB_E_NOMEM,
+                           "out of memory for the reply queue");
+            return NULL;
+        }
         for (size_t i = 0; i < conn->fifo_len; i++)
             f[i] = conn->fifo[(conn->fifo_head + i) % conn->fifo_cap];
         ffb__free(conn->alloc, conn->fifo);
@@ -63,10 +66,18 @@ int ffb__engine_expect(ffb_conn *conn, int32_t op, ffb__reply_fn fn,
     }
     ffb__pending *p =
         &conn->fifo[(conn->fifo_head + conn->fifo_len) % conn->fifo_cap];
+    memset(p, 0, sizeof(*p));
     p->op = op;
     p->on_reply = fn;
     p->ctx = ctx;
     conn->fifo_len++;
+    return p;
+}
+
+int ffb__engine_owes_flushed(const ffb_conn *conn) {
+    for (size_t i = 0; i < conn->fifo_len; i++)
+        if (!conn->fifo[(conn->fifo_head + i) % conn->fifo_cap].deferred)
+            return 1;
     return 0;
 }
 
@@ -212,10 +223,43 @@ static int dispatch(ffb_conn *conn, const ffbp_packet *pkt) {
                               "reply was owed: %s",
                               d);
     }
-    ffb__pending p = conn->fifo[conn->fifo_head];
+    ffb__pending *p = &conn->fifo[conn->fifo_head];
+    int rc = p->on_reply(conn, pkt, p);
+    if (rc == 1)
+        return 0; /* more packets belong to this request */
+    /* Complete (or failed): the handler may have queued new requests, so
+       re-read the head through the index. */
     conn->fifo_head = (conn->fifo_head + 1) % conn->fifo_cap;
     conn->fifo_len--;
-    return p.on_reply(conn, pkt, p.ctx);
+    return rc;
+}
+
+/* Decode the packet at `r`; answers carrying messages need the format of
+   the request they belong to. */
+static int decode(ffb_conn *conn, ffbp_reader *r, ffbp_packet *pkt) {
+    if (ffbp_reader_left(r) >= 4) {
+        int32_t op = (int32_t)((uint32_t)r->p[r->pos] << 24 |
+                               (uint32_t)r->p[r->pos + 1] << 16 |
+                               (uint32_t)r->p[r->pos + 2] << 8 |
+                               (uint32_t)r->p[r->pos + 3]);
+        if (op == FFBP_OP_FETCH_RESPONSE || op == FFBP_OP_SQL_RESPONSE) {
+            pkt->op = op;
+            const ffb__pending *p =
+                conn->state == FFB__ST_READY && conn->fifo_len
+                    ? &conn->fifo[conn->fifo_head]
+                    : NULL;
+            if (!p || !p->off)
+                return FFBP_EBAD; /* nobody asked for rows */
+            if (op == FFBP_OP_FETCH_RESPONSE)
+                return ffbp_get_fetch_response(r, p->items, p->nitems, p->off,
+                                               p->len, &pkt->u.fetch);
+            return ffbp_get_sql_response(r, p->items, p->nitems, p->off,
+                                         p->len, &pkt->u.fetch);
+        }
+    }
+    return ffbp_get_packet(r, conn->protocol, pkt, conn->status_args,
+                           sizeof(conn->status_args) /
+                               sizeof(conn->status_args[0]));
 }
 
 /* Parse and dispatch every complete packet in `in`. */
@@ -228,9 +272,7 @@ static int parse_packets(ffb_conn *conn) {
                          conn->in.len - conn->in_pos);
         ffbp_packet pkt;
         memset(&pkt, 0, sizeof(pkt));
-        int rc = ffbp_get_packet(&r, conn->protocol, &pkt, conn->status_args,
-                                 sizeof(conn->status_args) /
-                                     sizeof(conn->status_args[0]));
+        int rc = decode(conn, &r, &pkt);
         if (rc == FFBP_INCOMPLETE)
             break;
         if (rc != FFBP_OK) {
@@ -238,7 +280,9 @@ static int parse_packets(ffb_conn *conn) {
                 pkt.op != FFBP_OP_RESPONSE_PIGGYBACK &&
                 pkt.op != FFBP_OP_CONT_AUTH && pkt.op != FFBP_OP_ACCEPT &&
                 pkt.op != FFBP_OP_ACCEPT_DATA &&
-                pkt.op != FFBP_OP_COND_ACCEPT)
+                pkt.op != FFBP_OP_COND_ACCEPT &&
+                pkt.op != FFBP_OP_FETCH_RESPONSE &&
+                pkt.op != FFBP_OP_SQL_RESPONSE)
                 return ffb__error_set(
                     &conn->err, FFB_E_PROTO,
                     "unexpected packet from the server: %s (op %d) while "
@@ -253,6 +297,8 @@ static int parse_packets(ffb_conn *conn) {
         rc = dispatch(conn, &pkt);
         if (rc < 0 && (rc <= FFB_E_FATAL || conn->state == FFB__ST_BROKEN))
             return rc;
+        if (conn->rq_head && conn->rq_head->sync.done)
+            ffb__results_poll(conn);
         if (conn->rx_next && !conn->z)
             install_rx(conn); /* exactly at the packet boundary */
         if (conn->state == FFB__ST_BROKEN)
@@ -409,6 +455,12 @@ int ffb__wait(ffb_conn *conn, const int *done) {
         }
         if (*done)
             return 0;
+        if (conn->state == FFB__ST_READY && !ffb__engine_owes_flushed(conn))
+            return ffb__engine_fail(
+                conn, ffb__error_set(&conn->err, FFB_E_PROTO,
+                                     "internal error: waiting for an answer "
+                                     "the server holds back (only deferred "
+                                     "requests are pending)"));
         rc = ffb__io_read(conn);
         if (rc < 0)
             return ffb__engine_fail(conn, rc);

@@ -11,6 +11,7 @@
 #include "include/fastfb.h"
 #include "lib/auth.h"
 #include "proto/proto.h"
+#include "proto/sql.h"
 
 struct ffb__cipher;
 struct ffb__zstream;
@@ -102,18 +103,44 @@ void ffb__engine_output_done(ffb_conn *conn, size_t n);
 
 /* ---- pending replies ---------------------------------------------------- */
 
+struct ffb__pending;
+
 /*
- * A handler for the reply to one request. It gets the decoded packet and
- * returns 0, or a negative FFB_E_* code when the reply is wrong for the
- * request (the connection is then broken for fatal codes).
+ * A handler for the answer(s) to one request. It gets each decoded packet
+ * owed to the request and returns 0 when the request is complete, 1 when
+ * more packets belong to it (a fetch's rows, op_sql_response before the
+ * op_response of op_execute2), or a negative FFB_E_* code when the answer
+ * is wrong for the request (fatal codes break the connection).
  */
 typedef int (*ffb__reply_fn)(ffb_conn *conn, const ffbp_packet *pkt,
-                             void *ctx);
+                             struct ffb__pending *p);
+
+/* Where a blocking call waits: the last request of its write completes
+   it; every request of the write records the first failure in it. */
+typedef struct ffb__sync {
+    int done;
+    int rc;
+    int own_err;        /* errors go to `err` (allocated on demand), not to
+                           conn->err: pipelined results carry their own */
+    ffb_error *err;
+} ffb__sync;
 
 typedef struct ffb__pending {
-    int32_t op;           /* the request's op code */
+    int32_t op;            /* the request's op code */
     ffb__reply_fn on_reply;
-    void *ctx;
+    void *ctx;             /* ffb_stmt, ffb_tx, ffb__simple, ... */
+    uint32_t gen;          /* the object's generation when queued */
+    int deferred;          /* the server holds the answer back (lazy) */
+    ffb__sync *sync;       /* may be NULL: nobody waits on it */
+    int completes;         /* the last request of the write: sets done */
+    ffb_tx *tx;            /* the transaction the request runs in: when its
+                              start failed, the request's error is reported
+                              as FFB_E_ABORTED */
+    /* For answers that carry messages (op_fetch_response,
+       op_sql_response): the message format and scratch arrays. */
+    const ffbp_item *items;
+    size_t nitems;
+    uint32_t *off, *len;
 } ffb__pending;
 
 /* ---- the connection ----------------------------------------------------- */
@@ -225,19 +252,173 @@ struct ffb_conn {
     ffb__pending *fifo;
     size_t fifo_cap, fifo_head, fifo_len;
 
+    /* SQL objects. */
+    ffb_tx *txs;
+    ffb_stmt *stmts;
+    struct ffb_result *rq_head, *rq_tail;     /* queued, in order */
+    struct ffb_result *done_head, *done_tail; /* completed, not taken */
+    struct ffb_result *delivered;             /* freed at the next call */
+    int in_callback;
+    int last_kind;         /* what 0xFFFF names on the server: */
+    void *last_obj;        /* FFB__LAST_TX / _STMT / _OTHER and the object */
+
     ffb_stats stats;
     ffb_error err;
     ffbp_status_arg status_args[64];
 };
+
+/* ---- transactions and statements (lib/tx.c, lib/stmt.c) ------------------- */
+
+enum ffb__tx_state {
+    FFB__TX_PENDING = 1, /* op_transaction queued, handle not known yet */
+    FFB__TX_ACTIVE,
+    FFB__TX_ENDED,       /* committed / rolled back */
+    FFB__TX_FAILED       /* the server refused to start it */
+};
+
+struct ffb_tx {
+    ffb_conn *conn;
+    int state;
+    uint16_t handle;
+    int answered;        /* the start's answer was read */
+    int refs;            /* user + replies owed */
+    int freed;           /* ffb_tx_free() called */
+    ffb_tx *next;        /* conn->txs list */
+    ffb_error *start_err; /* why the start failed */
+};
+
+typedef struct ffb__col {
+    int sqltype, nullable, subtype, scale, length, charset;
+    const char *field, *relation, *owner, *alias, *relation_alias;
+    char *strings;      /* owns the five strings above */
+} ffb__col;
+
+typedef struct ffb__meta {
+    size_t n;
+    ffb__col *cols;
+    ffbp_item *items;   /* wire items (what we ask for / send) */
+    uint8_t *blr;       /* BLR of items */
+    size_t blr_len;
+} ffb__meta;
+
+/* A bound parameter: its wire item and value bytes (wire format, without
+   padding). */
+typedef struct ffb__param {
+    int set;
+    int is_null;
+    ffbp_item item;
+    uint8_t fixed[16];
+    uint8_t *data;      /* VARYING/TEXT payload (owned) */
+    size_t len;
+} ffb__param;
+
+typedef struct ffb__row {
+    size_t pos, len;    /* message bytes in rows */
+    size_t offs;        /* index of its first entry in row_off/row_len */
+} ffb__row;
+
+struct ffb_stmt {
+    ffb_conn *conn;
+    int refs;
+    int freed;
+    uint32_t gen;        /* bumped when a cursor is closed or re-opened */
+    ffb_stmt *next;      /* conn->stmts list */
+
+    int has_handle;      /* the server answered the allocate */
+    int alloc_queued;    /* allocate sent, answer not read yet */
+    uint16_t handle;
+    int prepared;
+    int stmt_type;
+    int stmt_flags;
+    int prepare_flags;   /* p_resp_object of the prepare (lazy port) */
+    ffb__meta in, out;
+    ffb__param *params;
+    ffbp_sqlinfo desc;   /* describe being read (prepare) */
+    int describe_incomplete;
+
+    /* cursor */
+    int cursor_open;     /* on the server (until close/commit) */
+    int eof;             /* status 100 seen */
+    ffb_tx *cursor_tx;
+    unsigned fetches_inflight;
+    uint16_t fetch_count;   /* rows asked per op_fetch */
+    unsigned fetch_depth;   /* op_fetch sent per refill */
+    uint64_t rows_seen;
+    int fetch_error;     /* an error ended the row stream */
+    ffb_error *row_err;
+    ffbp_writer rows;    /* message bytes of buffered rows */
+    ffb__row *rowv;      /* buffered rows */
+    size_t nrows, rows_cap, cur; /* cur = 1 + index of the current row */
+    uint32_t *row_off, *row_len; /* per row x column */
+    size_t roff_cap;
+    uint32_t *scratch_off, *scratch_len; /* decode scratch, n = out.n */
+    int singleton;       /* execute2 row waiting for fetch */
+    int64_t records[4];  /* select, insert, update, delete; -1 unknown */
+    char *textbuf;       /* formatted getter values */
+    size_t textbuf_cap;
+};
+
+/* Resolve the transaction field of a request: the handle, or 0xFFFF for a
+   lazy start that is still the last object. May wait for the start's
+   answer (blocking) when neither holds. */
+int ffb__tx_handle(ffb_tx *tx, uint16_t *out);
+void ffb__tx_unref(ffb_tx *tx);
+void ffb__stmt_unref(ffb_stmt *stmt);
+/* Commit/rollback closed the cursors of tx. */
+void ffb__stmts_tx_ended(ffb_conn *conn, ffb_tx *tx);
+/* Queue a request whose answer nobody waits for (deferred free/close/
+   rollback): errors are ignored. */
+int ffb__queue_fire_and_forget(ffb_conn *conn, ffbp_writer *w, int32_t op,
+                               int deferred);
+/* Record an error answer in sync (first failure wins) and conn->err. */
+void ffb__sync_fail_status(ffb_conn *conn, ffb__sync *sync, int code,
+                           const ffbp_status *st, const char *prefix);
+int ffb__expect_response(const ffbp_packet *pkt);
+
+enum { FFB__LAST_NONE = 0, FFB__LAST_TX, FFB__LAST_STMT, FFB__LAST_OTHER };
+
+/* ---- pipelined results (lib/pipeline.c) ------------------------------------ */
+
+struct ffb_result {
+    ffb_conn *conn;
+    int op;              /* FFB_OP_* */
+    ffb__sync sync;
+    ffb_cb cb;
+    void *data;
+    ffb_stmt *stmt;      /* referenced while queued */
+    ffb_tx *tx;
+    int64_t rows;
+    struct ffb_result *next;
+};
+
+/* Create a result record and append it to the queue (not yet linked to
+   any request: the caller passes &res->sync to the queue functions). */
+struct ffb_result *ffb__result_new(ffb_conn *conn, int op, ffb_cb cb,
+                                   void *data);
+/* Undo ffb__result_new when queueing failed before anything was sent. */
+void ffb__result_drop(ffb_conn *conn, struct ffb_result *res);
+/* Deliver completed results (callbacks, or the list for next_result). */
+void ffb__results_poll(ffb_conn *conn);
+void ffb__results_free_all(ffb_conn *conn);
+/* The error target of a sync. */
+ffb_error *ffb__sync_error(ffb_conn *conn, ffb__sync *sync);
+
+/* Statement and transaction requests, queued without waiting. */
+int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync);
+int ffb__tx_queue_end(ffb_tx *tx, int op, ffb__sync *sync);
 
 /* ---- engine (lib/engine.c) ---------------------------------------------- */
 
 /* Queue a packet: `w` holds its bytes. `expects` = the server answers it.
    The packet bytes are appended to the stage. */
 int ffb__engine_queue(ffb_conn *conn, const ffbp_writer *w, int expects);
-/* Queue an expected reply. */
-int ffb__engine_expect(ffb_conn *conn, int32_t op, ffb__reply_fn fn,
-                       void *ctx);
+/* Queue an expected reply; returns the entry (valid until the next
+   queue call) so the caller can fill in items/sync, or NULL (NOMEM, error
+   set). */
+ffb__pending *ffb__engine_expect(ffb_conn *conn, int32_t op, ffb__reply_fn fn,
+                                 void *ctx);
+/* 1 when a request whose answer the server flushes is owed. */
+int ffb__engine_owes_flushed(const ffb_conn *conn);
 /* Move staged packets to the wire buffer (compress, encrypt). */
 int ffb__engine_flush(ffb_conn *conn);
 /* Give received wire bytes to the engine. */
@@ -272,6 +453,7 @@ typedef struct ffb__simple {
     int allow_drdb; /* treat isc_drdb_completed_with_errs as success */
 } ffb__simple;
 
-int ffb__simple_reply(ffb_conn *conn, const ffbp_packet *pkt, void *ctx);
+int ffb__simple_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                      ffb__pending *p);
 
 #endif

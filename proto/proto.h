@@ -102,6 +102,15 @@ typedef struct ffbp_crypt_cb {
     int32_t reply_size;    /* -1 when absent */
 } ffbp_crypt_cb;
 
+/* op_fetch_response: status (0 or 100), count (0/1), message if count;
+   op_sql_response: count, message if count (status 0). */
+typedef struct ffbp_fetch_response {
+    int32_t status;
+    uint16_t count;
+    const uint8_t *msg; /* NULL when count == 0 */
+    size_t msg_len;
+} ffbp_fetch_response;
+
 typedef struct ffbp_packet {
     int32_t op;
     union {
@@ -110,6 +119,9 @@ typedef struct ffbp_packet {
         ffbp_cont_auth cont_auth;
         ffbp_crypt_cb crypt_cb;  /* op_crypt_key_callback */
         ffbp_bytes trusted;      /* op_trusted_auth */
+        ffbp_fetch_response fetch; /* op_fetch_response, op_sql_response
+                                      (decoded with the message format of
+                                      the reply owed, see lib/engine.c) */
     } u;
 } ffbp_packet;
 

@@ -186,6 +186,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     (void)ffb_error_sqlstate(e);
     (void)ffb_error_sqlcode(e);
+    (void)ffb_error_gds(e);
+    (void)ffb_error_has(e, FFB_GDS_LOGIN);
+    (void)ffb_error_gds_at(e, 1);
+    FUZZ_CHECK(ffb_strerror(step) != NULL && ffb_err_name(step) != NULL);
     (void)ffb_conn_protocol(conn);
     (void)ffb_conn_wire_crypt(conn);
     (void)ffb_conn_auth_plugin(conn);

@@ -1,0 +1,231 @@
+/*
+ * Pipelined results. Each queued public request has a result record; the
+ * requests' reply handlers fill its sync (status and error) and the last
+ * one marks it done. Results complete in queue order, so only the head of
+ * the queue is ever checked: done results go to their callback, or to the
+ * list ffb_conn_next_result() takes from.
+ */
+#include <string.h>
+
+#include "lib/internal.h"
+
+ffb_error *ffb__sync_error(ffb_conn *conn, ffb__sync *sync) {
+    if (!sync || !sync->own_err)
+        return &conn->err;
+    if (!sync->err) {
+        sync->err = ffb__malloc(conn->alloc, sizeof(ffb_error));
+        if (!sync->err)
+            return &conn->err; /* degraded, still reported */
+        ffb__error_clear(sync->err);
+    }
+    return sync->err;
+}
+
+struct ffb_result *ffb__result_new(ffb_conn *conn, int op, ffb_cb cb,
+                                   void *data) {
+    struct ffb_result *r = ffb__malloc(conn->alloc, sizeof(*r));
+    if (!r) {
+        ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    memset(r, 0, sizeof(*r));
+    r->conn = conn;
+    r->op = op;
+    r->cb = cb;
+    r->data = data;
+    r->rows = -1;
+    r->sync.own_err = 1;
+    if (conn->rq_tail)
+        conn->rq_tail->next = r;
+    else
+        conn->rq_head = r;
+    conn->rq_tail = r;
+    return r;
+}
+
+static void result_free(ffb_conn *conn, struct ffb_result *r) {
+    if (!r)
+        return;
+    ffb__stmt_unref(r->stmt);
+    ffb__tx_unref(r->tx);
+    ffb__free(conn->alloc, r->sync.err);
+    ffb__free(conn->alloc, r);
+}
+
+void ffb__result_drop(ffb_conn *conn, struct ffb_result *res) {
+    struct ffb_result **pp = &conn->rq_head, *prev = NULL;
+    for (; *pp; prev = *pp, pp = &(*pp)->next)
+        if (*pp == res) {
+            *pp = res->next;
+            if (conn->rq_tail == res)
+                conn->rq_tail = prev;
+            break;
+        }
+    result_free(conn, res);
+}
+
+void ffb__results_poll(ffb_conn *conn) {
+    if (conn->in_callback)
+        return; /* delivered by the outer poll, in order */
+    while (conn->rq_head && conn->rq_head->sync.done) {
+        struct ffb_result *r = conn->rq_head;
+        conn->rq_head = r->next;
+        if (!conn->rq_head)
+            conn->rq_tail = NULL;
+        r->next = NULL;
+        if (r->stmt && r->sync.rc == 0)
+            r->rows = ffb_stmt_rows_affected(r->stmt);
+        if (r->cb) {
+            conn->in_callback = 1;
+            r->cb(conn, r, r->data);
+            conn->in_callback = 0;
+            result_free(conn, r);
+        } else {
+            if (conn->done_tail)
+                conn->done_tail->next = r;
+            else
+                conn->done_head = r;
+            conn->done_tail = r;
+        }
+    }
+}
+
+void ffb__results_free_all(ffb_conn *conn) {
+    struct ffb_result *lists[3] = {conn->rq_head, conn->done_head,
+                                   conn->delivered};
+    for (int i = 0; i < 3; i++)
+        for (struct ffb_result *r = lists[i], *n; r; r = n) {
+            n = r->next;
+            result_free(conn, r);
+        }
+    conn->rq_head = conn->rq_tail = NULL;
+    conn->done_head = conn->done_tail = NULL;
+    conn->delivered = NULL;
+}
+
+int ffb_conn_flush(ffb_conn *conn) {
+    if (!conn)
+        return FFB_E_INVAL;
+    if (conn->state == FFB__ST_BROKEN)
+        return conn->err.code ? conn->err.code : FFB_E_FATAL;
+    int rc = ffb__engine_flush(conn);
+    if (rc == 0 && conn->io == FFB_IO_BLOCKING && conn->out.len)
+        rc = ffb__io_flush(conn);
+    return rc < 0 ? ffb__engine_fail(conn, rc) : 0;
+}
+
+int ffb_conn_next_result(ffb_conn *conn, const ffb_result **out) {
+    if (!conn || !out)
+        return FFB_E_INVAL;
+    result_free(conn, conn->delivered);
+    conn->delivered = NULL;
+    for (;;) {
+        if (conn->done_head) {
+            struct ffb_result *r = conn->done_head;
+            conn->done_head = r->next;
+            if (!conn->done_head)
+                conn->done_tail = NULL;
+            r->next = NULL;
+            conn->delivered = r;
+            *out = r;
+            return 1;
+        }
+        if (!conn->rq_head)
+            return 0;
+        if (conn->state == FFB__ST_BROKEN) {
+            /* Results that can no longer arrive fail with the cause. */
+            struct ffb_result *r = conn->rq_head;
+            ffb_error *e = ffb__sync_error(conn, &r->sync);
+            if (e != &conn->err)
+                *e = conn->err;
+            r->sync.rc = conn->err.code ? conn->err.code : FFB_E_FATAL;
+            r->sync.done = 1;
+            ffb__results_poll(conn);
+            continue;
+        }
+        if (conn->io != FFB_IO_BLOCKING)
+            return FFB_E_AGAIN;
+        int rc = ffb__wait(conn, &conn->rq_head->sync.done);
+        if (rc < 0 && conn->state != FFB__ST_BROKEN)
+            return rc;
+        ffb__results_poll(conn);
+    }
+}
+
+size_t ffb_conn_pending(const ffb_conn *conn) {
+    size_t n = 0;
+    for (const struct ffb_result *r = conn ? conn->rq_head : NULL; r;
+         r = r->next)
+        n++;
+    for (const struct ffb_result *r = conn ? conn->done_head : NULL; r;
+         r = r->next)
+        n++;
+    return n;
+}
+
+int ffb_result_status(const ffb_result *res) {
+    return res ? res->sync.rc : FFB_E_INVAL;
+}
+
+const ffb_error *ffb_result_error(const ffb_result *res) {
+    if (!res || res->sync.rc == 0)
+        return NULL;
+    return res->sync.err ? res->sync.err : &res->conn->err;
+}
+
+int ffb_result_op(const ffb_result *res) { return res ? res->op : 0; }
+
+void *ffb_result_data(const ffb_result *res) { return res ? res->data : NULL; }
+
+ffb_stmt *ffb_result_stmt(const ffb_result *res) {
+    return res ? res->stmt : NULL;
+}
+
+int64_t ffb_result_rows_affected(const ffb_result *res) {
+    return res ? res->rows : -1;
+}
+
+/* ---- queue functions -------------------------------------------------------------- */
+
+int ffb_stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb_cb cb, void *data) {
+    if (!stmt)
+        return FFB_E_INVAL;
+    ffb_conn *conn = stmt->conn;
+    struct ffb_result *r = ffb__result_new(conn, FFB_OP_EXECUTE, cb, data);
+    if (!r)
+        return FFB_E_NOMEM;
+    r->stmt = stmt;
+    stmt->refs++;
+    int rc = ffb__stmt_queue_execute(stmt, tx, &r->sync);
+    if (rc < 0 && !r->sync.done)
+        ffb__result_drop(conn, r);
+    return rc;
+}
+
+static int queue_end(ffb_tx *tx, int op, int kind, ffb_cb cb, void *data) {
+    if (!tx)
+        return FFB_E_INVAL;
+    ffb_conn *conn = tx->conn;
+    struct ffb_result *r = ffb__result_new(conn, kind, cb, data);
+    if (!r)
+        return FFB_E_NOMEM;
+    r->tx = tx;
+    tx->refs++;
+    int rc = ffb__tx_queue_end(tx, op, &r->sync);
+    if (rc < 0 && !r->sync.done)
+        ffb__result_drop(conn, r);
+    return rc;
+}
+
+int ffb_tx_queue_commit(ffb_tx *tx, ffb_cb cb, void *data) {
+    return queue_end(tx, FFBP_OP_COMMIT, FFB_OP_COMMIT, cb, data);
+}
+
+int ffb_tx_queue_rollback(ffb_tx *tx, ffb_cb cb, void *data) {
+    return queue_end(tx, FFBP_OP_ROLLBACK, FFB_OP_ROLLBACK, cb, data);
+}
+
+int ffb_tx_queue_commit_retaining(ffb_tx *tx, ffb_cb cb, void *data) {
+    return queue_end(tx, FFBP_OP_COMMIT_RETAINING, FFB_OP_COMMIT_RETAINING,
+                     cb, data);
+}

@@ -1,0 +1,1272 @@
+/*
+ * Statements: allocate + prepare in one write, the describe, execute with
+ * the first fetch (or the row counts, or op_execute2) in the same write,
+ * fetching with read-ahead, deferred close and drop.
+ *
+ * Cursor life (per statement): execute opens it on the server
+ * (cursor_open); rows arrive in batches ended by a terminator (status 0:
+ * more may follow, 100: end). It stays open on the server until a
+ * DSQL_close (queued in front of the next execute or prepare) or the end of
+ * its transaction. `gen` counts cursor openings: answers owed to an older
+ * cursor are drained and dropped.
+ *
+ * Fetch sizing: the first op_fetch asks for about 1 MiB of rows (10..1000,
+ * as fbclient does), which the server cuts at about 128 KiB per batch.
+ * When the application reads past the first batch the cursor has proved
+ * long: each refill sends `fetch_depth` fetches at once (2, then 4, then 8)
+ * of up to 4096 rows, and it is sent when half of the buffered rows have
+ * been read, so the next batches are on their way while the application
+ * works. Fetches sent past the end are answered with status 100 or
+ * isc_req_sync, both drained silently.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/internal.h"
+#include "lib/types.h"
+
+#define PREPARE_BUFFER 65535
+#define FIRST_FETCH_MAX 1000
+#define FETCH_MAX 4096
+#define FETCH_DEPTH_MAX 8
+
+/* ---- helpers ------------------------------------------------------------- */
+
+int ffb__expect_response(const ffbp_packet *pkt) {
+    if (pkt->op == FFBP_OP_RESPONSE || pkt->op == FFBP_OP_RESPONSE_PIGGYBACK)
+        return 0;
+    return FFB_E_PROTO;
+}
+
+void ffb__sync_fail_status(ffb_conn *conn, ffb__sync *sync, int code,
+                           const ffbp_status *st, const char *prefix) {
+    if (sync && sync->rc != 0)
+        return; /* the first failure of a write is the one reported */
+    ffb__error_from_status(ffb__sync_error(conn, sync), code, st, prefix);
+    if (sync)
+        sync->rc = code;
+}
+
+/* An error answer to a request of `p`: when the request ran in a
+   transaction whose start failed, the failure is only a consequence:
+   FFB_E_ABORTED, with the start's error as the cause. */
+static void fail_request(ffb_conn *conn, ffb__pending *p,
+                         const ffbp_status *st, const char *prefix) {
+    if (!p->sync)
+        return;
+    if (p->tx && p->tx->state == FFB__TX_FAILED && p->tx->start_err) {
+        if (p->sync->rc != 0)
+            return;
+        ffb_error *e = ffb__sync_error(conn, p->sync);
+        *e = *p->tx->start_err;
+        e->code = FFB_E_ABORTED;
+        p->sync->rc = FFB_E_ABORTED;
+        return;
+    }
+    ffb__sync_fail_status(conn, p->sync, FFB_E_SERVER, st, prefix);
+}
+
+static int reply_mismatch(ffb_conn *conn, const ffbp_packet *pkt,
+                          const char *what) {
+    char d[160];
+    ffbp_describe(d, sizeof(d), pkt);
+    return ffb__error_set(&conn->err, FFB_E_PROTO,
+                          "expected %s, got %s", what, d);
+}
+
+/* Answer nobody waits for: deferred close/drop, rollback of a freed
+   transaction. Errors are expected (e.g. closing a cursor the commit
+   already closed) and ignored, like fbclient does. */
+static int ignore_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                        ffb__pending *p) {
+    (void)p;
+    if (ffb__expect_response(pkt) < 0)
+        return reply_mismatch(conn, pkt, "op_response");
+    return 0;
+}
+
+int ffb__queue_fire_and_forget(ffb_conn *conn, ffbp_writer *w, int32_t op,
+                               int deferred) {
+    int rc = ffb__engine_queue(conn, w, !deferred);
+    if (rc < 0)
+        return ffb__engine_fail(conn, rc);
+    ffb__pending *p = ffb__engine_expect(conn, op, ignore_reply, NULL);
+    if (!p)
+        return ffb__engine_fail(conn, FFB_E_NOMEM);
+    p->deferred = deferred;
+    return 0;
+}
+
+static void stmt_destroy(ffb_stmt *stmt);
+
+void ffb__stmt_unref(ffb_stmt *stmt) {
+    if (stmt && --stmt->refs == 0)
+        stmt_destroy(stmt);
+}
+
+static void meta_free(ffb_conn *conn, ffb__meta *m) {
+    for (size_t i = 0; m->cols && i < m->n; i++)
+        ffb__free(conn->alloc, m->cols[i].strings);
+    ffb__free(conn->alloc, m->cols);
+    ffb__free(conn->alloc, m->items);
+    ffb__free(conn->alloc, m->blr);
+    memset(m, 0, sizeof(*m));
+}
+
+static void params_free(ffb_stmt *stmt) {
+    if (!stmt->params)
+        return;
+    for (size_t i = 0; i < stmt->in.n; i++)
+        ffb__free(stmt->conn->alloc, stmt->params[i].data);
+    ffb__free(stmt->conn->alloc, stmt->params);
+    stmt->params = NULL;
+}
+
+static void rows_reset(ffb_stmt *stmt) {
+    stmt->nrows = 0;
+    stmt->cur = 0;
+    ffbp_writer_reset(&stmt->rows);
+}
+
+static void desc_free(ffb_stmt *stmt) {
+    ffb__free(stmt->conn->alloc, stmt->desc.in);
+    ffb__free(stmt->conn->alloc, stmt->desc.out);
+    memset(&stmt->desc, 0, sizeof(stmt->desc));
+}
+
+static void stmt_destroy(ffb_stmt *stmt) {
+    ffb_conn *conn = stmt->conn;
+    for (ffb_stmt **pp = &conn->stmts; *pp; pp = &(*pp)->next)
+        if (*pp == stmt) {
+            *pp = stmt->next;
+            break;
+        }
+    if (conn->last_obj == stmt) {
+        conn->last_kind = FFB__LAST_OTHER;
+        conn->last_obj = NULL;
+    }
+    params_free(stmt);
+    meta_free(conn, &stmt->in);
+    meta_free(conn, &stmt->out);
+    desc_free(stmt);
+    ffbp_writer_free(&stmt->rows);
+    ffb__free(conn->alloc, stmt->rowv);
+    ffb__free(conn->alloc, stmt->row_off);
+    ffb__free(conn->alloc, stmt->row_len);
+    ffb__free(conn->alloc, stmt->scratch_off);
+    ffb__free(conn->alloc, stmt->scratch_len);
+    ffb__free(conn->alloc, stmt->row_err);
+    ffb__free(conn->alloc, stmt->textbuf);
+    ffb__tx_unref(stmt->cursor_tx);
+    ffb__free(conn->alloc, stmt);
+}
+
+static int need_ready(ffb_conn *conn) {
+    if (conn->state == FFB__ST_READY)
+        return 0;
+    return ffb__error_set(&conn->err, FFB_E_STATE,
+                          conn->state == FFB__ST_BROKEN
+                              ? "the connection is broken"
+                              : "the connection is not attached");
+}
+
+static int queue(ffb_conn *conn, ffbp_writer *w, int expects) {
+    int rc = ffb__engine_queue(conn, w, expects);
+    ffbp_writer_free(w);
+    return rc < 0 ? ffb__engine_fail(conn, rc) : 0;
+}
+
+static ffb__pending *expect(ffb_conn *conn, int32_t op, ffb__reply_fn fn,
+                            ffb_stmt *stmt, ffb__sync *sync) {
+    ffb__pending *p = ffb__engine_expect(conn, op, fn, stmt);
+    if (!p) {
+        ffb__engine_fail(conn, FFB_E_NOMEM);
+        return NULL;
+    }
+    p->sync = sync;
+    p->gen = stmt ? stmt->gen : 0;
+    if (stmt)
+        stmt->refs++;
+    return p;
+}
+
+/* Every statement reply handler ends here: complete the waiter when this
+   was the last request of its write, release the reference. */
+static int done(ffb__pending *p, int rc) {
+    if (p->sync && p->completes)
+        p->sync->done = 1;
+    ffb__stmt_unref(p->ctx);
+    return rc;
+}
+
+void ffb__stmts_tx_ended(ffb_conn *conn, ffb_tx *tx) {
+    for (ffb_stmt *s = conn->stmts; s; s = s->next)
+        if (s->cursor_open && s->cursor_tx == tx) {
+            s->cursor_open = 0;
+            s->eof = 1;
+        }
+}
+
+/* Queue a DSQL_close of the open cursor; its answer rides with the next
+   flushed request and is ignored. */
+static int queue_close(ffb_stmt *stmt) {
+    if (!stmt->cursor_open)
+        return 0;
+    ffb_conn *conn = stmt->conn;
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_free_statement(&w, stmt->handle, FFBP_DSQL_CLOSE);
+    int rc = ffb__queue_fire_and_forget(conn, &w, FFBP_OP_FREE_STATEMENT, 1);
+    ffbp_writer_free(&w);
+    stmt->cursor_open = 0;
+    stmt->eof = 1;
+    stmt->gen++; /* answers still owed to this cursor are dropped */
+    stmt->fetches_inflight = 0;
+    ffb__tx_unref(stmt->cursor_tx);
+    stmt->cursor_tx = NULL;
+    rows_reset(stmt);
+    return rc;
+}
+
+/* ---- new / free --------------------------------------------------------------- */
+
+int ffb_stmt_new(ffb_conn *conn, ffb_stmt **out) {
+    if (!conn || !out)
+        return FFB_E_INVAL;
+    int rc = need_ready(conn);
+    if (rc < 0)
+        return rc;
+    ffb_stmt *s = ffb__malloc(conn->alloc, sizeof(*s));
+    if (!s)
+        return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+    memset(s, 0, sizeof(*s));
+    s->conn = conn;
+    s->refs = 1;
+    s->stmt_flags = -1;
+    for (int i = 0; i < 4; i++)
+        s->records[i] = -1;
+    ffbp_writer_init(&s->rows, conn->alloc);
+    s->next = conn->stmts;
+    conn->stmts = s;
+    *out = s;
+    return 0;
+}
+
+void ffb_stmt_free(ffb_stmt *stmt) {
+    if (!stmt || stmt->freed)
+        return;
+    ffb_conn *conn = stmt->conn;
+    stmt->freed = 1;
+    if (conn->state == FFB__ST_READY && (stmt->has_handle || stmt->alloc_queued)) {
+        if (stmt->has_handle) {
+            ffbp_writer w;
+            ffbp_writer_init(&w, conn->alloc);
+            ffbp_put_free_statement(&w, stmt->handle, FFBP_DSQL_DROP);
+            if (ffb__queue_fire_and_forget(conn, &w, FFBP_OP_FREE_STATEMENT,
+                                           1) < 0)
+                ffb__error_clear(&conn->err);
+            ffbp_writer_free(&w);
+        }
+        /* A handle whose allocate is still unanswered is dropped by the
+           allocate's reply handler once the handle is known. */
+    }
+    stmt->cursor_open = 0;
+    stmt->gen++;
+    ffb__stmt_unref(stmt);
+}
+
+int ffb_stmt_close_cursor(ffb_stmt *stmt) {
+    if (!stmt)
+        return FFB_E_INVAL;
+    if (stmt->conn->state != FFB__ST_READY) {
+        stmt->cursor_open = 0;
+        return 0;
+    }
+    return queue_close(stmt);
+}
+
+/* ---- describe ------------------------------------------------------------------ */
+
+static int var_charset(const ffbp_var *v) {
+    if (v->sqltype == FFBP_SQL_TEXT || v->sqltype == FFBP_SQL_VARYING)
+        return v->subtype & 0xFF;
+    if (v->sqltype == FFBP_SQL_BLOB && v->subtype == 1)
+        return v->scale;
+    return -1;
+}
+
+/* Copy the described variables into owned metadata and items. */
+static int build_meta(ffb_stmt *stmt, ffb__meta *m, const ffbp_var *vars,
+                      size_t n, int input) {
+    ffb_conn *conn = stmt->conn;
+    meta_free(conn, m);
+    if (n == 0)
+        return 0;
+    m->cols = ffb__malloc(conn->alloc, n * sizeof(*m->cols));
+    m->items = ffb__malloc(conn->alloc, n * sizeof(*m->items));
+    if (!m->cols || !m->items)
+        goto nomem;
+    memset(m->cols, 0, n * sizeof(*m->cols));
+    m->n = n;
+    for (size_t i = 0; i < n; i++) {
+        const ffbp_var *v = &vars[i];
+        ffb__col *c = &m->cols[i];
+        c->sqltype = v->sqltype;
+        c->nullable = v->nullable;
+        c->subtype = v->subtype;
+        c->scale = v->scale;
+        c->length = v->length;
+        c->charset = var_charset(v);
+        const ffbp_bytes *strs[5] = {&v->field, &v->relation, &v->owner,
+                                      &v->alias, &v->relation_alias};
+        size_t total = 0;
+        for (int k = 0; k < 5; k++)
+            total += strs[k]->len + 1;
+        c->strings = ffb__malloc(conn->alloc, total);
+        if (!c->strings)
+            goto nomem;
+        const char **dst[5] = {&c->field, &c->relation, &c->owner, &c->alias,
+                               &c->relation_alias};
+        char *q = c->strings;
+        for (int k = 0; k < 5; k++) {
+            if (strs[k]->len)
+                memcpy(q, strs[k]->p, strs[k]->len);
+            q[strs[k]->len] = '\0';
+            *dst[k] = q;
+            q += strs[k]->len + 1;
+        }
+        ffbp_item *it = &m->items[i];
+        if (ffbp_item_from_sql(v->sqltype, v->subtype, v->scale, v->length,
+                               it) != FFBP_OK)
+            return ffb__error_set(&conn->err, FFB_E_UNSUPPORTED,
+                                  "%s %zu has SQL type %d, which has no "
+                                  "message form",
+                                  input ? "parameter" : "column", i + 1,
+                                  v->sqltype);
+        if (!input) {
+            /* Time zone values come with their offset, so local time needs
+               no zone database on the client (reference 02, 10.2). */
+            if (it->blr == FFBP_BLR_SQL_TIME_TZ)
+                it->blr = FFBP_BLR_EX_TIME_TZ;
+            else if (it->blr == FFBP_BLR_TIMESTAMP_TZ)
+                it->blr = FFBP_BLR_EX_TIMESTAMP_TZ;
+        }
+    }
+    if (!input) {
+        ffbp_writer w;
+        ffbp_writer_init(&w, conn->alloc);
+        if (ffbp_put_blr(&w, m->items, n) != FFBP_OK || w.failed) {
+            ffbp_writer_free(&w);
+            return ffb__error_set(&conn->err, FFB_E_UNSUPPORTED,
+                                  "cannot describe the output message in "
+                                  "BLR");
+        }
+        m->blr = w.data; /* ownership moves */
+        m->blr_len = w.len;
+    }
+    return 0;
+nomem:
+    return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+}
+
+/* Parse (part of) a describe into stmt->desc; the arrays are sized on the
+   first answer. */
+static int parse_describe(ffb_stmt *stmt, const uint8_t *p, size_t len) {
+    ffb_conn *conn = stmt->conn;
+    ffbp_sqlinfo *d = &stmt->desc;
+    if (!d->in && !d->out) {
+        ffbp_sqlinfo probe;
+        memset(&probe, 0, sizeof(probe));
+        if (ffbp_parse_describe(p, len, &probe) != FFBP_OK)
+            return ffb__error_set(&conn->err, FFB_E_PROTO,
+                                  "malformed describe in the answer to "
+                                  "op_prepare_statement");
+        memset(d, 0, sizeof(*d));
+        if (probe.in_count) {
+            d->in = ffb__malloc(conn->alloc, probe.in_count * sizeof(ffbp_var));
+            if (!d->in)
+                return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+            memset(d->in, 0, probe.in_count * sizeof(ffbp_var));
+            d->in_cap = probe.in_count;
+        }
+        if (probe.out_count) {
+            d->out =
+                ffb__malloc(conn->alloc, probe.out_count * sizeof(ffbp_var));
+            if (!d->out)
+                return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+            memset(d->out, 0, probe.out_count * sizeof(ffbp_var));
+            d->out_cap = probe.out_count;
+        }
+    }
+    d->truncated = 0;
+    if (ffbp_parse_describe(p, len, d) != FFBP_OK)
+        return ffb__error_set(&conn->err, FFB_E_PROTO,
+                              "malformed describe from the server");
+    return 0;
+}
+
+/* First incomplete variable (1-based) of a side, 0 if all are complete. */
+static uint32_t first_incomplete(const ffbp_var *v, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        if (!v[i].complete)
+            return i + 1;
+    return 0;
+}
+
+/* The describe is complete: keep what we need (the string views point into
+   the receive buffer, so this runs inside the reply handler). */
+static int describe_done(ffb_stmt *stmt) {
+    ffbp_sqlinfo *d = &stmt->desc;
+    stmt->stmt_type = d->stmt_type;
+    stmt->stmt_flags = d->stmt_flags;
+    int rc = build_meta(stmt, &stmt->in, d->in, d->in_count, 1);
+    if (rc == 0)
+        rc = build_meta(stmt, &stmt->out, d->out, d->out_count, 0);
+    desc_free(stmt);
+    if (rc < 0)
+        return rc;
+    ffb_conn *conn = stmt->conn;
+    size_t n = stmt->out.n ? stmt->out.n : 1;
+    ffb__free(conn->alloc, stmt->scratch_off);
+    ffb__free(conn->alloc, stmt->scratch_len);
+    stmt->scratch_off = ffb__malloc(conn->alloc, n * sizeof(uint32_t));
+    stmt->scratch_len = ffb__malloc(conn->alloc, n * sizeof(uint32_t));
+    if (stmt->in.n) {
+        stmt->params = ffb__malloc(conn->alloc,
+                                   stmt->in.n * sizeof(*stmt->params));
+        if (stmt->params)
+            memset(stmt->params, 0, stmt->in.n * sizeof(*stmt->params));
+    }
+    if (!stmt->scratch_off || !stmt->scratch_len ||
+        (stmt->in.n && !stmt->params))
+        return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+    /* Message length bound, for the first fetch size (about 1 MiB). */
+    size_t msg = 4;
+    for (size_t i = 0; i < stmt->out.n; i++)
+        msg += ffbp_item_wire_size(&stmt->out.items[i]) + 4;
+    size_t rows = (1024 * 1024) / (msg + 12);
+    stmt->fetch_count =
+        (uint16_t)(rows < 10 ? 10 : rows > FIRST_FETCH_MAX ? FIRST_FETCH_MAX
+                                                           : rows);
+    stmt->prepared = 1;
+    return 0;
+}
+
+/* ---- prepare --------------------------------------------------------------------- */
+
+static int alloc_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                       ffb__pending *p) {
+    ffb_stmt *stmt = p->ctx;
+    if (ffb__expect_response(pkt) < 0)
+        return done(p, reply_mismatch(conn, pkt,
+                                      "op_response to op_allocate_statement"));
+    stmt->alloc_queued = 0;
+    if (ffb__status_is_error(&pkt->u.response.status)) {
+        ffb__sync_fail_status(conn, p->sync, FFB_E_SERVER,
+                              &pkt->u.response.status,
+                              "allocating a statement handle failed");
+        return done(p, 0);
+    }
+    stmt->handle = pkt->u.response.object;
+    stmt->has_handle = 1;
+    if (stmt->freed) {
+        /* Freed before its handle was known: drop it now. */
+        ffbp_writer w;
+        ffbp_writer_init(&w, conn->alloc);
+        ffbp_put_free_statement(&w, stmt->handle, FFBP_DSQL_DROP);
+        ffb__queue_fire_and_forget(conn, &w, FFBP_OP_FREE_STATEMENT, 1);
+        ffbp_writer_free(&w);
+    }
+    return done(p, 0);
+}
+
+static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                         ffb__pending *p) {
+    ffb_stmt *stmt = p->ctx;
+    if (ffb__expect_response(pkt) < 0)
+        return done(p, reply_mismatch(conn, pkt,
+                                      "op_response to op_prepare_statement"));
+    const ffbp_response *r = &pkt->u.response;
+    if (ffb__status_is_error(&r->status)) {
+        ffb__sync_fail_status(conn, p->sync, FFB_E_SERVER, &r->status,
+                              "prepare failed");
+        return done(p, 0);
+    }
+    if (p->gen != stmt->gen || stmt->freed)
+        return done(p, 0);
+    stmt->prepare_flags = r->object;
+    int rc = parse_describe(stmt, r->data.p, r->data.len);
+    if (rc == 0) {
+        ffbp_sqlinfo *d = &stmt->desc;
+        if (first_incomplete(d->in, d->in_count) ||
+            first_incomplete(d->out, d->out_count))
+            stmt->describe_incomplete = 1;
+        else
+            rc = describe_done(stmt);
+    }
+    if (rc < 0 && p->sync && p->sync->rc == 0)
+        p->sync->rc = rc;
+    return done(p, rc <= FFB_E_FATAL ? rc : 0);
+}
+
+/* Answer to op_info_sql continuing a describe. */
+static int describe_more_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                               ffb__pending *p) {
+    ffb_stmt *stmt = p->ctx;
+    if (ffb__expect_response(pkt) < 0)
+        return done(p, reply_mismatch(conn, pkt, "op_response to op_info_sql"));
+    const ffbp_response *r = &pkt->u.response;
+    if (ffb__status_is_error(&r->status)) {
+        ffb__sync_fail_status(conn, p->sync, FFB_E_SERVER, &r->status,
+                              "reading the rest of the describe failed");
+        return done(p, 0);
+    }
+    int rc = parse_describe(stmt, r->data.p, r->data.len);
+    if (rc == 0) {
+        ffbp_sqlinfo *d = &stmt->desc;
+        if (!first_incomplete(d->in, d->in_count) &&
+            !first_incomplete(d->out, d->out_count)) {
+            stmt->describe_incomplete = 0;
+            rc = describe_done(stmt);
+        }
+    }
+    if (rc < 0 && p->sync && p->sync->rc == 0)
+        p->sync->rc = rc;
+    return done(p, rc <= FFB_E_FATAL ? rc : 0);
+}
+
+int ffb_stmt_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql, size_t len) {
+    if (!stmt || !sql)
+        return FFB_E_INVAL;
+    ffb_conn *conn = stmt->conn;
+    int rc = need_ready(conn);
+    if (rc < 0)
+        return rc;
+    if (stmt->freed)
+        return ffb__error_set(&conn->err, FFB_E_STATE, "statement was freed");
+    if (len == (size_t)-1)
+        len = strlen(sql);
+    if (len == 0 || len > 10 * 1024 * 1024)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "SQL text must be 1 byte to 10 MiB long");
+    ffb__error_clear(&conn->err);
+
+    uint16_t txh = 0;
+    if (tx) {
+        if (tx->conn != conn)
+            return ffb__error_set(&conn->err, FFB_E_INVAL,
+                                  "transaction of another connection");
+        /* A lazy start cannot be named once we allocate behind it; the
+           metadata is then read in a system transaction (handle 0). */
+        if (tx->state == FFB__TX_PENDING && conn->protocol < 16) {
+            /* Firebird 3 refuses to prepare with transaction 0
+               (isc_bad_trans_handle, contrary to reference 02, 3.3): learn
+               the real handle first. */
+            if (!tx->answered && (rc = ffb__wait(conn, &tx->answered)) < 0)
+                return rc;
+        }
+        if (tx->state == FFB__TX_ACTIVE)
+            txh = tx->handle;
+        else if (tx->state != FFB__TX_PENDING)
+            return ffb__tx_handle(tx, &txh);
+    }
+
+    /* Re-preparing over an open cursor blocks the handle until the
+       transaction ends (reference 02, 5.4): close it in the same write. */
+    rc = queue_close(stmt);
+    if (rc < 0)
+        return rc;
+    stmt->prepared = 0;
+    stmt->stmt_type = 0;
+    stmt->stmt_flags = -1;
+    params_free(stmt);
+    meta_free(conn, &stmt->in);
+    meta_free(conn, &stmt->out);
+    desc_free(stmt);
+    stmt->describe_incomplete = 0;
+    stmt->singleton = 0;
+    stmt->gen++;
+    rows_reset(stmt);
+
+    ffb__sync sync = {0, 0, 0, NULL};
+    ffbp_writer w;
+    uint16_t sh;
+    if (!stmt->has_handle && !stmt->alloc_queued) {
+        ffbp_writer_init(&w, conn->alloc);
+        ffbp_put_object_op(&w, FFBP_OP_ALLOCATE_STATEMENT, conn->db_handle);
+        if ((rc = queue(conn, &w, 0)) < 0)
+            return rc;
+        ffb__pending *p =
+            expect(conn, FFBP_OP_ALLOCATE_STATEMENT, alloc_reply, stmt, &sync);
+        if (!p)
+            return FFB_E_NOMEM;
+        p->deferred = 1; /* held back by a lazy server (reference 02, 7.3) */
+        stmt->alloc_queued = 1;
+        conn->last_kind = FFB__LAST_STMT;
+        conn->last_obj = stmt;
+    }
+    if (stmt->has_handle)
+        sh = stmt->handle;
+    else if (conn->last_kind == FFB__LAST_STMT && conn->last_obj == stmt)
+        sh = 0xFFFF; /* the statement allocated last */
+    else
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "statement handle not known yet");
+
+    size_t ilen;
+    const uint8_t *items = ffbp_describe_items(&ilen);
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_prepare(&w, txh, sh, (uint16_t)conn->dialect, sql, len, items,
+                     ilen, PREPARE_BUFFER, conn->protocol);
+    if ((rc = queue(conn, &w, 1)) < 0)
+        return rc;
+    ffb__pending *p = expect(conn, FFBP_OP_PREPARE_STATEMENT, prepare_reply,
+                             stmt, &sync);
+    if (!p)
+        return FFB_E_NOMEM;
+    p->completes = 1;
+    rc = ffb__wait(conn, &sync.done);
+    if (rc < 0)
+        return rc;
+    if (sync.rc < 0)
+        return sync.rc;
+
+    /* A describe too large for one answer: continue one side at a time. */
+    while (stmt->describe_incomplete) {
+        ffbp_sqlinfo *d = &stmt->desc;
+        uint32_t in_first = first_incomplete(d->in, d->in_count);
+        uint32_t out_first = first_incomplete(d->out, d->out_count);
+        uint8_t cont[32];
+        size_t clen = ffbp_describe_continue_items(
+            cont, out_first != 0, out_first ? out_first : in_first);
+        ffbp_writer_init(&w, conn->alloc);
+        ffbp_put_info(&w, FFBP_OP_INFO_SQL, stmt->handle, 0, cont, clen,
+                      PREPARE_BUFFER);
+        if ((rc = queue(conn, &w, 1)) < 0)
+            return rc;
+        ffb__sync s2 = {0, 0, 0, NULL};
+        p = expect(conn, FFBP_OP_INFO_SQL, describe_more_reply, stmt, &s2);
+        if (!p)
+            return FFB_E_NOMEM;
+        p->completes = 1;
+        rc = ffb__wait(conn, &s2.done);
+        if (rc < 0)
+            return rc;
+        if (s2.rc < 0)
+            return s2.rc;
+    }
+    return stmt->prepared ? 0
+                          : ffb__error_set(&conn->err, FFB_E_PROTO,
+                                           "prepare answered without a "
+                                           "describe");
+}
+
+/* ---- execute ------------------------------------------------------------------------ */
+
+static int has_cursor(const ffb_stmt *stmt) {
+    if (stmt->stmt_flags >= 0)
+        return (stmt->stmt_flags & 1) != 0;
+    return stmt->stmt_type == FFB_STMT_SELECT ||
+           stmt->stmt_type == FFB_STMT_SELECT_FOR_UPDATE;
+}
+
+/* Build the input BLR and message from the bound parameters. */
+static int build_input(ffb_stmt *stmt, ffbp_writer *blr, ffbp_writer *msg) {
+    ffb_conn *conn = stmt->conn;
+    size_t n = stmt->in.n;
+    if (n == 0)
+        return 0;
+    ffbp_item *items = ffb__malloc(conn->alloc, n * sizeof(*items));
+    if (!items)
+        return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const ffb__param *pa = &stmt->params[i];
+        if (!pa->set) {
+            ffb__free(conn->alloc, items);
+            return ffb__error_set(&conn->err, FFB_E_INVAL,
+                                  "parameter %zu of %zu is not bound", i + 1,
+                                  n);
+        }
+        items[i] = pa->is_null ? stmt->in.items[i] : pa->item;
+    }
+    int rc = ffbp_put_blr(blr, items, n);
+    ffb__free(conn->alloc, items);
+    if (rc != FFBP_OK)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "cannot build the parameter BLR");
+    size_t bm = ffbp_msg_begin(msg, n);
+    for (size_t i = 0; i < n; i++) {
+        const ffb__param *pa = &stmt->params[i];
+        if (pa->is_null) {
+            ffbp_msg_set_null(msg, bm, i);
+            continue;
+        }
+        switch (pa->item.blr) {
+        case FFBP_BLR_VARYING:
+        case FFBP_BLR_VARYING2:
+            ffbp_put_u32(msg, (uint32_t)pa->len);
+            ffbp_put_opaque(msg, pa->data, pa->len);
+            break;
+        case FFBP_BLR_TEXT:
+        case FFBP_BLR_TEXT2:
+            ffbp_put_opaque(msg, pa->data, pa->len);
+            break;
+        default:
+            ffbp_put_opaque(msg, pa->fixed, ffbp_item_wire_size(&pa->item));
+            break;
+        }
+    }
+    if (blr->failed || msg->failed)
+        return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+    return 0;
+}
+
+static int row_append(ffb_stmt *stmt, const ffbp_fetch_response *f,
+                      const uint32_t *off, const uint32_t *len) {
+    ffb_conn *conn = stmt->conn;
+    size_t n = stmt->out.n;
+    if (stmt->nrows == stmt->rows_cap) {
+        size_t cap = stmt->rows_cap ? stmt->rows_cap * 2 : 64;
+        ffb__row *v = ffb__realloc(conn->alloc, stmt->rowv, cap * sizeof(*v));
+        if (!v)
+            return FFB_E_NOMEM;
+        stmt->rowv = v;
+        stmt->rows_cap = cap;
+    }
+    size_t need = (stmt->nrows + 1) * (n ? n : 1);
+    if (need > stmt->roff_cap) {
+        size_t cap = stmt->roff_cap ? stmt->roff_cap * 2 : 256;
+        while (cap < need)
+            cap *= 2;
+        uint32_t *o = ffb__realloc(conn->alloc, stmt->row_off,
+                                   cap * sizeof(uint32_t));
+        if (!o)
+            return FFB_E_NOMEM;
+        stmt->row_off = o;
+        uint32_t *l = ffb__realloc(conn->alloc, stmt->row_len,
+                                   cap * sizeof(uint32_t));
+        if (!l)
+            return FFB_E_NOMEM;
+        stmt->row_len = l;
+        stmt->roff_cap = cap;
+    }
+    ffb__row *r = &stmt->rowv[stmt->nrows];
+    r->pos = stmt->rows.len;
+    r->len = f->msg_len;
+    r->offs = stmt->nrows * (n ? n : 1);
+    ffbp_put_raw(&stmt->rows, f->msg, f->msg_len);
+    if (stmt->rows.failed)
+        return FFB_E_NOMEM;
+    if (n) {
+        memcpy(stmt->row_off + r->offs, off, n * sizeof(uint32_t));
+        memcpy(stmt->row_len + r->offs, len, n * sizeof(uint32_t));
+    }
+    stmt->nrows++;
+    stmt->rows_seen++;
+    return 0;
+}
+
+static void save_row_error(ffb_stmt *stmt, const ffbp_status *st) {
+    ffb_conn *conn = stmt->conn;
+    if (!stmt->row_err)
+        stmt->row_err = ffb__malloc(conn->alloc, sizeof(ffb_error));
+    if (stmt->row_err)
+        ffb__error_from_status(stmt->row_err, FFB_E_SERVER, st,
+                               "fetching rows failed");
+    stmt->fetch_error = 1;
+}
+
+/* Answer to op_execute (cursor open, DML, DDL). */
+static int exec_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                      ffb__pending *p) {
+    ffb_stmt *stmt = p->ctx;
+    if (ffb__expect_response(pkt) < 0)
+        return done(p, reply_mismatch(conn, pkt, "op_response to op_execute"));
+    const ffbp_response *r = &pkt->u.response;
+    if (ffb__status_is_error(&r->status)) {
+        fail_request(conn, p, &r->status, NULL);
+        if (p->gen == stmt->gen) {
+            stmt->cursor_open = 0; /* the cursor did not open */
+            stmt->eof = 1;
+        }
+    }
+    return done(p, 0);
+}
+
+/* Answers to op_fetch: rows, then a terminator or an error. */
+static int fetch_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                       ffb__pending *p) {
+    ffb_stmt *stmt = p->ctx;
+    int current = p->gen == stmt->gen && !stmt->freed;
+    if (pkt->op == FFBP_OP_FETCH_RESPONSE) {
+        const ffbp_fetch_response *f = &pkt->u.fetch;
+        if (f->count) {
+            if (current && row_append(stmt, f, p->off, p->len) < 0)
+                return done(p, ffb__error_set(&conn->err, FFB_E_NOMEM,
+                                              "out of memory for rows"));
+            return 1; /* more rows or the terminator follow */
+        }
+        if (current) {
+            stmt->fetches_inflight--;
+            if (f->status == 100)
+                stmt->eof = 1;
+        }
+        return done(p, 0);
+    }
+    if (ffb__expect_response(pkt) < 0)
+        return done(p, reply_mismatch(conn, pkt, "op_fetch_response"));
+    /* An error in place of the rows. */
+    if (current) {
+        stmt->fetches_inflight--;
+        if (!stmt->eof) {
+            /* A fetch after the end answers isc_req_sync: drained. */
+            if (p->sync && p->sync->rc == 0)
+                fail_request(conn, p, &pkt->u.response.status,
+                             "fetching rows failed");
+            else if (!p->sync)
+                save_row_error(stmt, &pkt->u.response.status);
+            stmt->eof = 1;
+        }
+    }
+    return done(p, 0);
+}
+
+/* Answers to op_execute2: op_sql_response, then op_response. */
+static int exec2_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                       ffb__pending *p) {
+    ffb_stmt *stmt = p->ctx;
+    if (pkt->op == FFBP_OP_SQL_RESPONSE) {
+        if (pkt->u.fetch.count && p->gen == stmt->gen &&
+            row_append(stmt, &pkt->u.fetch, p->off, p->len) < 0)
+            return done(p, ffb__error_set(&conn->err, FFB_E_NOMEM,
+                                          "out of memory for rows"));
+        return 1;
+    }
+    if (ffb__expect_response(pkt) < 0)
+        return done(p, reply_mismatch(conn, pkt, "op_response to op_execute2"));
+    if (ffb__status_is_error(&pkt->u.response.status)) {
+        fail_request(conn, p, &pkt->u.response.status, NULL);
+        if (p->gen == stmt->gen)
+            rows_reset(stmt);
+    }
+    return done(p, 0);
+}
+
+/* Answer to op_info_sql(isc_info_sql_records). */
+static int records_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                         ffb__pending *p) {
+    ffb_stmt *stmt = p->ctx;
+    if (ffb__expect_response(pkt) < 0)
+        return done(p, reply_mismatch(conn, pkt, "op_response to op_info_sql"));
+    const ffbp_response *r = &pkt->u.response;
+    if (!ffb__status_is_error(&r->status) && p->gen == stmt->gen) {
+        ffbp_sqlinfo d;
+        memset(&d, 0, sizeof(d));
+        if (ffbp_parse_describe(r->data.p, r->data.len, &d) == FFBP_OK)
+            memcpy(stmt->records, d.records, sizeof(stmt->records));
+    }
+    return done(p, 0);
+}
+
+/* Queue `depth` fetches of `count` rows. */
+static int queue_fetches(ffb_stmt *stmt, unsigned depth, uint16_t count,
+                         ffb__sync *sync) {
+    ffb_conn *conn = stmt->conn;
+    for (unsigned i = 0; i < depth; i++) {
+        ffbp_writer w;
+        ffbp_writer_init(&w, conn->alloc);
+        /* The first fetch after an execute must carry the BLR; sending it
+           every time is harmless and keeps the fetches independent. */
+        ffbp_put_fetch(&w, stmt->handle, stmt->out.blr, stmt->out.blr_len,
+                       count);
+        int rc = queue(conn, &w, 1);
+        if (rc < 0)
+            return rc;
+        ffb__pending *p =
+            expect(conn, FFBP_OP_FETCH, fetch_reply, stmt,
+                   i + 1 == depth ? sync : NULL);
+        if (!p)
+            return FFB_E_NOMEM;
+        p->items = stmt->out.items;
+        p->nitems = stmt->out.n;
+        p->off = stmt->scratch_off;
+        p->len = stmt->scratch_len;
+        p->completes = i + 1 == depth;
+        stmt->fetches_inflight++;
+    }
+    return 0;
+}
+
+/* Library-side failure of a queued request, reported through its sync. */
+static int sync_lib_fail(ffb_conn *conn, ffb__sync *sync, int rc) {
+    if (sync && sync->own_err && rc > FFB_E_FATAL) {
+        ffb_error *e = ffb__sync_error(conn, sync);
+        if (e != &conn->err)
+            *e = conn->err;
+    }
+    return rc;
+}
+
+int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
+    ffb_conn *conn = stmt->conn;
+    int rc = need_ready(conn);
+    if (rc < 0)
+        return rc;
+    if (!stmt->prepared || stmt->freed || !stmt->has_handle)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the statement is not prepared");
+    if (tx && tx->conn != conn)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "transaction of another connection");
+    ffbp_writer blr, msg;
+    ffbp_writer_init(&blr, conn->alloc);
+    ffbp_writer_init(&msg, conn->alloc);
+    rc = build_input(stmt, &blr, &msg);
+    if (rc < 0)
+        goto out;
+    uint16_t txh = 0;
+    if (tx && (rc = ffb__tx_handle(tx, &txh)) < 0)
+        goto out;
+    if ((rc = queue_close(stmt)) < 0)
+        goto out;
+    stmt->gen++;
+    rows_reset(stmt);
+    stmt->eof = 0;
+    stmt->fetch_error = 0;
+    stmt->singleton = 0;
+    stmt->rows_seen = 0;
+    for (int i = 0; i < 4; i++)
+        stmt->records[i] = -1;
+
+    int cursor = has_cursor(stmt);
+    ffbp_execute e;
+    memset(&e, 0, sizeof(e));
+    e.op = !cursor && stmt->out.n ? FFBP_OP_EXECUTE2 : FFBP_OP_EXECUTE;
+    e.stmt = stmt->handle;
+    e.tx = txh;
+    e.in_blr = blr.data;
+    e.in_blr_len = blr.len;
+    e.in_msg = stmt->in.n ? msg.data : NULL;
+    e.in_msg_len = msg.len;
+    e.out_blr = stmt->out.blr;
+    e.out_blr_len = stmt->out.blr_len;
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_execute(&w, &e, conn->protocol);
+    if ((rc = queue(conn, &w, 1)) < 0)
+        goto out;
+    ffb__pending *p;
+    if (e.op == FFBP_OP_EXECUTE2) {
+        p = expect(conn, e.op, exec2_reply, stmt, sync);
+        if (!p) {
+            rc = FFB_E_NOMEM;
+            goto out;
+        }
+        p->tx = tx;
+        p->items = stmt->out.items;
+        p->nitems = stmt->out.n;
+        p->off = stmt->scratch_off;
+        p->len = stmt->scratch_len;
+        p->completes = 1;
+        stmt->singleton = 1;
+    } else {
+        p = expect(conn, e.op, exec_reply, stmt, sync);
+        if (!p) {
+            rc = FFB_E_NOMEM;
+            goto out;
+        }
+        p->tx = tx;
+        if (cursor) {
+            stmt->cursor_open = 1;
+            stmt->fetch_depth = 1;
+            if (tx) {
+                tx->refs++;
+                stmt->cursor_tx = tx;
+            }
+            rc = queue_fetches(stmt, 1, stmt->fetch_count, sync);
+            if (rc == 0)
+                conn->fifo[(conn->fifo_head + conn->fifo_len - 1) %
+                           conn->fifo_cap]
+                    .tx = tx;
+        } else if (stmt->stmt_type == FFB_STMT_INSERT ||
+                   stmt->stmt_type == FFB_STMT_UPDATE ||
+                   stmt->stmt_type == FFB_STMT_DELETE) {
+            /* The row counts ride in the same write (reference 02, 7.8). */
+            static const uint8_t items[] = {FFBP_INFO_SQL_RECORDS,
+                                            FFBP_INFO_END};
+            ffbp_writer_init(&w, conn->alloc);
+            ffbp_put_info(&w, FFBP_OP_INFO_SQL, stmt->handle, 0, items,
+                          sizeof(items), 64);
+            if ((rc = queue(conn, &w, 1)) < 0)
+                goto out;
+            p = expect(conn, FFBP_OP_INFO_SQL, records_reply, stmt, sync);
+            if (!p) {
+                rc = FFB_E_NOMEM;
+                goto out;
+            }
+            p->completes = 1;
+        } else {
+            p->completes = 1;
+        }
+    }
+out:
+    ffbp_writer_free(&blr);
+    ffbp_writer_free(&msg);
+    return sync_lib_fail(conn, sync, rc);
+}
+
+int ffb_stmt_execute(ffb_stmt *stmt, ffb_tx *tx) {
+    if (!stmt)
+        return FFB_E_INVAL;
+    ffb_conn *conn = stmt->conn;
+    ffb__error_clear(&conn->err);
+    ffb__sync sync = {0, 0, 0, NULL};
+    int rc = ffb__stmt_queue_execute(stmt, tx, &sync);
+    if (rc < 0)
+        return rc;
+    rc = ffb__wait(conn, &sync.done);
+    return rc < 0 ? rc : sync.rc;
+}
+
+/* ---- fetch ---------------------------------------------------------------------------- */
+
+/* Send the next fetches without waiting for them. */
+static int refill(ffb_stmt *stmt) {
+    if (stmt->fetch_depth < FETCH_DEPTH_MAX && stmt->rows_seen > 0)
+        stmt->fetch_depth = stmt->fetch_depth ? stmt->fetch_depth * 2 : 1;
+    if (stmt->fetch_count < FETCH_MAX)
+        stmt->fetch_count = stmt->fetch_count * 4 > FETCH_MAX
+                                ? FETCH_MAX
+                                : (uint16_t)(stmt->fetch_count * 4);
+    int rc = queue_fetches(stmt, stmt->fetch_depth, stmt->fetch_count, NULL);
+    if (rc < 0)
+        return rc;
+    /* Hand the fetches to the transport now: read-ahead. */
+    rc = ffb__engine_flush(stmt->conn);
+    if (rc == 0 && stmt->conn->io == FFB_IO_BLOCKING)
+        rc = ffb__io_flush(stmt->conn);
+    return rc < 0 ? ffb__engine_fail(stmt->conn, rc) : 0;
+}
+
+int ffb_stmt_fetch(ffb_stmt *stmt) {
+    if (!stmt)
+        return FFB_E_INVAL;
+    ffb_conn *conn = stmt->conn;
+    for (;;) {
+        if (stmt->cur < stmt->nrows) {
+            stmt->cur++;
+            /* Read-ahead: half the buffer consumed, cursor not finished. */
+            if (stmt->cursor_open && !stmt->eof &&
+                stmt->fetches_inflight == 0 && conn->state == FFB__ST_READY &&
+                stmt->cur * 2 >= stmt->nrows) {
+                int rc = refill(stmt);
+                if (rc < 0)
+                    return rc;
+            }
+            return 1;
+        }
+        /* Buffer used up. */
+        if (stmt->nrows)
+            rows_reset(stmt);
+        if (stmt->singleton) {
+            stmt->singleton = 0;
+            return 0;
+        }
+        if (stmt->fetch_error) {
+            stmt->fetch_error = 0;
+            if (stmt->row_err)
+                conn->err = *stmt->row_err;
+            return conn->err.code ? conn->err.code : FFB_E_SERVER;
+        }
+        if (stmt->fetches_inflight == 0) {
+            if (stmt->eof || !stmt->cursor_open)
+                return 0;
+            if (conn->state != FFB__ST_READY)
+                return need_ready(conn);
+            int rc = refill(stmt);
+            if (rc < 0)
+                return rc;
+        }
+        /* Wait for rows or the end of the fetches in flight. */
+        int rc = need_ready(conn);
+        if (rc < 0)
+            return rc;
+        while (stmt->nrows == 0 && stmt->fetches_inflight > 0 &&
+               !stmt->fetch_error) {
+            int wake = 0;
+            rc = ffb__engine_flush(conn);
+            if (rc == 0 && conn->out.len)
+                rc = ffb__io_flush(conn);
+            if (rc == 0)
+                rc = ffb__io_read(conn);
+            (void)wake;
+            if (rc < 0)
+                return ffb__engine_fail(conn, rc);
+        }
+    }
+}
+
+int64_t ffb_stmt_rows_affected(const ffb_stmt *stmt) {
+    if (!stmt || (stmt->records[1] < 0 && stmt->records[2] < 0 &&
+                  stmt->records[3] < 0))
+        return -1;
+    int64_t n = 0;
+    for (int i = 1; i < 4; i++)
+        if (stmt->records[i] > 0)
+            n += stmt->records[i];
+    return n;
+}
+
+/* ---- accessors ------------------------------------------------------------------------- */
+
+int ffb_stmt_type(const ffb_stmt *stmt) { return stmt ? stmt->stmt_type : 0; }
+
+int ffb_stmt_has_cursor(const ffb_stmt *stmt) {
+    return stmt && stmt->prepared && has_cursor(stmt);
+}
+
+unsigned ffb_stmt_column_count(const ffb_stmt *stmt) {
+    return stmt ? (unsigned)stmt->out.n : 0;
+}
+
+unsigned ffb_stmt_param_count(const ffb_stmt *stmt) {
+    return stmt ? (unsigned)stmt->in.n : 0;
+}
+
+static int col_info(const ffb__meta *m, unsigned i, ffb_column_info *out) {
+    if (!out || i >= m->n)
+        return FFB_E_INVAL;
+    const ffb__col *c = &m->cols[i];
+    out->sqltype = c->sqltype;
+    out->nullable = c->nullable;
+    out->subtype = c->subtype;
+    out->scale = c->scale;
+    out->length = c->length;
+    out->charset = c->charset;
+    out->field = c->field;
+    out->relation = c->relation;
+    out->owner = c->owner;
+    out->alias = c->alias;
+    out->relation_alias = c->relation_alias;
+    return 0;
+}
+
+int ffb_stmt_column_info(const ffb_stmt *stmt, unsigned col,
+                         ffb_column_info *out) {
+    return stmt ? col_info(&stmt->out, col, out) : FFB_E_INVAL;
+}
+
+int ffb_stmt_param_info(const ffb_stmt *stmt, unsigned idx,
+                        ffb_column_info *out) {
+    return stmt ? col_info(&stmt->in, idx, out) : FFB_E_INVAL;
+}
+
+const char *ffb_stmt_column_name(const ffb_stmt *stmt, unsigned col) {
+    if (!stmt || col >= stmt->out.n)
+        return "";
+    const ffb__col *c = &stmt->out.cols[col];
+    return c->alias[0] ? c->alias : c->field;
+}
+
+/* Answer to op_info_sql(plan). */
+static int plan_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                      ffb__pending *p) {
+    ffb_stmt *stmt = p->ctx;
+    if (ffb__expect_response(pkt) < 0)
+        return done(p, reply_mismatch(conn, pkt, "op_response to op_info_sql"));
+    const ffbp_response *r = &pkt->u.response;
+    if (ffb__status_is_error(&r->status)) {
+        ffb__sync_fail_status(conn, p->sync, FFB_E_SERVER, &r->status,
+                              "reading the plan failed");
+        return done(p, 0);
+    }
+    ffbp_sqlinfo d;
+    memset(&d, 0, sizeof(d));
+    if (ffbp_parse_describe(r->data.p, r->data.len, &d) != FFBP_OK) {
+        if (p->sync && p->sync->rc == 0)
+            p->sync->rc = ffb__error_set(&conn->err, FFB_E_PROTO,
+                                         "malformed plan answer");
+        return done(p, 0);
+    }
+    size_t need = d.plan.len + 1;
+    if (need > stmt->textbuf_cap) {
+        char *b = ffb__realloc(conn->alloc, stmt->textbuf, need);
+        if (!b)
+            return done(p, ffb__error_set(&conn->err, FFB_E_NOMEM,
+                                          "out of memory"));
+        stmt->textbuf = b;
+        stmt->textbuf_cap = need;
+    }
+    if (d.plan.len)
+        memcpy(stmt->textbuf, d.plan.p, d.plan.len);
+    /* The server starts the legacy plan with a newline. */
+    stmt->textbuf[d.plan.len] = '\0';
+    return done(p, 0);
+}
+
+int ffb_stmt_plan(ffb_stmt *stmt, int explain, const char **out) {
+    if (!stmt || !out)
+        return FFB_E_INVAL;
+    ffb_conn *conn = stmt->conn;
+    int rc = need_ready(conn);
+    if (rc < 0)
+        return rc;
+    if (!stmt->prepared)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the statement is not prepared");
+    uint8_t items[2] = {(uint8_t)(explain ? FFBP_INFO_SQL_EXPLAIN_PLAN
+                                          : FFBP_INFO_SQL_GET_PLAN),
+                        FFBP_INFO_END};
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_info(&w, FFBP_OP_INFO_SQL, stmt->handle, 0, items, 2, 65535);
+    if ((rc = queue(conn, &w, 1)) < 0)
+        return rc;
+    ffb__sync sync = {0, 0, 0, NULL};
+    ffb__pending *p = expect(conn, FFBP_OP_INFO_SQL, plan_reply, stmt, &sync);
+    if (!p)
+        return FFB_E_NOMEM;
+    p->completes = 1;
+    rc = ffb__wait(conn, &sync.done);
+    if (rc == 0)
+        rc = sync.rc;
+    if (rc == 0) {
+        const char *t = stmt->textbuf ? stmt->textbuf : "";
+        while (*t == '\n')
+            t++;
+        *out = t;
+    }
+    return rc;
+}
+
+/* ---- execute immediate --------------------------------------------------------------- */
+
+int ffb_conn_execute_immediate(ffb_conn *conn, ffb_tx *tx, const char *sql,
+                               size_t len) {
+    if (!conn || !sql)
+        return FFB_E_INVAL;
+    int rc = need_ready(conn);
+    if (rc < 0)
+        return rc;
+    if (len == (size_t)-1)
+        len = strlen(sql);
+    if (len == 0 || len > 10 * 1024 * 1024)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "SQL text must be 1 byte to 10 MiB long");
+    ffb__error_clear(&conn->err);
+    uint16_t txh = 0;
+    if (tx && (rc = ffb__tx_handle(tx, &txh)) < 0)
+        return rc;
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_exec_immediate(&w, txh, (uint16_t)conn->dialect, sql, len,
+                            conn->protocol);
+    if ((rc = queue(conn, &w, 1)) < 0)
+        return rc;
+    ffb__simple s = {0};
+    if (!ffb__engine_expect(conn, FFBP_OP_EXEC_IMMEDIATE, ffb__simple_reply,
+                            &s))
+        return ffb__engine_fail(conn, FFB_E_NOMEM);
+    rc = ffb__wait(conn, &s.done);
+    return rc < 0 ? rc : s.rc;
+}

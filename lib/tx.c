@@ -1,0 +1,416 @@
+/*
+ * Transactions. A start is lazy: op_transaction waits in the stage and
+ * travels with the next request, which refers to the new transaction as
+ * "the object allocated last" (0xFFFF) while that still holds (reference
+ * 02, 7.4 and 7.8: one-shot plans).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/internal.h"
+
+/* TPB tags (isc_tpb_*). */
+enum {
+    TPB_VERSION3 = 3,
+    TPB_CONSISTENCY = 1,
+    TPB_CONCURRENCY = 2,
+    TPB_WAIT = 6,
+    TPB_NOWAIT = 7,
+    TPB_READ = 8,
+    TPB_WRITE = 9,
+    TPB_LOCK_READ = 10,
+    TPB_LOCK_WRITE = 11,
+    TPB_READ_COMMITTED = 15,
+    TPB_AUTOCOMMIT = 16,
+    TPB_REC_VERSION = 17,
+    TPB_NO_REC_VERSION = 18,
+    TPB_NO_AUTO_UNDO = 20,
+    TPB_LOCK_TIMEOUT = 21,
+    TPB_READ_CONSISTENCY = 22
+};
+
+void ffb_tx_options_init(ffb_tx_options *opts) {
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof(*opts));
+    opts->version = FFB_TX_OPTIONS_VERSION;
+}
+
+static int build_tpb(ffb_conn *conn, const ffb_tx_options *o, ffbp_writer *w) {
+    uint8_t b[8];
+    size_t n = 0;
+    b[n++] = TPB_VERSION3;
+    switch (o->isolation) {
+    case FFB_ISO_READ_COMMITTED:
+        b[n++] = TPB_READ_COMMITTED;
+        b[n++] = TPB_REC_VERSION;
+        break;
+    case FFB_ISO_SNAPSHOT:
+        b[n++] = TPB_CONCURRENCY;
+        break;
+    case FFB_ISO_SERIALIZABLE:
+        b[n++] = TPB_CONSISTENCY;
+        break;
+    case FFB_ISO_READ_COMMITTED_NO_REC_VERSION:
+        b[n++] = TPB_READ_COMMITTED;
+        b[n++] = TPB_NO_REC_VERSION;
+        break;
+    case FFB_ISO_READ_CONSISTENCY:
+        b[n++] = TPB_READ_COMMITTED;
+        b[n++] = TPB_READ_CONSISTENCY;
+        break;
+    default:
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "unknown isolation level %d", o->isolation);
+    }
+    b[n++] = o->read_only ? TPB_READ : TPB_WRITE;
+    ffbp_put_raw(w, b, n);
+    if (o->lock_timeout == 0) {
+        b[0] = TPB_WAIT;
+        ffbp_put_raw(w, b, 1);
+    } else if (o->lock_timeout < 0) {
+        b[0] = TPB_NOWAIT;
+        ffbp_put_raw(w, b, 1);
+    } else {
+        if (o->lock_timeout > 32767)
+            return ffb__error_set(&conn->err, FFB_E_INVAL,
+                                  "lock_timeout must be at most 32767 s");
+        uint8_t t[5] = {TPB_WAIT, TPB_LOCK_TIMEOUT, 2,
+                        (uint8_t)o->lock_timeout,
+                        (uint8_t)(o->lock_timeout >> 8)};
+        ffbp_put_raw(w, t, 5);
+    }
+    if (o->autocommit) {
+        b[0] = TPB_AUTOCOMMIT;
+        ffbp_put_raw(w, b, 1);
+    }
+    if (o->no_auto_undo) {
+        b[0] = TPB_NO_AUTO_UNDO;
+        ffbp_put_raw(w, b, 1);
+    }
+    for (size_t i = 0; i < o->nreservations; i++) {
+        const ffb_tx_reservation *r = &o->reservations[i];
+        size_t len = r->table ? strlen(r->table) : 0;
+        if (len == 0 || len > 252)
+            return ffb__error_set(&conn->err, FFB_E_INVAL,
+                                  "reserved table name must be 1..252 bytes");
+        if (r->mode != 0 && (r->mode < 3 || r->mode > 5))
+            return ffb__error_set(&conn->err, FFB_E_INVAL,
+                                  "reservation mode must be 0, 3, 4 or 5");
+        uint8_t h[2] = {(uint8_t)(r->write ? TPB_LOCK_WRITE : TPB_LOCK_READ),
+                        (uint8_t)len};
+        ffbp_put_raw(w, h, 2);
+        ffbp_put_raw(w, r->table, len);
+        if (r->mode) {
+            b[0] = (uint8_t)r->mode;
+            ffbp_put_raw(w, b, 1);
+        }
+    }
+    return w->failed ? ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory")
+                     : 0;
+}
+
+static void tx_destroy(ffb_tx *tx) {
+    ffb_conn *conn = tx->conn;
+    for (ffb_tx **pp = &conn->txs; *pp; pp = &(*pp)->next)
+        if (*pp == tx) {
+            *pp = tx->next;
+            break;
+        }
+    if (conn->last_obj == tx) {
+        conn->last_kind = FFB__LAST_OTHER;
+        conn->last_obj = NULL;
+    }
+    ffb__free(conn->alloc, tx->start_err);
+    ffb__free(conn->alloc, tx);
+}
+
+void ffb__tx_unref(ffb_tx *tx) {
+    if (tx && --tx->refs == 0)
+        tx_destroy(tx);
+}
+
+/* Answer to op_transaction. */
+static int start_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                       ffb__pending *p) {
+    ffb_tx *tx = p->ctx;
+    int rc = ffb__expect_response(pkt);
+    if (rc < 0) {
+        ffb__tx_unref(tx);
+        return ffb__error_set(&conn->err, rc,
+                              "expected op_response to op_transaction, got %s",
+                              ffbp_op_name(pkt->op));
+    }
+    const ffbp_response *r = &pkt->u.response;
+    tx->refs--; /* the reply's reference; tx stays alive while user holds it */
+    if (ffb__status_is_error(&r->status)) {
+        tx->state = FFB__TX_FAILED;
+        if (!tx->start_err)
+            tx->start_err = ffb__malloc(conn->alloc, sizeof(ffb_error));
+        if (tx->start_err)
+            ffb__error_from_status(tx->start_err, FFB_E_SERVER, &r->status,
+                                   "starting the transaction failed");
+        if (p->sync)
+            ffb__sync_fail_status(conn, p->sync, FFB_E_SERVER, &r->status,
+                                  "starting the transaction failed");
+    } else if (tx->state == FFB__TX_PENDING) {
+        tx->state = FFB__TX_ACTIVE;
+        tx->handle = r->object;
+    }
+    tx->answered = 1;
+    if (p->sync)
+        p->sync->done = 1;
+    if (tx->refs == 0)
+        tx_destroy(tx);
+    return 0;
+}
+
+int ffb_tx_begin(ffb_conn *conn, ffb_tx **out, const ffb_tx_options *opts) {
+    if (!conn || !out)
+        return FFB_E_INVAL;
+    ffb_tx_options defaults = FFB_TX_OPTIONS_INIT;
+    if (!opts)
+        opts = &defaults;
+    if (opts->version != FFB_TX_OPTIONS_VERSION)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "ffb_tx_options.version must be "
+                              "FFB_TX_OPTIONS_VERSION");
+    if (conn->state != FFB__ST_READY)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the connection is not attached");
+    ffb__error_clear(&conn->err);
+    ffbp_writer tpb, w;
+    ffbp_writer_init(&tpb, conn->alloc);
+    int rc = build_tpb(conn, opts, &tpb);
+    if (rc < 0) {
+        ffbp_writer_free(&tpb);
+        return rc;
+    }
+    ffb_tx *tx = ffb__malloc(conn->alloc, sizeof(*tx));
+    if (!tx) {
+        ffbp_writer_free(&tpb);
+        return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+    }
+    memset(tx, 0, sizeof(*tx));
+    tx->conn = conn;
+    tx->state = FFB__TX_PENDING;
+    tx->refs = 2; /* the caller, and the answer owed */
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_transaction(&w, conn->db_handle, tpb.data, tpb.len);
+    ffbp_writer_free(&tpb);
+    rc = ffb__engine_queue(conn, &w, 1);
+    ffbp_writer_free(&w);
+    if (rc == 0 && !ffb__engine_expect(conn, FFBP_OP_TRANSACTION, start_reply,
+                                       tx))
+        rc = FFB_E_NOMEM;
+    if (rc < 0) {
+        /* The packet may be staged already: the connection cannot be kept
+           consistent without its reply handler. */
+        ffb__free(conn->alloc, tx);
+        return ffb__engine_fail(conn, rc == FFB_E_NOMEM ? FFB_E_NOMEM : rc);
+    }
+    tx->next = conn->txs;
+    conn->txs = tx;
+    conn->last_kind = FFB__LAST_TX;
+    conn->last_obj = tx;
+    *out = tx;
+    return 0;
+}
+
+int ffb__tx_handle(ffb_tx *tx, uint16_t *out) {
+    ffb_conn *conn = tx->conn;
+    for (;;) {
+        switch (tx->state) {
+        case FFB__TX_ACTIVE:
+            *out = tx->handle;
+            return 0;
+        case FFB__TX_PENDING:
+            if (conn->last_kind == FFB__LAST_TX && conn->last_obj == tx) {
+                *out = 0xFFFF; /* the object allocated last */
+                return 0;
+            }
+            /* Something was allocated after the start: learn the handle
+               first (one more round trip; see rule 7.7-8 of the
+               reference for how callers avoid it). */
+            {
+                int rc = ffb__wait(conn, &tx->answered);
+                if (rc < 0)
+                    return rc;
+            }
+            continue;
+        case FFB__TX_FAILED:
+            if (tx->start_err) {
+                conn->err = *tx->start_err;
+                return conn->err.code;
+            }
+            return ffb__error_set(&conn->err, FFB_E_SERVER,
+                                  "the transaction could not be started");
+        default:
+            return ffb__error_set(&conn->err, FFB_E_STATE,
+                                  "the transaction has ended");
+        }
+    }
+}
+
+/* Answer to commit/rollback and the retaining variants. */
+static int end_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
+    ffb_tx *tx = p->ctx;
+    int rc = ffb__expect_response(pkt);
+    if (rc < 0) {
+        ffb__tx_unref(tx);
+        return ffb__error_set(&conn->err, rc, "expected op_response to %s, got %s",
+                              ffbp_op_name(p->op), ffbp_op_name(pkt->op));
+    }
+    const ffbp_response *r = &pkt->u.response;
+    if (ffb__status_is_error(&r->status)) {
+        if (p->sync) {
+            if (tx->state == FFB__TX_FAILED && tx->start_err &&
+                p->sync->rc == 0) {
+                /* Only a consequence of the failed start. */
+                ffb_error *e = ffb__sync_error(conn, p->sync);
+                *e = *tx->start_err;
+                e->code = FFB_E_ABORTED;
+                p->sync->rc = FFB_E_ABORTED;
+            } else {
+                ffb__sync_fail_status(conn, p->sync, FFB_E_SERVER, &r->status,
+                                      NULL);
+            }
+        }
+    } else if (p->op == FFBP_OP_COMMIT || p->op == FFBP_OP_ROLLBACK) {
+        tx->state = FFB__TX_ENDED;
+        ffb__stmts_tx_ended(conn, tx);
+    }
+    if (p->sync)
+        p->sync->done = 1;
+    ffb__tx_unref(tx);
+    return 0;
+}
+
+int ffb__tx_queue_end(ffb_tx *tx, int op, ffb__sync *sync) {
+    ffb_conn *conn = tx->conn;
+    uint16_t h;
+    int rc = ffb__tx_handle(tx, &h);
+    if (rc < 0)
+        return rc;
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_object_op(&w, op, h);
+    rc = ffb__engine_queue(conn, &w, 1);
+    ffbp_writer_free(&w);
+    if (rc < 0)
+        return ffb__engine_fail(conn, rc);
+    ffb__pending *p = ffb__engine_expect(conn, op, end_reply, tx);
+    if (!p)
+        return ffb__engine_fail(conn, FFB_E_NOMEM);
+    p->sync = sync;
+    tx->refs++;
+    return 0;
+}
+
+static int end_tx(ffb_tx *tx, int op) {
+    if (!tx)
+        return FFB_E_INVAL;
+    ffb_conn *conn = tx->conn;
+    if (conn->state != FFB__ST_READY)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the connection is not attached");
+    if (tx->state == FFB__TX_ENDED)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the transaction has already ended");
+    ffb__error_clear(&conn->err);
+    ffb__sync sync = {0, 0, 0, NULL};
+    int rc = ffb__tx_queue_end(tx, op, &sync);
+    if (rc < 0)
+        return rc;
+    rc = ffb__wait(conn, &sync.done);
+    if (rc < 0)
+        return rc;
+    if (sync.rc == 0 && tx->state == FFB__TX_FAILED &&
+        (op == FFBP_OP_COMMIT || op == FFBP_OP_ROLLBACK))
+        tx->state = FFB__TX_ENDED;
+    return sync.rc;
+}
+
+int ffb_tx_commit(ffb_tx *tx) { return end_tx(tx, FFBP_OP_COMMIT); }
+int ffb_tx_rollback(ffb_tx *tx) { return end_tx(tx, FFBP_OP_ROLLBACK); }
+int ffb_tx_commit_retaining(ffb_tx *tx) {
+    return end_tx(tx, FFBP_OP_COMMIT_RETAINING);
+}
+int ffb_tx_rollback_retaining(ffb_tx *tx) {
+    return end_tx(tx, FFBP_OP_ROLLBACK_RETAINING);
+}
+
+int ffb_tx_is_active(const ffb_tx *tx) {
+    return tx && (tx->state == FFB__TX_PENDING || tx->state == FFB__TX_ACTIVE);
+}
+
+int ffb_tx_info_raw(ffb_tx *tx, const uint8_t *items, size_t items_len,
+                    uint8_t *out, size_t out_size, size_t *out_len) {
+    if (!tx || (!items && items_len) || (!out && out_size) ||
+        items_len > 65535 || out_size > 0x7FFFFFFF)
+        return FFB_E_INVAL;
+    ffb_conn *conn = tx->conn;
+    if (conn->state != FFB__ST_READY)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the connection is not attached");
+    ffb__error_clear(&conn->err);
+    uint16_t h;
+    int rc = ffb__tx_handle(tx, &h);
+    if (rc < 0)
+        return rc;
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_info(&w, FFBP_OP_INFO_TRANSACTION, h, 0, items, items_len,
+                  (uint32_t)out_size);
+    rc = ffb__engine_queue(conn, &w, 1);
+    ffbp_writer_free(&w);
+    if (rc < 0)
+        return ffb__engine_fail(conn, rc);
+    ffb__simple s = {0};
+    s.data = out;
+    s.data_size = out_size;
+    if (!ffb__engine_expect(conn, FFBP_OP_INFO_TRANSACTION, ffb__simple_reply,
+                            &s))
+        return ffb__engine_fail(conn, FFB_E_NOMEM);
+    rc = ffb__wait(conn, &s.done);
+    if (rc < 0)
+        return rc;
+    if (out_len)
+        *out_len = s.data_len;
+    return s.rc;
+}
+
+int ffb_tx_id(ffb_tx *tx, int64_t *out) {
+    static const uint8_t items[] = {4 /* isc_info_tra_id */, FFBP_INFO_END};
+    if (!tx || !out)
+        return FFB_E_INVAL;
+    uint8_t buf[64];
+    size_t len = 0;
+    int rc = ffb_tx_info_raw(tx, items, sizeof(items), buf, sizeof(buf), &len);
+    if (rc < 0)
+        return rc;
+    size_t pos = 0, n;
+    uint8_t item;
+    const uint8_t *d;
+    while ((rc = ffbp_info_next(buf, len, &pos, &item, &d, &n)) == 1)
+        if (item == 4) {
+            *out = ffbp_le_int(d, n);
+            return 0;
+        }
+    return ffb__error_set(&tx->conn->err, FFB_E_PROTO,
+                          "op_info_transaction answer without isc_info_tra_id");
+}
+
+void ffb_tx_free(ffb_tx *tx) {
+    if (!tx || tx->freed)
+        return;
+    ffb_conn *conn = tx->conn;
+    tx->freed = 1;
+    if ((tx->state == FFB__TX_PENDING || tx->state == FFB__TX_ACTIVE) &&
+        conn->state == FFB__ST_READY) {
+        /* Roll back with the next request; nobody waits for the answer. */
+        if (ffb__tx_queue_end(tx, FFBP_OP_ROLLBACK, NULL) < 0)
+            ffb__error_clear(&conn->err);
+    }
+    ffb__tx_unref(tx);
+}

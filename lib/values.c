@@ -1,0 +1,1022 @@
+/*
+ * Parameter binding and column getters: conversions between C values and
+ * the wire form of each SQL type (reference 02, sections 9 and 10).
+ *
+ * Parameters are converted on the client to the described type, so a value
+ * that cannot be converted never reaches the server. Text parameters travel
+ * as blr_varying2 in the parameter's own character set, with its declared
+ * length as limit. Two kinds go to the server as text and are converted
+ * there: time zone values (they need the zone rules) and blob contents
+ * (the server creates the blob).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lib/internal.h"
+#include "lib/types.h"
+
+#define MAX_VARYING 32765
+
+/* ---- big-endian helpers --------------------------------------------------------- */
+
+static void be32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+static uint32_t rd32(const uint8_t *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+           (uint32_t)p[3];
+}
+
+static void be64(uint8_t *p, uint64_t v) {
+    be32(p, (uint32_t)(v >> 32));
+    be32(p + 4, (uint32_t)v);
+}
+
+static uint64_t rd64(const uint8_t *p) {
+    return (uint64_t)rd32(p) << 32 | rd32(p + 4);
+}
+
+static void be128(uint8_t *p, ffb__i128 v) {
+    be64(p, (uint64_t)((ffb__u128)v >> 64));
+    be64(p + 8, (uint64_t)v);
+}
+
+static ffb__i128 rd128(const uint8_t *p) {
+    return (ffb__i128)((ffb__u128)rd64(p) << 64 | rd64(p + 8));
+}
+
+static const char *type_name(int sqltype) {
+    switch (sqltype) {
+    case FFBP_SQL_TEXT:
+        return "CHAR";
+    case FFBP_SQL_VARYING:
+        return "VARCHAR";
+    case FFBP_SQL_SHORT:
+        return "SMALLINT";
+    case FFBP_SQL_LONG:
+        return "INTEGER";
+    case FFBP_SQL_INT64:
+        return "BIGINT";
+    case FFBP_SQL_INT128:
+        return "INT128";
+    case FFBP_SQL_FLOAT:
+        return "FLOAT";
+    case FFBP_SQL_DOUBLE:
+        return "DOUBLE PRECISION";
+    case FFBP_SQL_DEC16:
+        return "DECFLOAT(16)";
+    case FFBP_SQL_DEC34:
+        return "DECFLOAT(34)";
+    case FFBP_SQL_TYPE_DATE:
+        return "DATE";
+    case FFBP_SQL_TYPE_TIME:
+        return "TIME";
+    case FFBP_SQL_TIMESTAMP:
+        return "TIMESTAMP";
+    case FFBP_SQL_TIME_TZ:
+    case FFBP_SQL_TIME_TZ_EX:
+        return "TIME WITH TIME ZONE";
+    case FFBP_SQL_TIMESTAMP_TZ:
+    case FFBP_SQL_TIMESTAMP_TZ_EX:
+        return "TIMESTAMP WITH TIME ZONE";
+    case FFBP_SQL_BOOLEAN:
+        return "BOOLEAN";
+    case FFBP_SQL_BLOB:
+        return "BLOB";
+    case FFBP_SQL_ARRAY:
+        return "ARRAY";
+    case FFBP_SQL_NULL:
+        return "NULL";
+    default:
+        return "unknown type";
+    }
+}
+
+static ffb__i128 pow10i(int n) {
+    ffb__i128 v = 1;
+    while (n-- > 0)
+        v *= 10;
+    return v;
+}
+
+/* ---- binding ------------------------------------------------------------------------ */
+
+enum vkind { V_NUM, V_DOUBLE, V_BOOL, V_TEXT, V_BYTES, V_DATE, V_TIME, V_TS };
+
+typedef struct value {
+    int kind;
+    ffb__i128 num;   /* V_NUM: unscaled */
+    int scale;
+    double d;
+    int b;
+    const char *s;   /* V_TEXT, V_BYTES */
+    size_t len;
+    int32_t date;
+    uint32_t time;
+} value;
+
+static int bind_fail(ffb_stmt *stmt, unsigned idx, const char *fmt,
+                     const char *what) {
+    const ffb__col *c = &stmt->in.cols[idx];
+    return ffb__error_set(&stmt->conn->err, FFB_E_INVAL,
+                          "parameter %u (%s): %s %s", idx + 1,
+                          type_name(c->sqltype), fmt, what);
+}
+
+static int store_bytes(ffb_stmt *stmt, ffb__param *pa, const char *s,
+                       size_t len) {
+    ffb__free(stmt->conn->alloc, pa->data);
+    pa->data = ffb__malloc(stmt->conn->alloc, len ? len : 1);
+    if (!pa->data)
+        return ffb__error_set(&stmt->conn->err, FFB_E_NOMEM, "out of memory");
+    if (len)
+        memcpy(pa->data, s, len);
+    pa->len = len;
+    return 0;
+}
+
+/* Text for a text column: checked against the declared length in
+   characters of the column's charset. */
+static int bind_text_col(ffb_stmt *stmt, unsigned idx, ffb__param *pa,
+                         const char *s, size_t len) {
+    const ffb__col *c = &stmt->in.cols[idx];
+    int bpc = ffb__charset_max_bytes(c->charset);
+    if (bpc <= 0)
+        bpc = 1;
+    long chars = (long)len;
+    if (c->charset == 4 || c->charset == 3) { /* UTF8, UNICODE_FSS */
+        chars = ffb__utf8_chars(s, len);
+        if (chars < 0)
+            return bind_fail(stmt, idx, "the text is not valid", "UTF-8");
+    }
+    long max_chars = c->length / bpc;
+    if (chars > max_chars) {
+        /* Trailing blanks are dropped by the server to fit; other excess
+           is a truncation error. */
+        size_t t = ffb__rtrim_len(s, len);
+        long tchars = (long)t;
+        if (c->charset == 4 || c->charset == 3)
+            tchars = ffb__utf8_chars(s, t);
+        if (tchars > max_chars) {
+            char what[96];
+            snprintf(what, sizeof(what),
+                     "of %ld characters is longer than the column (%ld)",
+                     chars, max_chars);
+            return bind_fail(stmt, idx, "a string", what);
+        }
+        len = t;
+    }
+    if (len > MAX_VARYING)
+        return bind_fail(stmt, idx, "a string", "longer than 32765 bytes");
+    pa->item.blr = FFBP_BLR_VARYING2;
+    pa->item.texttype = (uint16_t)c->subtype;
+    pa->item.length = (uint16_t)c->length;
+    pa->item.scale = 0;
+    pa->item.subtype = 0;
+    return store_bytes(stmt, pa, s, len);
+}
+
+/* A value sent as text and converted by the server. */
+static int bind_as_text(ffb_stmt *stmt, ffb__param *pa, const char *s,
+                        size_t len, int charset) {
+    if (len > MAX_VARYING)
+        return ffb__error_set(&stmt->conn->err, FFB_E_INVAL,
+                              "value longer than 32765 bytes");
+    pa->item.blr = FFBP_BLR_VARYING2;
+    pa->item.texttype = (uint16_t)charset;
+    pa->item.length = (uint16_t)(len ? len : 1);
+    pa->item.scale = 0;
+    pa->item.subtype = 0;
+    return store_bytes(stmt, pa, s, len);
+}
+
+/* Render a value as text, for text columns. */
+static int value_text(const value *v, char *buf, size_t size, size_t *len) {
+    int n;
+    switch (v->kind) {
+    case V_NUM:
+        n = ffb__dec_format(v->num, v->scale, buf, size);
+        break;
+    case V_DOUBLE:
+        n = snprintf(buf, size, "%.17g", v->d);
+        break;
+    case V_BOOL:
+        n = snprintf(buf, size, "%s", v->b ? "TRUE" : "FALSE");
+        break;
+    case V_DATE:
+        n = ffb__date_format(v->date, buf, size);
+        break;
+    case V_TIME:
+        n = ffb__time_format(v->time, buf, size);
+        break;
+    case V_TS:
+        n = ffb__timestamp_format(v->date, v->time, buf, size);
+        break;
+    default:
+        return -1;
+    }
+    if (n < 0 || (size_t)n >= size)
+        return -1;
+    *len = (size_t)n;
+    return 0;
+}
+
+static int int_range(int sqltype, ffb__i128 v) {
+    switch (sqltype) {
+    case FFBP_SQL_SHORT:
+        return v >= -32768 && v <= 32767;
+    case FFBP_SQL_LONG:
+        return v >= INT32_MIN && v <= INT32_MAX;
+    case FFBP_SQL_INT64:
+        return v >= INT64_MIN && v <= INT64_MAX;
+    default:
+        return 1;
+    }
+}
+
+static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
+    if (!stmt)
+        return FFB_E_INVAL;
+    ffb_conn *conn = stmt->conn;
+    if (!stmt->prepared)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the statement is not prepared");
+    if (idx >= stmt->in.n)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "parameter %u does not exist (the statement "
+                              "has %zu)",
+                              idx + 1, stmt->in.n);
+    const ffb__col *c = &stmt->in.cols[idx];
+    ffb__param *pa = &stmt->params[idx];
+    ffb__param tmp = *pa;
+    tmp.item = stmt->in.items[idx];
+    tmp.is_null = 0;
+    tmp.set = 1;
+    int rc = 0;
+    ffb__i128 iv = 0;
+    char text[128];
+    size_t tlen;
+
+    switch (c->sqltype) {
+    case FFBP_SQL_SHORT:
+    case FFBP_SQL_LONG:
+    case FFBP_SQL_INT64:
+    case FFBP_SQL_INT128: {
+        int overflow = 0;
+        if (v->kind == V_NUM) {
+            if (ffb__dec_rescale(v->num, v->scale, c->scale, &iv) < 0)
+                return bind_fail(stmt, idx, "value", "out of range");
+        } else if (v->kind == V_DOUBLE) {
+            if (!isfinite(v->d))
+                return bind_fail(stmt, idx, "value", "not finite");
+            double x = v->d * (double)pow10i(-c->scale);
+            if (fabs(x) > 1.7e38)
+                return bind_fail(stmt, idx, "value", "out of range");
+            x = x < 0 ? -floor(-x + 0.5) : floor(x + 0.5);
+            iv = (ffb__i128)x;
+        } else if (v->kind == V_TEXT) {
+            if (ffb__dec_parse(v->s, v->len, c->scale, &iv, &overflow) < 0)
+                return bind_fail(stmt, idx,
+                                 overflow ? "number out of range:"
+                                          : "not a number:",
+                                 "text");
+        } else {
+            return bind_fail(stmt, idx, "cannot take", "this kind of value");
+        }
+        if (!int_range(c->sqltype, iv))
+            return bind_fail(stmt, idx, "value", "out of range");
+        if (c->sqltype == FFBP_SQL_INT64)
+            be64(tmp.fixed, (uint64_t)(int64_t)iv);
+        else if (c->sqltype == FFBP_SQL_INT128)
+            be128(tmp.fixed, iv);
+        else
+            be32(tmp.fixed, (uint32_t)(int32_t)iv);
+        break;
+    }
+    case FFBP_SQL_FLOAT:
+    case FFBP_SQL_DOUBLE: {
+        double d;
+        if (v->kind == V_DOUBLE) {
+            d = v->d;
+        } else if (v->kind == V_NUM) {
+            d = (double)v->num / (double)pow10i(-v->scale);
+            if (v->scale > 0)
+                d = (double)v->num * (double)pow10i(v->scale);
+        } else if (v->kind == V_TEXT) {
+            char buf[128];
+            if (v->len >= sizeof(buf))
+                return bind_fail(stmt, idx, "not a number:", "text");
+            memcpy(buf, v->s, v->len);
+            buf[v->len] = '\0';
+            char *end;
+            d = strtod(buf, &end);
+            while (*end == ' ')
+                end++;
+            if (end == buf || *end)
+                return bind_fail(stmt, idx, "not a number:", "text");
+        } else {
+            return bind_fail(stmt, idx, "cannot take", "this kind of value");
+        }
+        if (c->sqltype == FFBP_SQL_FLOAT) {
+            float f = (float)d;
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            be32(tmp.fixed, u);
+        } else {
+            uint64_t u;
+            memcpy(&u, &d, 8);
+            be64(tmp.fixed, u);
+        }
+        break;
+    }
+    case FFBP_SQL_DEC16:
+    case FFBP_SQL_DEC34: {
+        const char *s = v->s;
+        size_t n = v->len;
+        if (v->kind != V_TEXT) {
+            if (v->kind == V_NUM) {
+                int k = ffb__dec_format(v->num, 0, text, sizeof(text) - 8);
+                if (k < 0 || (size_t)k >= sizeof(text) - 8)
+                    return bind_fail(stmt, idx, "value", "too long");
+                tlen = (size_t)k + (size_t)snprintf(text + k, 8, "E%d", v->scale);
+            } else if (v->kind == V_DOUBLE) {
+                tlen = (size_t)snprintf(text, sizeof(text), "%.17g", v->d);
+            } else {
+                return bind_fail(stmt, idx, "cannot take",
+                                 "this kind of value");
+            }
+            s = text;
+            n = tlen;
+        }
+        rc = c->sqltype == FFBP_SQL_DEC16 ? ffb__dec64_parse(s, n, tmp.fixed)
+                                          : ffb__dec128_parse(s, n, tmp.fixed);
+        if (rc < 0)
+            return bind_fail(stmt, idx, "not a DECFLOAT:", "value");
+        break;
+    }
+    case FFBP_SQL_TYPE_DATE:
+    case FFBP_SQL_TYPE_TIME:
+    case FFBP_SQL_TIMESTAMP: {
+        int32_t date = 0;
+        uint32_t time = 0;
+        if (v->kind == V_TEXT) {
+            if (c->sqltype == FFBP_SQL_TYPE_TIME)
+                rc = ffb__time_parse(v->s, v->len, &time);
+            else if (c->sqltype == FFBP_SQL_TYPE_DATE)
+                rc = ffb__date_parse(v->s, v->len, &date);
+            else
+                rc = ffb__timestamp_parse(v->s, v->len, &date, &time);
+            if (rc < 0)
+                return bind_fail(stmt, idx, "not a valid", type_name(c->sqltype));
+        } else if (v->kind == V_DATE && c->sqltype != FFBP_SQL_TYPE_TIME) {
+            date = v->date;
+        } else if (v->kind == V_TIME && c->sqltype == FFBP_SQL_TYPE_TIME) {
+            time = v->time;
+        } else if (v->kind == V_TS) {
+            date = v->date;
+            time = v->time;
+        } else {
+            return bind_fail(stmt, idx, "cannot take", "this kind of value");
+        }
+        if (c->sqltype == FFBP_SQL_TYPE_DATE) {
+            be32(tmp.fixed, (uint32_t)date);
+        } else if (c->sqltype == FFBP_SQL_TYPE_TIME) {
+            be32(tmp.fixed, time);
+        } else {
+            be32(tmp.fixed, (uint32_t)date);
+            be32(tmp.fixed + 4, time);
+        }
+        break;
+    }
+    case FFBP_SQL_TIME_TZ:
+    case FFBP_SQL_TIME_TZ_EX:
+    case FFBP_SQL_TIMESTAMP_TZ:
+    case FFBP_SQL_TIMESTAMP_TZ_EX:
+        if (v->kind != V_TEXT)
+            return bind_fail(stmt, idx, "takes text with a zone,",
+                             "e.g. \"2024-07-01 12:00 Europe/Prague\"");
+        rc = bind_as_text(stmt, &tmp, v->s, v->len, 0);
+        if (rc < 0)
+            return rc;
+        break;
+    case FFBP_SQL_BOOLEAN:
+        if (v->kind == V_BOOL) {
+            tmp.fixed[0] = v->b ? 1 : 0;
+        } else if (v->kind == V_TEXT) {
+            size_t a = 0, n = v->len;
+            while (a < n && v->s[a] == ' ')
+                a++;
+            while (n > a && v->s[n - 1] == ' ')
+                n--;
+            if (n - a == 4 && strncasecmp(v->s + a, "true", 4) == 0)
+                tmp.fixed[0] = 1;
+            else if (n - a == 5 && strncasecmp(v->s + a, "false", 5) == 0)
+                tmp.fixed[0] = 0;
+            else
+                return bind_fail(stmt, idx, "not a boolean:",
+                                 "text (true or false expected)");
+        } else {
+            return bind_fail(stmt, idx, "cannot take",
+                             "a number (BOOLEAN takes true or false)");
+        }
+        tmp.fixed[1] = tmp.fixed[2] = tmp.fixed[3] = 0;
+        break;
+    case FFBP_SQL_TEXT:
+    case FFBP_SQL_VARYING:
+        if (v->kind == V_TEXT || v->kind == V_BYTES) {
+            if (v->kind == V_BYTES || c->charset == 1 /* OCTETS */) {
+                if (v->len > (size_t)c->length)
+                    return bind_fail(stmt, idx, "bytes",
+                                     "longer than the column");
+                tmp.item.blr = FFBP_BLR_VARYING2;
+                tmp.item.texttype = (uint16_t)c->subtype;
+                tmp.item.length = (uint16_t)c->length;
+                rc = store_bytes(stmt, &tmp, v->s, v->len);
+            } else {
+                rc = bind_text_col(stmt, idx, &tmp, v->s, v->len);
+            }
+        } else {
+            if (value_text(v, text, sizeof(text), &tlen) < 0)
+                return bind_fail(stmt, idx, "cannot take", "this value");
+            rc = bind_text_col(stmt, idx, &tmp, text, tlen);
+        }
+        if (rc < 0)
+            return rc;
+        break;
+    case FFBP_SQL_BLOB:
+        if (v->kind != V_TEXT && v->kind != V_BYTES)
+            return bind_fail(stmt, idx, "takes text or bytes", "(contents)");
+        /* The server creates the blob from the value (reference 02, 8.4). */
+        rc = bind_as_text(stmt, &tmp, v->s, v->len,
+                          c->subtype == 1 ? c->charset : 1);
+        if (rc < 0)
+            return rc;
+        break;
+    case FFBP_SQL_NULL:
+        /* `? IS NULL`: only the null bit carries information. */
+        break;
+    default:
+        return bind_fail(stmt, idx, "type", "not supported for binding");
+    }
+    if (tmp.data != pa->data)
+        ffb__free(conn->alloc, pa->data);
+    if (tmp.item.blr != FFBP_BLR_VARYING2 && tmp.item.blr != FFBP_BLR_VARYING &&
+        tmp.item.blr != FFBP_BLR_TEXT && tmp.item.blr != FFBP_BLR_TEXT2) {
+        if (tmp.data != pa->data)
+            ffb__free(conn->alloc, tmp.data);
+        tmp.data = NULL;
+        tmp.len = 0;
+    }
+    *pa = tmp;
+    return 0;
+}
+
+int ffb_stmt_bind_null(ffb_stmt *stmt, unsigned idx) {
+    if (!stmt)
+        return FFB_E_INVAL;
+    if (!stmt->prepared)
+        return ffb__error_set(&stmt->conn->err, FFB_E_STATE,
+                              "the statement is not prepared");
+    if (idx >= stmt->in.n)
+        return ffb__error_set(&stmt->conn->err, FFB_E_INVAL,
+                              "parameter %u does not exist", idx + 1);
+    ffb__param *pa = &stmt->params[idx];
+    ffb__free(stmt->conn->alloc, pa->data);
+    memset(pa, 0, sizeof(*pa));
+    pa->set = 1;
+    pa->is_null = 1;
+    pa->item = stmt->in.items[idx];
+    return 0;
+}
+
+int ffb_stmt_bind_int64(ffb_stmt *stmt, unsigned idx, int64_t v) {
+    value x = {.kind = V_NUM, .num = v, .scale = 0};
+    return bind_value(stmt, idx, &x);
+}
+
+int ffb_stmt_bind_numeric(ffb_stmt *stmt, unsigned idx, int64_t v, int scale) {
+    if (scale < -38 || scale > 38)
+        return stmt ? ffb__error_set(&stmt->conn->err, FFB_E_INVAL,
+                                     "scale must be within -38..38")
+                    : FFB_E_INVAL;
+    value x = {.kind = V_NUM, .num = v, .scale = scale};
+    return bind_value(stmt, idx, &x);
+}
+
+int ffb_stmt_bind_double(ffb_stmt *stmt, unsigned idx, double v) {
+    value x = {.kind = V_DOUBLE, .d = v};
+    return bind_value(stmt, idx, &x);
+}
+
+int ffb_stmt_bind_bool(ffb_stmt *stmt, unsigned idx, int v) {
+    value x = {.kind = V_BOOL, .b = v != 0};
+    return bind_value(stmt, idx, &x);
+}
+
+int ffb_stmt_bind_text(ffb_stmt *stmt, unsigned idx, const char *s,
+                       size_t len) {
+    if (!s)
+        return FFB_E_INVAL;
+    value x = {.kind = V_TEXT, .s = s, .len = len == (size_t)-1 ? strlen(s) : len};
+    return bind_value(stmt, idx, &x);
+}
+
+int ffb_stmt_bind_bytes(ffb_stmt *stmt, unsigned idx, const void *p,
+                        size_t len) {
+    if (!p && len)
+        return FFB_E_INVAL;
+    value x = {.kind = V_BYTES, .s = p ? p : "", .len = len};
+    return bind_value(stmt, idx, &x);
+}
+
+int ffb_stmt_bind_date(ffb_stmt *stmt, unsigned idx, int year, int month,
+                       int day) {
+    value x = {.kind = V_DATE};
+    if (ffb__date_encode(year, month, day, &x.date) < 0)
+        return stmt ? ffb__error_set(&stmt->conn->err, FFB_E_INVAL,
+                                     "parameter %u: %04d-%02d-%02d is not a "
+                                     "valid date",
+                                     idx + 1, year, month, day)
+                    : FFB_E_INVAL;
+    return bind_value(stmt, idx, &x);
+}
+
+int ffb_stmt_bind_time(ffb_stmt *stmt, unsigned idx, int hour, int min,
+                       int sec, int frac) {
+    value x = {.kind = V_TIME};
+    if (ffb__time_encode(hour, min, sec, frac, &x.time) < 0)
+        return stmt ? ffb__error_set(&stmt->conn->err, FFB_E_INVAL,
+                                     "parameter %u: not a valid time",
+                                     idx + 1)
+                    : FFB_E_INVAL;
+    return bind_value(stmt, idx, &x);
+}
+
+int ffb_stmt_bind_timestamp(ffb_stmt *stmt, unsigned idx, int year, int month,
+                            int day, int hour, int min, int sec, int frac) {
+    value x = {.kind = V_TS};
+    if (ffb__date_encode(year, month, day, &x.date) < 0 ||
+        ffb__time_encode(hour, min, sec, frac, &x.time) < 0)
+        return stmt ? ffb__error_set(&stmt->conn->err, FFB_E_INVAL,
+                                     "parameter %u: not a valid timestamp",
+                                     idx + 1)
+                    : FFB_E_INVAL;
+    return bind_value(stmt, idx, &x);
+}
+
+void ffb_stmt_clear_bindings(ffb_stmt *stmt) {
+    if (!stmt || !stmt->params)
+        return;
+    for (size_t i = 0; i < stmt->in.n; i++) {
+        ffb__free(stmt->conn->alloc, stmt->params[i].data);
+        memset(&stmt->params[i], 0, sizeof(stmt->params[i]));
+    }
+}
+
+/* ---- getters ---------------------------------------------------------------------- */
+
+/* The current row's value of `col`: 0 with p/len, 1 for NULL, < 0 error. */
+static int cell(const ffb_stmt *stmt, unsigned col, const uint8_t **p,
+                uint32_t *len) {
+    if (!stmt)
+        return FFB_E_INVAL;
+    if (stmt->cur == 0 || stmt->cur > stmt->nrows)
+        return ffb__error_set(&stmt->conn->err, FFB_E_STATE,
+                              "no current row (call ffb_stmt_fetch first)");
+    if (col >= stmt->out.n)
+        return ffb__error_set(&stmt->conn->err, FFB_E_INVAL,
+                              "column %u does not exist (the statement has "
+                              "%zu)",
+                              col + 1, stmt->out.n);
+    const ffb__row *r = &stmt->rowv[stmt->cur - 1];
+    uint32_t off = stmt->row_off[r->offs + col];
+    if (off == FFBP_NULL_OFFSET)
+        return 1;
+    *p = stmt->rows.data + r->pos + off;
+    *len = stmt->row_len[r->offs + col];
+    return 0;
+}
+
+static int get_fail(const ffb_stmt *stmt, unsigned col, const char *want) {
+    const ffb__col *c = &stmt->out.cols[col];
+    return ffb__error_set(&stmt->conn->err, FFB_E_INVAL,
+                          "column %u (%s, %s) cannot be read as %s", col + 1,
+                          ffb_stmt_column_name(stmt, col),
+                          type_name(c->sqltype), want);
+}
+
+static int null_fail(const ffb_stmt *stmt, unsigned col) {
+    return ffb__error_set(&stmt->conn->err, FFB_E_INVAL,
+                          "column %u (%s) is NULL", col + 1,
+                          ffb_stmt_column_name(stmt, col));
+}
+
+int ffb_stmt_is_null(const ffb_stmt *stmt, unsigned col) {
+    const uint8_t *p;
+    uint32_t len;
+    int rc = cell(stmt, col, &p, &len);
+    return rc < 0 ? rc : rc == 1;
+}
+
+/* An exact number: integer types (with scale), INT128. */
+static int get_exact(const ffb_stmt *stmt, unsigned col, const uint8_t *p,
+                     ffb__i128 *v, int *scale) {
+    const ffbp_item *it = &stmt->out.items[col];
+    *scale = it->scale;
+    switch (it->blr) {
+    case FFBP_BLR_SHORT:
+    case FFBP_BLR_LONG:
+        *v = (int32_t)rd32(p);
+        return 0;
+    case FFBP_BLR_INT64:
+        *v = (int64_t)rd64(p);
+        return 0;
+    case FFBP_BLR_INT128:
+        *v = rd128(p);
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+/* Local date/time of a (possibly zoned) date/time column. */
+static int get_datetime(const ffb_stmt *stmt, unsigned col, const uint8_t *p,
+                        int32_t *date, uint32_t *time, int *has_date,
+                        int *has_time, uint16_t *zone) {
+    const ffbp_item *it = &stmt->out.items[col];
+    int64_t offset = 0;
+    *has_date = *has_time = 0;
+    *zone = 0xFFFF;
+    switch (it->blr) {
+    case FFBP_BLR_SQL_DATE:
+        *date = (int32_t)rd32(p);
+        *has_date = 1;
+        return 0;
+    case FFBP_BLR_SQL_TIME:
+        *time = rd32(p);
+        *has_time = 1;
+        return 0;
+    case FFBP_BLR_TIMESTAMP:
+        *date = (int32_t)rd32(p);
+        *time = rd32(p + 4);
+        *has_date = *has_time = 1;
+        return 0;
+    case FFBP_BLR_EX_TIME_TZ:
+        *time = rd32(p);
+        *zone = (uint16_t)rd32(p + 4);
+        offset = (int16_t)(uint16_t)rd32(p + 8);
+        *has_time = 1;
+        break;
+    case FFBP_BLR_EX_TIMESTAMP_TZ:
+        *date = (int32_t)rd32(p);
+        *time = rd32(p + 4);
+        *zone = (uint16_t)rd32(p + 8);
+        offset = (int16_t)(uint16_t)rd32(p + 12);
+        *has_date = *has_time = 1;
+        break;
+    default:
+        return -1;
+    }
+    /* UTC + offset = local time. */
+    int64_t t = (int64_t)*time + offset * 60 * 10000;
+    const int64_t day = 86400LL * 10000;
+    int64_t d = 0;
+    while (t < 0) {
+        t += day;
+        d--;
+    }
+    while (t >= day) {
+        t -= day;
+        d++;
+    }
+    *time = (uint32_t)t;
+    if (*has_date)
+        *date += (int32_t)d;
+    return 0;
+}
+
+int ffb_stmt_get_int64(const ffb_stmt *stmt, unsigned col, int64_t *out) {
+    const uint8_t *p;
+    uint32_t len;
+    int rc = cell(stmt, col, &p, &len);
+    if (rc < 0)
+        return rc;
+    if (rc == 1)
+        return null_fail(stmt, col);
+    ffb__i128 v;
+    int scale;
+    if (get_exact(stmt, col, p, &v, &scale) == 0) {
+        if (scale < 0) {
+            ffb__i128 f = pow10i(-scale);
+            if (v % f != 0)
+                return get_fail(stmt, col, "an integer (it has a fraction)");
+            v /= f;
+        } else if (scale > 0) {
+            if (ffb__dec_rescale(v, scale, 0, &v) < 0)
+                return get_fail(stmt, col, "a 64-bit integer (out of range)");
+        }
+        if (v < INT64_MIN || v > INT64_MAX)
+            return get_fail(stmt, col, "a 64-bit integer (out of range)");
+        *out = (int64_t)v;
+        return 0;
+    }
+    const ffbp_item *it = &stmt->out.items[col];
+    if (it->blr == FFBP_BLR_TEXT || it->blr == FFBP_BLR_TEXT2 ||
+        it->blr == FFBP_BLR_VARYING || it->blr == FFBP_BLR_VARYING2) {
+        ffb__i128 a, b;
+        int of = 0;
+        if (ffb__dec_parse((const char *)p, len, 0, &a, &of) == 0 &&
+            ffb__dec_parse((const char *)p, len, -4, &b, &of) == 0 &&
+            a * 10000 == b && a >= INT64_MIN && a <= INT64_MAX) {
+            *out = (int64_t)a;
+            return 0;
+        }
+        return get_fail(stmt, col, "an integer (the text is not one)");
+    }
+    return get_fail(stmt, col, "an integer");
+}
+
+int ffb_stmt_get_numeric(const ffb_stmt *stmt, unsigned col, int64_t *value,
+                         int *scale) {
+    const uint8_t *p;
+    uint32_t len;
+    int rc = cell(stmt, col, &p, &len);
+    if (rc < 0)
+        return rc;
+    if (rc == 1)
+        return null_fail(stmt, col);
+    ffb__i128 v;
+    int s;
+    if (get_exact(stmt, col, p, &v, &s) < 0)
+        return get_fail(stmt, col, "an exact number");
+    if (v < INT64_MIN || v > INT64_MAX)
+        return get_fail(stmt, col,
+                        "a 64-bit numeric (out of range: read it as text)");
+    *value = (int64_t)v;
+    *scale = s;
+    return 0;
+}
+
+int ffb_stmt_get_double(const ffb_stmt *stmt, unsigned col, double *out) {
+    const uint8_t *p;
+    uint32_t len;
+    int rc = cell(stmt, col, &p, &len);
+    if (rc < 0)
+        return rc;
+    if (rc == 1)
+        return null_fail(stmt, col);
+    const ffbp_item *it = &stmt->out.items[col];
+    ffb__i128 v;
+    int scale;
+    if (get_exact(stmt, col, p, &v, &scale) == 0) {
+        *out = scale <= 0 ? (double)v / (double)pow10i(-scale)
+                          : (double)v * (double)pow10i(scale);
+        return 0;
+    }
+    if (it->blr == FFBP_BLR_FLOAT) {
+        uint32_t u = rd32(p);
+        float f;
+        memcpy(&f, &u, 4);
+        *out = f;
+        return 0;
+    }
+    if (it->blr == FFBP_BLR_DOUBLE || it->blr == FFBP_BLR_D_FLOAT) {
+        uint64_t u = rd64(p);
+        memcpy(out, &u, 8);
+        return 0;
+    }
+    if (it->blr == FFBP_BLR_DEC64 || it->blr == FFBP_BLR_DEC128) {
+        char buf[64];
+        int n = it->blr == FFBP_BLR_DEC64 ? ffb__dec64_format(p, buf, sizeof(buf))
+                                          : ffb__dec128_format(p, buf, sizeof(buf));
+        if (n <= 0 || (size_t)n >= sizeof(buf))
+            return get_fail(stmt, col, "a double");
+        *out = strtod(buf, NULL);
+        return 0;
+    }
+    return get_fail(stmt, col, "a double");
+}
+
+int ffb_stmt_get_bool(const ffb_stmt *stmt, unsigned col, int *out) {
+    const uint8_t *p;
+    uint32_t len;
+    int rc = cell(stmt, col, &p, &len);
+    if (rc < 0)
+        return rc;
+    if (rc == 1)
+        return null_fail(stmt, col);
+    if (stmt->out.items[col].blr != FFBP_BLR_BOOL)
+        return get_fail(stmt, col, "a boolean");
+    *out = p[0] != 0; /* any non-zero byte reads as true (reference 9.2) */
+    return 0;
+}
+
+static int text_buf(ffb_stmt *stmt, size_t need) {
+    if (need <= stmt->textbuf_cap)
+        return 0;
+    char *b = ffb__realloc(stmt->conn->alloc, stmt->textbuf, need);
+    if (!b)
+        return ffb__error_set(&stmt->conn->err, FFB_E_NOMEM, "out of memory");
+    stmt->textbuf = b;
+    stmt->textbuf_cap = need;
+    return 0;
+}
+
+int ffb_stmt_get_text(ffb_stmt *stmt, unsigned col, const char **out,
+                      size_t *len_out) {
+    const uint8_t *p;
+    uint32_t len;
+    int rc = cell(stmt, col, &p, &len);
+    if (rc < 0)
+        return rc;
+    if (rc == 1)
+        return null_fail(stmt, col);
+    if (!out)
+        return FFB_E_INVAL;
+    const ffbp_item *it = &stmt->out.items[col];
+    switch (it->blr) {
+    case FFBP_BLR_TEXT:
+    case FFBP_BLR_TEXT2:
+    case FFBP_BLR_VARYING:
+    case FFBP_BLR_VARYING2:
+        *out = (const char *)p; /* zero-copy: valid until the next fetch */
+        if (len_out)
+            *len_out = len;
+        return 0;
+    default:
+        break;
+    }
+    if ((rc = text_buf(stmt, 160)) < 0)
+        return rc;
+    char *b = stmt->textbuf;
+    size_t size = stmt->textbuf_cap;
+    int n = -1;
+    ffb__i128 v;
+    int scale;
+    if (get_exact(stmt, col, p, &v, &scale) == 0) {
+        n = ffb__dec_format(v, scale, b, size);
+    } else {
+        switch (it->blr) {
+        case FFBP_BLR_FLOAT: {
+            uint32_t u = rd32(p);
+            float f;
+            memcpy(&f, &u, 4);
+            n = snprintf(b, size, "%.9g", (double)f);
+            break;
+        }
+        case FFBP_BLR_DOUBLE:
+        case FFBP_BLR_D_FLOAT: {
+            uint64_t u = rd64(p);
+            double d;
+            memcpy(&d, &u, 8);
+            /* The shortest form that reads back as the same double. */
+            for (int prec = 15; prec <= 17; prec++) {
+                n = snprintf(b, size, "%.*g", prec, d);
+                if (strtod(b, NULL) == d)
+                    break;
+            }
+            break;
+        }
+        case FFBP_BLR_DEC64:
+            n = ffb__dec64_format(p, b, size);
+            break;
+        case FFBP_BLR_DEC128:
+            n = ffb__dec128_format(p, b, size);
+            break;
+        case FFBP_BLR_BOOL:
+            n = snprintf(b, size, "%s", p[0] ? "true" : "false");
+            break;
+        case FFBP_BLR_SQL_DATE:
+        case FFBP_BLR_SQL_TIME:
+        case FFBP_BLR_TIMESTAMP:
+        case FFBP_BLR_EX_TIME_TZ:
+        case FFBP_BLR_EX_TIMESTAMP_TZ: {
+            int32_t date = 0;
+            uint32_t time = 0;
+            int hd, ht;
+            uint16_t zone;
+            get_datetime(stmt, col, p, &date, &time, &hd, &ht, &zone);
+            if (hd && ht)
+                n = ffb__timestamp_format(date, time, b, size);
+            else if (hd)
+                n = ffb__date_format(date, b, size);
+            else
+                n = ffb__time_format(time, b, size);
+            if (n > 0 && zone != 0xFFFF && (size_t)n + 2 < size) {
+                b[n++] = ' ';
+                int z = ffb__tz_name(zone, b + n, size - (size_t)n);
+                if (z < 0)
+                    z = snprintf(b + n, size - (size_t)n, "zone %u",
+                                 (unsigned)zone);
+                n += z;
+            }
+            break;
+        }
+        case FFBP_BLR_BLOB2:
+        case FFBP_BLR_QUAD:
+            return get_fail(stmt, col, "text (read blobs with the blob API)");
+        default:
+            return get_fail(stmt, col, "text");
+        }
+    }
+    if (n < 0 || (size_t)n >= size)
+        return get_fail(stmt, col, "text (formatting failed)");
+    *out = b;
+    if (len_out)
+        *len_out = (size_t)n;
+    return 0;
+}
+
+int ffb_stmt_get_text_trimmed(ffb_stmt *stmt, unsigned col, const char **out,
+                              size_t *len_out) {
+    size_t len = 0;
+    int rc = ffb_stmt_get_text(stmt, col, out, &len);
+    if (rc < 0)
+        return rc;
+    const ffbp_item *it = &stmt->out.items[col];
+    if ((it->blr == FFBP_BLR_TEXT || it->blr == FFBP_BLR_TEXT2) &&
+        stmt->out.cols[col].charset != 1 /* OCTETS pads with zeros */)
+        len = ffb__rtrim_len(*out, len);
+    if (len_out)
+        *len_out = len;
+    return 0;
+}
+
+static int get_dt(const ffb_stmt *stmt, unsigned col, int32_t *date,
+                  uint32_t *time, int need_date, int need_time) {
+    const uint8_t *p;
+    uint32_t len;
+    int rc = cell(stmt, col, &p, &len);
+    if (rc < 0)
+        return rc;
+    if (rc == 1)
+        return null_fail(stmt, col);
+    int hd, ht;
+    uint16_t zone;
+    *date = 0;
+    *time = 0;
+    if (get_datetime(stmt, col, p, date, time, &hd, &ht, &zone) < 0 ||
+        (need_date && !hd) || (need_time && !ht))
+        return get_fail(stmt, col,
+                        need_date && need_time ? "a timestamp"
+                        : need_date            ? "a date"
+                                               : "a time");
+    return 0;
+}
+
+int ffb_stmt_get_date(const ffb_stmt *stmt, unsigned col, int *year,
+                      int *month, int *day) {
+    int32_t d;
+    uint32_t t;
+    int rc = get_dt(stmt, col, &d, &t, 1, 0);
+    if (rc < 0)
+        return rc;
+    ffb__date_decode(d, year, month, day);
+    return 0;
+}
+
+int ffb_stmt_get_time(const ffb_stmt *stmt, unsigned col, int *hour, int *min,
+                      int *sec, int *frac) {
+    int32_t d;
+    uint32_t t;
+    int rc = get_dt(stmt, col, &d, &t, 0, 1);
+    if (rc < 0)
+        return rc;
+    ffb__time_decode(t, hour, min, sec, frac);
+    return 0;
+}
+
+int ffb_stmt_get_timestamp(const ffb_stmt *stmt, unsigned col, int *year,
+                           int *month, int *day, int *hour, int *min,
+                           int *sec, int *frac) {
+    int32_t d;
+    uint32_t t;
+    int rc = get_dt(stmt, col, &d, &t, 1, 0);
+    if (rc < 0)
+        return rc;
+    ffb__date_decode(d, year, month, day);
+    ffb__time_decode(t, hour, min, sec, frac);
+    return 0;
+}
+
+int ffb_stmt_get_blob_id(const ffb_stmt *stmt, unsigned col, uint8_t out[8]) {
+    const uint8_t *p;
+    uint32_t len;
+    int rc = cell(stmt, col, &p, &len);
+    if (rc < 0)
+        return rc;
+    if (rc == 1)
+        return null_fail(stmt, col);
+    const ffbp_item *it = &stmt->out.items[col];
+    if (it->blr != FFBP_BLR_BLOB2 && it->blr != FFBP_BLR_QUAD)
+        return get_fail(stmt, col, "a blob id");
+    memcpy(out, p, 8);
+    return 0;
+}

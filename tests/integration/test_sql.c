@@ -1,0 +1,534 @@
+/*
+ * The SQL core against real Firebird 3.0 and 4.0 servers: transactions,
+ * prepare/execute/fetch, the pipeline API, and the round-trip budgets of
+ * the SQL issue, asserted exactly with the reason beside each number.
+ *
+ * Runs against the instances fb3 and fb4 of servers.env (wire encryption
+ * on) and fb4e (compressed), each in its own table.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "include/fastfb.h"
+
+typedef struct target {
+    char name[16];
+    char dsn[512];
+    int version;
+    int compress;
+    char table[64];
+} target;
+
+static target targets[4];
+static size_t ntargets;
+
+static uint64_t rts(ffb_conn *c) {
+    ffb_stats st;
+    ffb_conn_stats(c, &st, sizeof(st));
+    return st.round_trips;
+}
+
+#define OK(conn, expr)                                                         \
+    do {                                                                       \
+        int rc_ = (expr);                                                      \
+        if (rc_ < 0)                                                           \
+            fail_msg("%s:%d: %s = %d: %s", __FILE__, __LINE__, #expr, rc_,     \
+                     ffb_error_message(ffb_conn_error(conn)));                 \
+    } while (0)
+
+static ffb_conn *open_conn(const target *t) {
+    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
+    o.dsn = t->dsn;
+    o.user = "SYSDBA";
+    o.password = "masterkey";
+    o.compress = t->compress;
+    o.io_timeout_ms = 60000;
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    OK(c, ffb_conn_connect(c));
+    return c;
+}
+
+static void exec_sql(ffb_conn *c, const char *sql) {
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_conn_execute_immediate(c, tx, sql, (size_t)-1));
+    OK(c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+}
+
+/* An active transaction whose handle is known (its start has been read). */
+static ffb_tx *active_tx(ffb_conn *c) {
+    ffb_tx *tx;
+    int64_t id;
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_id(tx, &id));
+    return tx;
+}
+
+static int setup_target(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "create table %s (id integer primary key, name varchar(20), "
+             "amount numeric(18,2))",
+             t->table);
+    exec_sql(c, sql);
+    /* 10,000 narrow rows in one statement. */
+    snprintf(sql, sizeof(sql),
+             "execute block as declare i integer = 1; begin while (i <= 10000) "
+             "do begin insert into %s values (:i, 'name ' || :i, cast(:i as numeric(18,2)) / 100); "
+             "i = i + 1; end end",
+             t->table);
+    exec_sql(c, sql);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+    return 0;
+}
+
+static int teardown_target(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    char sql[128];
+    snprintf(sql, sizeof(sql), "drop table %s", t->table);
+    exec_sql(c, sql);
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    return 0;
+}
+
+static ffb_stmt *prepare(ffb_conn *c, ffb_tx *tx, const char *fmt,
+                         const char *table) {
+    char sql[512];
+    snprintf(sql, sizeof(sql), fmt, table);
+    ffb_stmt *s;
+    OK(c, ffb_stmt_new(c, &s));
+    OK(c, ffb_stmt_prepare(s, tx, sql, (size_t)-1));
+    return s;
+}
+
+static int count_rows(ffb_conn *c, ffb_stmt *s) {
+    int n = 0, r;
+    while ((r = ffb_stmt_fetch(s)) == 1)
+        n++;
+    OK(c, r);
+    return n;
+}
+
+/* ---- budgets ----------------------------------------------------------------- */
+
+static void test_budget_warm_select(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = active_tx(c);
+    ffb_stmt *s = prepare(c, tx, "select id, name from %s where id <= ?",
+                          t->table);
+    OK(c, ffb_stmt_bind_int64(s, 0, 50));
+    OK(c, ffb_stmt_execute(s, tx));
+    assert_int_equal(count_rows(c, s), 50);
+    /* Warm: DSQL_close of the previous cursor + op_execute + op_fetch in
+       one write; 50 rows fit the first batch. */
+    uint64_t b = rts(c);
+    OK(c, ffb_stmt_execute(s, tx));
+    assert_int_equal(count_rows(c, s), 50);
+    assert_int_equal(rts(c) - b, 1);
+    ffb_stmt_free(s);
+    OK(c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+static void test_budget_fresh_select(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = active_tx(c);
+    uint64_t b = rts(c);
+    ffb_stmt *s = prepare(c, tx, "select id, amount from %s where id = 7",
+                          t->table);
+    /* op_allocate_statement + op_prepare_statement(0xFFFF) in one write. */
+    assert_int_equal(rts(c) - b, 1);
+    OK(c, ffb_stmt_execute(s, tx));
+    assert_int_equal(ffb_stmt_fetch(s), 1);
+    int64_t v;
+    int scale;
+    OK(c, ffb_stmt_get_numeric(s, 1, &v, &scale));
+    assert_int_equal(v, 7);
+    assert_int_equal(scale, -2);
+    assert_int_equal(ffb_stmt_fetch(s), 0);
+    /* + op_execute + op_fetch in one write: 2 in all. */
+    assert_int_equal(rts(c) - b, 2);
+    ffb_stmt_free(s);
+    OK(c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+static void test_budget_warm_dml(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = active_tx(c);
+    ffb_stmt *s = prepare(c, tx,
+                          "update %s set name = ? where id between ? and ?",
+                          t->table);
+    OK(c, ffb_stmt_bind_text(s, 0, "updated", (size_t)-1));
+    OK(c, ffb_stmt_bind_int64(s, 1, 10));
+    OK(c, ffb_stmt_bind_int64(s, 2, 12));
+    uint64_t b = rts(c);
+    OK(c, ffb_stmt_execute(s, tx));
+    /* op_execute + op_info_sql(records) in one write. */
+    assert_int_equal(rts(c) - b, 1);
+    assert_int_equal(ffb_stmt_rows_affected(s), 3);
+    ffb_stmt_free(s);
+    OK(c, ffb_tx_rollback(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+static void test_budget_one_shot_select(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx0 = active_tx(c);
+    ffb_stmt *s = prepare(c, tx0, "select name from %s where id < 20",
+                          t->table);
+    OK(c, ffb_tx_commit(tx0));
+    ffb_tx_free(tx0);
+
+    uint64_t b = rts(c);
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_stmt_queue_execute(s, tx, NULL, NULL));
+    OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
+    OK(c, ffb_conn_flush(c));
+    const ffb_result *res;
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_int_equal(ffb_result_op(res), FFB_OP_EXECUTE);
+    assert_int_equal(ffb_result_status(res), 0);
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_int_equal(ffb_result_op(res), FFB_OP_COMMIT);
+    assert_int_equal(ffb_result_status(res), 0);
+    assert_int_equal(ffb_conn_next_result(c, &res), 0);
+    /* op_transaction, op_execute(tx 0xFFFF), op_fetch, op_commit(0xFFFF):
+       one write, one round trip; all 19 rows came with the first batch. */
+    assert_int_equal(count_rows(c, s), 19);
+    assert_int_equal(rts(c) - b, 1);
+    assert_false(ffb_tx_is_active(tx));
+    ffb_tx_free(tx);
+    ffb_stmt_free(s);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+static void test_budget_one_shot_dml(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx0 = active_tx(c);
+    ffb_stmt *s = prepare(c, tx0, "update %s set amount = amount where id = ?",
+                          t->table);
+    OK(c, ffb_tx_commit(tx0));
+    ffb_tx_free(tx0);
+    OK(c, ffb_stmt_bind_int64(s, 0, 42));
+
+    uint64_t b = rts(c);
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_stmt_queue_execute(s, tx, NULL, NULL));
+    OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
+    OK(c, ffb_conn_flush(c));
+    const ffb_result *res;
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_int_equal(ffb_result_status(res), 0);
+    assert_int_equal(ffb_result_rows_affected(res), 1);
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_int_equal(ffb_result_status(res), 0);
+    /* op_transaction, op_execute, op_info_sql(records), op_commit. */
+    assert_int_equal(rts(c) - b, 1);
+    ffb_tx_free(tx);
+    ffb_stmt_free(s);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+static void test_budget_two_statements(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = active_tx(c);
+    ffb_stmt *a = prepare(c, tx, "select id from %s where id <= 3", t->table);
+    ffb_stmt *d = prepare(c, tx, "select name from %s where id <= 5", t->table);
+    uint64_t b = rts(c);
+    OK(c, ffb_stmt_queue_execute(a, tx, NULL, NULL));
+    OK(c, ffb_stmt_queue_execute(d, tx, NULL, NULL));
+    OK(c, ffb_conn_flush(c));
+    const ffb_result *res;
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_ptr_equal(ffb_result_stmt(res), a);
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_ptr_equal(ffb_result_stmt(res), d);
+    assert_int_equal(count_rows(c, a), 3);
+    assert_int_equal(count_rows(c, d), 5);
+    /* Two executes and their fetches in one write. */
+    assert_int_equal(rts(c) - b, 1);
+    ffb_stmt_free(a);
+    ffb_stmt_free(d);
+    OK(c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+static void test_budget_scan_10000(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = active_tx(c);
+    ffb_stmt *s = prepare(c, tx, "select id, name from %s order by id",
+                          t->table);
+    uint64_t b = rts(c);
+    OK(c, ffb_stmt_execute(s, tx));
+    int n = 0, r;
+    int64_t id, expect = 1;
+    while ((r = ffb_stmt_fetch(s)) == 1) {
+        OK(c, ffb_stmt_get_int64(s, 0, &id));
+        assert_int_equal(id, expect++);
+        n++;
+    }
+    OK(c, r);
+    assert_int_equal(n, 10000);
+    uint64_t used = rts(c) - b;
+    /* First write: execute + a fetch of 1000 rows. Then refills of 2 and 4
+       fetches of up to 4096 rows each (the server ends each batch at about
+       128 KiB): 1000 + 2 x 4096 + the rest = 3 round trips. */
+    printf("# %s: 10000-row scan in %llu round trips\n", t->name,
+           (unsigned long long)used);
+    assert_int_equal(used, 3);
+    ffb_stmt_free(s);
+    OK(c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+/* ---- behaviour ------------------------------------------------------------------ */
+
+static void test_syntax_error(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = active_tx(c);
+    ffb_stmt *s;
+    OK(c, ffb_stmt_new(c, &s));
+    int rc = ffb_stmt_prepare(s, tx, "select 1 from rdb$database\nwhere bogus(",
+                              (size_t)-1);
+    assert_int_equal(rc, FFB_E_SERVER);
+    const ffb_error *e = ffb_conn_error(c);
+    assert_int_equal(ffb_error_sqlcode(e), -104);
+    assert_string_equal(ffb_error_sqlstate(e), "42000");
+    /* The server's line and column are in the message. */
+    const char *m = ffb_error_message(e);
+    if (!strstr(m, "line 2"))
+        fail_msg("no line in \"%s\"", m);
+    /* The statement can be prepared again after the failure. */
+    OK(c, ffb_stmt_prepare(s, tx, "select 1 from rdb$database", (size_t)-1));
+    ffb_stmt_free(s);
+    OK(c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+static void test_client_side_errors(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = active_tx(c);
+    ffb_stmt *s = prepare(c, tx,
+                          "update %s set name = ? where id = ? and amount > ?",
+                          t->table);
+    uint64_t b = rts(c);
+    /* Not convertible: text for an INTEGER parameter. */
+    assert_int_equal(ffb_stmt_bind_text(s, 1, "abc", 3), FFB_E_INVAL);
+    assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)),
+                           "parameter 2"));
+    /* Longer than VARCHAR(20). */
+    assert_int_equal(ffb_stmt_bind_text(s, 0, "123456789012345678901", 21),
+                     FFB_E_INVAL);
+    assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)), "longer"));
+    /* Out of range for the parameter. */
+    assert_int_equal(ffb_stmt_bind_numeric(s, 1, 1LL << 40, 0), FFB_E_INVAL);
+    /* No such parameter. */
+    assert_int_equal(ffb_stmt_bind_int64(s, 3, 1), FFB_E_INVAL);
+    /* Executing with an unbound parameter. */
+    OK(c, ffb_stmt_bind_text(s, 0, "x", 1));
+    assert_int_equal(ffb_stmt_execute(s, tx), FFB_E_INVAL);
+    /* None of this reached the server. */
+    assert_int_equal(rts(c) - b, 0);
+    OK(c, ffb_tx_commit(tx));
+    /* The transaction has ended: a state error. */
+    OK(c, ffb_stmt_bind_int64(s, 1, 1));
+    OK(c, ffb_stmt_bind_double(s, 2, 0.5));
+    assert_int_equal(ffb_stmt_execute(s, tx), FFB_E_STATE);
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+static void test_unique_violation(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = active_tx(c);
+    ffb_stmt *s = prepare(c, tx, "insert into %s (id, name) values (?, 'dup')",
+                          t->table);
+    OK(c, ffb_stmt_bind_int64(s, 0, 5));
+    assert_int_equal(ffb_stmt_execute(s, tx), FFB_E_SERVER);
+    const ffb_error *e = ffb_conn_error(c);
+    assert_true(ffb_error_has(e, FFB_GDS_UNIQUE_KEY_VIOLATION));
+    assert_string_equal(ffb_error_sqlstate(e), "23000");
+    assert_int_equal(ffb_error_sqlcode(e), -803);
+    /* The connection and transaction go on. */
+    OK(c, ffb_stmt_bind_int64(s, 0, 20001));
+    OK(c, ffb_stmt_execute(s, tx));
+    assert_int_equal(ffb_stmt_rows_affected(s), 1);
+    ffb_stmt_free(s);
+    OK(c, ffb_tx_rollback(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+static void test_pipeline_abort(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx0 = active_tx(c);
+    ffb_stmt *s = prepare(c, tx0, "select id from %s where id = 1", t->table);
+    OK(c, ffb_tx_commit(tx0));
+    ffb_tx_free(tx0);
+    /* A transaction the server refuses to start: it reserves a table that
+       does not exist ... */
+    ffb_tx_options o = FFB_TX_OPTIONS_INIT;
+    ffb_tx_reservation r = {"NO_SUCH_TABLE_XYZ", 1, 0};
+    o.reservations = &r;
+    o.nreservations = 1;
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, &tx, &o));
+    uint64_t b = rts(c);
+    OK(c, ffb_stmt_queue_execute(s, tx, NULL, NULL));
+    OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
+    OK(c, ffb_conn_flush(c));
+    const ffb_result *res;
+    /* ... so the execute and the commit queued behind it are aborted, with
+       the start's error as the cause, and the wire stays in sync. */
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_int_equal(ffb_result_status(res), FFB_E_ABORTED);
+    assert_non_null(strstr(ffb_error_message(ffb_result_error(res)),
+                           "transaction"));
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_int_equal(ffb_result_status(res), FFB_E_ABORTED);
+    assert_int_equal(rts(c) - b, 1);
+    OK(c, ffb_conn_ping(c));
+    ffb_tx_free(tx);
+    ffb_stmt_free(s);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+static void test_describe(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = active_tx(c);
+    ffb_stmt *s = prepare(c, tx, "select id, name as label, amount from %s "
+                                 "where id = ?",
+                          t->table);
+    assert_int_equal(ffb_stmt_type(s), FFB_STMT_SELECT);
+    assert_int_equal(ffb_stmt_column_count(s), 3);
+    assert_int_equal(ffb_stmt_param_count(s), 1);
+    ffb_column_info ci;
+    OK(c, ffb_stmt_column_info(s, 1, &ci));
+    assert_int_equal(ci.sqltype, FFB_SQL_VARYING);
+    assert_int_equal(ci.length, 80); /* 20 characters x 4 bytes (UTF8) */
+    assert_int_equal(ci.charset, 4);
+    assert_string_equal(ci.field, "NAME");
+    assert_string_equal(ci.alias, "LABEL");
+    assert_string_equal(ffb_stmt_column_name(s, 1), "LABEL");
+    assert_true(strcasecmp(ci.relation, t->table) == 0);
+    assert_string_equal(ci.owner, "SYSDBA");
+    OK(c, ffb_stmt_column_info(s, 2, &ci));
+    assert_int_equal(ci.sqltype, FFB_SQL_INT64);
+    assert_int_equal(ci.scale, -2);
+    assert_int_equal(ci.subtype, 1); /* NUMERIC */
+    OK(c, ffb_stmt_param_info(s, 0, &ci));
+    assert_int_equal(ci.sqltype, FFB_SQL_LONG);
+    const char *plan;
+    OK(c, ffb_stmt_plan(s, 0, &plan));
+    assert_non_null(strstr(plan, "PLAN"));
+    ffb_stmt_free(s);
+    OK(c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+int main(void) {
+    const char *list = getenv("FFB_TEST_SERVERS");
+    if (!list) {
+        const char *req = getenv("FFB_TEST_REQUIRE_SERVER");
+        if (req && strcmp(req, "1") == 0) {
+            fprintf(stderr, "FFB_TEST_REQUIRE_SERVER=1 but no servers\n");
+            return 1;
+        }
+        return 77;
+    }
+    static const char *const names[] = {"FB3", "FB4", "FB4E"};
+    for (size_t i = 0; i < 3; i++) {
+        char var[64];
+        snprintf(var, sizeof(var), "FFB_TEST_%s_PORT", names[i]);
+        const char *port = getenv(var);
+        snprintf(var, sizeof(var), "FFB_TEST_%s_DB", names[i]);
+        const char *db = getenv(var);
+        snprintf(var, sizeof(var), "FFB_TEST_%s_VERSION", names[i]);
+        const char *ver = getenv(var);
+        if (!port || !db || !ver)
+            continue;
+        target *t = &targets[ntargets++];
+        snprintf(t->name, sizeof(t->name), "%s", names[i]);
+        snprintf(t->dsn, sizeof(t->dsn), "127.0.0.1/%s:%s", port, db);
+        t->version = atoi(ver);
+        t->compress = i == 2;
+        snprintf(t->table, sizeof(t->table), "T_SQL_%s_%d", names[i],
+                 (int)getpid());
+    }
+    if (ntargets == 0) {
+        fprintf(stderr, "servers.env lacks fb3/fb4/fb4e\n");
+        return 1;
+    }
+    int failed = 0;
+    for (size_t i = 0; i < ntargets; i++) {
+        target *t = &targets[i];
+#define T(fn) cmocka_unit_test_prestate(fn, t)
+        const struct CMUnitTest tests[] = {
+            T(test_budget_warm_select),   T(test_budget_fresh_select),
+            T(test_budget_warm_dml),      T(test_budget_one_shot_select),
+            T(test_budget_one_shot_dml),  T(test_budget_two_statements),
+            T(test_budget_scan_10000),    T(test_syntax_error),
+            T(test_client_side_errors),   T(test_unique_violation),
+            T(test_pipeline_abort),       T(test_describe),
+        };
+#undef T
+        void *st = t;
+        setup_target(&st);
+        failed += _cmocka_run_group_tests(t->name, tests,
+                                          sizeof(tests) / sizeof(tests[0]),
+                                          NULL, NULL);
+        teardown_target(&st);
+    }
+    return failed ? 1 : 0;
+}
