@@ -258,6 +258,9 @@ typedef struct ffb_conn_options {
        only reads the first 10 entries, so 10 leaves no room for versions
        after 19. */
     int min_protocol;
+    /* Statements kept prepared by ffb_conn_prepare(), keyed by SQL text:
+       0 = the default (32), negative = no cache. */
+    int stmt_cache_size;
 } ffb_conn_options;
 
 /* C99 designated initializer; from C++ use ffb_conn_options_init(). */
@@ -703,6 +706,32 @@ FFB_API const char *ffb_stmt_column_name(const ffb_stmt *stmt, unsigned col);
  * Since: 0.1
  */
 FFB_API int ffb_stmt_plan(ffb_stmt *stmt, int explain, const char **out);
+
+/**
+ * Prepare through the connection's statement cache (LRU, keyed by the SQL
+ * text; size in ffb_conn_options.stmt_cache_size). A cached statement is
+ * handed out at once; the caller gives it back with ffb_stmt_free(), which
+ * returns it to the cache (bindings cleared, cursor closed) instead of
+ * dropping it. The cache is emptied when a DDL statement runs on the
+ * connection, and a cached statement the server reports as obsolete
+ * (isc_obsolete_metadata) is prepared again and re-executed once,
+ * transparently.
+ *
+ * On a miss whose metadata the connection still remembers (the statement
+ * was evicted earlier) and with a spare statement handle at hand, the
+ * prepare is queued and not waited for: it travels with the first execute,
+ * whose write then holds prepare + execute + fetch. The describe is
+ * checked when it arrives; if the statement changed, the execute is run
+ * again with the new formats.
+ *
+ * Ownership: give the statement back with ffb_stmt_free().
+ * Round trips: 0 on a hit or a remembered statement with a spare handle,
+ * otherwise as ffb_stmt_prepare().
+ * Returns: as ffb_stmt_prepare().
+ * Since: 0.1
+ */
+FFB_API int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql,
+                             size_t len, ffb_stmt **out);
 
 /* ---- parameters (0-based index; kept until changed or cleared) ---------- */
 

@@ -271,6 +271,9 @@ static int apply_options(ffb_conn *c, const ffb_conn_options *o,
         return ffb__error_set(err, FFB_E_INVAL,
                               "min_protocol must be between 10 and 13");
     c->min_protocol = o->min_protocol ? o->min_protocol : FFBP_PROTOCOL_MIN;
+    c->cache_size = o->stmt_cache_size == 0 ? 32
+                    : o->stmt_cache_size < 0 ? 0
+                                             : o->stmt_cache_size;
     c->test_a_len = o->test_srp_private_key ? o->test_srp_private_key_len : 0;
     if (c->test_a_len)
         memcpy(c->test_a, o->test_srp_private_key, c->test_a_len);
@@ -324,8 +327,11 @@ void ffb_conn_free(ffb_conn *conn) {
         ffbp_writer_free(&w);
     }
     ffb__io_close(conn);
+    ffb__cache_free_all(conn);
     ffb__engine_reset(conn);
     ffb__results_free_all(conn);
+    ffb__stmts_destroy_all(conn);
+    ffb__txs_destroy_all(conn);
     ffbp_writer_free(&conn->stage);
     ffbp_writer_free(&conn->out);
     ffbp_writer_free(&conn->wire_in);
@@ -387,6 +393,7 @@ void ffb__io_close(ffb_conn *conn) {
 
 static int connect_once(ffb_conn *conn, int create,
                         const ffb_create_options *copts) {
+    ffb__cache_free_all(conn); /* statements of an earlier attachment */
     ffb__engine_reset(conn);
     ffb__error_clear(&conn->err);
     conn->state = FFB__ST_NEW;

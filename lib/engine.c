@@ -390,6 +390,9 @@ void ffb__engine_reset(ffb_conn *conn) {
     conn->protocol = 0;
     conn->crypt_used[0] = '\0';
     conn->auth_used[0] = '\0';
+    conn->nspare = 0;
+    conn->last_kind = FFB__LAST_NONE;
+    conn->last_obj = NULL;
     conn->detaching = 0;
     memset(conn->session_key, 0, sizeof(conn->session_key));
     conn->have_key = 0;

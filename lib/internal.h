@@ -188,6 +188,7 @@ struct ffb_conn {
     int dialect;
     int pipeline_crypt;
     int min_protocol;
+    int cache_size;
     uint8_t test_a[128];
     size_t test_a_len;
 
@@ -255,6 +256,13 @@ struct ffb_conn {
     /* SQL objects. */
     ffb_tx *txs;
     ffb_stmt *stmts;
+    struct ffb__cache_entry *cache;  /* lib/cache.c */
+    size_t cache_n;
+    struct ffb__memo *memo;
+    size_t memo_n;
+    uint64_t cache_tick;
+    uint16_t spare[16];    /* statement handles kept for reuse */
+    size_t nspare;
     struct ffb_result *rq_head, *rq_tail;     /* queued, in order */
     struct ffb_result *done_head, *done_tail; /* completed, not taken */
     struct ffb_result *delivered;             /* freed at the next call */
@@ -356,6 +364,15 @@ struct ffb_stmt {
     int64_t records[4];  /* select, insert, update, delete; -1 unknown */
     char *textbuf;       /* formatted getter values */
     size_t textbuf_cap;
+    char *sql;           /* the text last prepared */
+    size_t sql_len;
+    struct ffb__cache_entry *cached; /* owned by the statement cache */
+    int lazy;            /* prepared from remembered metadata: the
+                            describe in the answer is checked */
+    int meta_changed;    /* ... and it differed: 1 inputs, 2 outputs */
+    ffb__meta old_out;   /* formats replaced while requests used them */
+    uint32_t *old_scratch_off, *old_scratch_len;
+    ffb_error *prepare_err; /* a lazy prepare failed */
 };
 
 /* Resolve the transaction field of a request: the handle, or 0xFFFF for a
@@ -366,6 +383,10 @@ void ffb__tx_unref(ffb_tx *tx);
 void ffb__stmt_unref(ffb_stmt *stmt);
 /* Commit/rollback closed the cursors of tx. */
 void ffb__stmts_tx_ended(ffb_conn *conn, ffb_tx *tx);
+/* Connection teardown: release objects still held (by replies owed or by
+   the cache). */
+void ffb__stmts_destroy_all(ffb_conn *conn);
+void ffb__txs_destroy_all(ffb_conn *conn);
 /* Queue a request whose answer nobody waits for (deferred free/close/
    rollback): errors are ignored. */
 int ffb__queue_fire_and_forget(ffb_conn *conn, ffbp_writer *w, int32_t op,
@@ -376,6 +397,37 @@ void ffb__sync_fail_status(ffb_conn *conn, ffb__sync *sync, int code,
 int ffb__expect_response(const ffbp_packet *pkt);
 
 enum { FFB__LAST_NONE = 0, FFB__LAST_TX, FFB__LAST_STMT, FFB__LAST_OTHER };
+
+/* ---- statement cache (lib/cache.c) ------------------------------------------ */
+
+typedef struct ffb__cache_entry {
+    ffb_stmt *stmt;
+    int in_use;
+    int stale;
+    uint64_t tick;
+} ffb__cache_entry;
+
+/* Metadata remembered for SQL text whose statement left the cache. */
+typedef struct ffb__memo {
+    char *sql;
+    size_t len;
+    int stmt_type, stmt_flags;
+    ffb__meta in, out;
+    uint16_t fetch_count;
+    uint64_t tick;
+} ffb__memo;
+
+/* The statement goes back to the cache; 1 if it did (not to be freed). */
+int ffb__cache_release(ffb_stmt *stmt);
+/* DDL ran: drop what the cache holds. */
+void ffb__cache_invalidate(ffb_conn *conn);
+void ffb__cache_free_all(ffb_conn *conn);
+int ffb__meta_copy(ffb_conn *conn, ffb__meta *dst, const ffb__meta *src);
+void ffb__meta_free(ffb_conn *conn, ffb__meta *m);
+/* Prepare using remembered metadata; nothing is waited for. */
+int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m);
+int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
+                           size_t len);
 
 /* ---- pipelined results (lib/pipeline.c) ------------------------------------ */
 

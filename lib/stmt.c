@@ -54,6 +54,16 @@ static void fail_request(ffb_conn *conn, ffb__pending *p,
                          const ffbp_status *st, const char *prefix) {
     if (!p->sync)
         return;
+    ffb_stmt *stmt = p->ctx;
+    if (stmt && stmt->prepare_err && p->op != FFBP_OP_PREPARE_STATEMENT) {
+        /* The lazy prepare in front of it failed: report that. */
+        if (p->sync->rc != 0)
+            return;
+        ffb_error *e = ffb__sync_error(conn, p->sync);
+        *e = *stmt->prepare_err;
+        p->sync->rc = FFB_E_SERVER;
+        return;
+    }
     if (p->tx && p->tx->state == FFB__TX_FAILED && p->tx->start_err) {
         if (p->sync->rc != 0)
             return;
@@ -98,13 +108,17 @@ int ffb__queue_fire_and_forget(ffb_conn *conn, ffbp_writer *w, int32_t op,
 }
 
 static void stmt_destroy(ffb_stmt *stmt);
+static int keep_sql(ffb_stmt *stmt, const char *sql, size_t len);
+static void take_spare(ffb_stmt *stmt);
+static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                         ffb__pending *p);
 
 void ffb__stmt_unref(ffb_stmt *stmt) {
     if (stmt && --stmt->refs == 0)
         stmt_destroy(stmt);
 }
 
-static void meta_free(ffb_conn *conn, ffb__meta *m) {
+void ffb__meta_free(ffb_conn *conn, ffb__meta *m) {
     for (size_t i = 0; m->cols && i < m->n; i++)
         ffb__free(conn->alloc, m->cols[i].strings);
     ffb__free(conn->alloc, m->cols);
@@ -146,8 +160,8 @@ static void stmt_destroy(ffb_stmt *stmt) {
         conn->last_obj = NULL;
     }
     params_free(stmt);
-    meta_free(conn, &stmt->in);
-    meta_free(conn, &stmt->out);
+    ffb__meta_free(conn, &stmt->in);
+    ffb__meta_free(conn, &stmt->out);
     desc_free(stmt);
     ffbp_writer_free(&stmt->rows);
     ffb__free(conn->alloc, stmt->rowv);
@@ -157,8 +171,18 @@ static void stmt_destroy(ffb_stmt *stmt) {
     ffb__free(conn->alloc, stmt->scratch_len);
     ffb__free(conn->alloc, stmt->row_err);
     ffb__free(conn->alloc, stmt->textbuf);
+    ffb__free(conn->alloc, stmt->sql);
+    ffb__free(conn->alloc, stmt->prepare_err);
+    ffb__meta_free(conn, &stmt->old_out);
+    ffb__free(conn->alloc, stmt->old_scratch_off);
+    ffb__free(conn->alloc, stmt->old_scratch_len);
     ffb__tx_unref(stmt->cursor_tx);
     ffb__free(conn->alloc, stmt);
+}
+
+void ffb__stmts_destroy_all(ffb_conn *conn) {
+    while (conn->stmts)
+        stmt_destroy(conn->stmts);
 }
 
 static int need_ready(ffb_conn *conn) {
@@ -255,21 +279,27 @@ int ffb_stmt_new(ffb_conn *conn, ffb_stmt **out) {
 void ffb_stmt_free(ffb_stmt *stmt) {
     if (!stmt || stmt->freed)
         return;
+    if (stmt->cached && ffb__cache_release(stmt))
+        return; /* back in the statement cache */
     ffb_conn *conn = stmt->conn;
     stmt->freed = 1;
-    if (conn->state == FFB__ST_READY && (stmt->has_handle || stmt->alloc_queued)) {
-        if (stmt->has_handle) {
-            ffbp_writer w;
-            ffbp_writer_init(&w, conn->alloc);
-            ffbp_put_free_statement(&w, stmt->handle, FFBP_DSQL_DROP);
-            if (ffb__queue_fire_and_forget(conn, &w, FFBP_OP_FREE_STATEMENT,
-                                           1) < 0)
-                ffb__error_clear(&conn->err);
-            ffbp_writer_free(&w);
-        }
-        /* A handle whose allocate is still unanswered is dropped by the
-           allocate's reply handler once the handle is known. */
+    if (conn->state == FFB__ST_READY && stmt->has_handle) {
+        /* Keep the handle for the next statement (DSQL_unprepare also
+           closes a cursor), or release it; either rides with the next
+           request. */
+        int keep = conn->nspare < sizeof(conn->spare) / sizeof(conn->spare[0]);
+        ffbp_writer w;
+        ffbp_writer_init(&w, conn->alloc);
+        ffbp_put_free_statement(&w, stmt->handle,
+                                keep ? FFBP_DSQL_UNPREPARE : FFBP_DSQL_DROP);
+        if (ffb__queue_fire_and_forget(conn, &w, FFBP_OP_FREE_STATEMENT, 1) < 0)
+            ffb__error_clear(&conn->err);
+        else if (keep)
+            conn->spare[conn->nspare++] = stmt->handle;
+        ffbp_writer_free(&w);
     }
+    /* A handle whose allocate is still unanswered is dropped by the
+       allocate's reply handler once it is known. */
     stmt->cursor_open = 0;
     stmt->gen++;
     ffb__stmt_unref(stmt);
@@ -299,7 +329,7 @@ static int var_charset(const ffbp_var *v) {
 static int build_meta(ffb_stmt *stmt, ffb__meta *m, const ffbp_var *vars,
                       size_t n, int input) {
     ffb_conn *conn = stmt->conn;
-    meta_free(conn, m);
+    ffb__meta_free(conn, m);
     if (n == 0)
         return 0;
     m->cols = ffb__malloc(conn->alloc, n * sizeof(*m->cols));
@@ -452,6 +482,183 @@ static int describe_done(ffb_stmt *stmt) {
     return 0;
 }
 
+static int vars_equal(const ffbp_var *v, size_t n, const ffb__meta *m) {
+    if (n != m->n)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        const ffb__col *c = &m->cols[i];
+        if (v[i].sqltype != c->sqltype || v[i].nullable != c->nullable ||
+            v[i].subtype != c->subtype || v[i].scale != c->scale ||
+            v[i].length != c->length)
+            return 0;
+    }
+    return 1;
+}
+
+/* The describe of a lazy prepare arrived: keep the remembered formats when
+   they still hold. When the output changed, the old formats stay alive
+   (requests queued with them decode by them) until the next execute. */
+static int lazy_done(ffb_stmt *stmt) {
+    ffbp_sqlinfo *d = &stmt->desc;
+    int in_same = vars_equal(d->in, d->in_count, &stmt->in);
+    int out_same = vars_equal(d->out, d->out_count, &stmt->out);
+    stmt->stmt_type = d->stmt_type;
+    stmt->stmt_flags = d->stmt_flags;
+    if (in_same && out_same) {
+        desc_free(stmt);
+        return 0;
+    }
+    ffb_conn *conn = stmt->conn;
+    stmt->meta_changed = (in_same ? 0 : 1) | (out_same ? 0 : 2);
+    /* Stash what in-flight requests may still point at. */
+    ffb__meta_free(conn, &stmt->old_out);
+    stmt->old_out = stmt->out;
+    memset(&stmt->out, 0, sizeof(stmt->out));
+    ffb__free(conn->alloc, stmt->old_scratch_off);
+    ffb__free(conn->alloc, stmt->old_scratch_len);
+    stmt->old_scratch_off = stmt->scratch_off;
+    stmt->old_scratch_len = stmt->scratch_len;
+    stmt->scratch_off = stmt->scratch_len = NULL;
+    ffb__param *params = stmt->params;
+    ffb__meta in = stmt->in;
+    stmt->params = NULL;
+    memset(&stmt->in, 0, sizeof(stmt->in));
+    int rc = describe_done(stmt);
+    if (rc == 0 && in_same && stmt->params) {
+        /* The parameters did not change: keep the application's values. */
+        ffb__free(conn->alloc, stmt->params);
+        ffb__meta_free(conn, &stmt->in);
+        stmt->params = params;
+        stmt->in = in;
+    } else {
+        for (size_t i = 0; params && i < in.n; i++)
+            ffb__free(conn->alloc, params[i].data);
+        ffb__free(conn->alloc, params);
+        ffb__meta_free(conn, &in);
+    }
+    return rc;
+}
+
+int ffb__meta_copy(ffb_conn *conn, ffb__meta *dst, const ffb__meta *src) {
+    memset(dst, 0, sizeof(*dst));
+    if (src->n == 0)
+        return 0;
+    dst->cols = ffb__malloc(conn->alloc, src->n * sizeof(*dst->cols));
+    dst->items = ffb__malloc(conn->alloc, src->n * sizeof(*dst->items));
+    if (!dst->cols || !dst->items)
+        goto nomem;
+    memset(dst->cols, 0, src->n * sizeof(*dst->cols));
+    dst->n = src->n;
+    memcpy(dst->items, src->items, src->n * sizeof(*dst->items));
+    for (size_t i = 0; i < src->n; i++) {
+        const ffb__col *c = &src->cols[i];
+        ffb__col *o = &dst->cols[i];
+        *o = *c;
+        const char *strs[5] = {c->field, c->relation, c->owner, c->alias,
+                               c->relation_alias};
+        size_t total = 0;
+        for (int k = 0; k < 5; k++)
+            total += strlen(strs[k]) + 1;
+        o->strings = ffb__malloc(conn->alloc, total);
+        if (!o->strings)
+            goto nomem;
+        const char **ptrs[5] = {&o->field, &o->relation, &o->owner, &o->alias,
+                                &o->relation_alias};
+        char *q = o->strings;
+        for (int k = 0; k < 5; k++) {
+            size_t l = strlen(strs[k]) + 1;
+            memcpy(q, strs[k], l);
+            *ptrs[k] = q;
+            q += l;
+        }
+    }
+    if (src->blr_len) {
+        dst->blr = ffb__malloc(conn->alloc, src->blr_len);
+        if (!dst->blr)
+            goto nomem;
+        memcpy(dst->blr, src->blr, src->blr_len);
+        dst->blr_len = src->blr_len;
+    }
+    return 0;
+nomem:
+    ffb__meta_free(conn, dst);
+    return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+}
+
+/* Prepare on a known handle with remembered formats: the prepare is queued
+   and rides with the next request (reference 02, 7.8: "new SQL on a known,
+   already allocated handle, types known in advance"). */
+int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m) {
+    ffb_conn *conn = stmt->conn;
+    int rc = keep_sql(stmt, m->sql, m->len);
+    if (rc < 0)
+        return rc;
+    take_spare(stmt);
+    if (!stmt->has_handle)
+        return FFB_E_STATE;
+    uint16_t txh = 0;
+    if (tx) {
+        if (tx->state == FFB__TX_ACTIVE)
+            txh = tx->handle;
+        else if (tx->state == FFB__TX_PENDING && conn->protocol >= 16)
+            txh = 0;
+        else if ((rc = ffb__tx_handle(tx, &txh)) < 0 || txh == 0xFFFF)
+            return rc < 0 ? rc : FFB_E_STATE;
+    }
+    if ((rc = queue_close(stmt)) < 0)
+        return rc;
+    params_free(stmt);
+    ffb__meta_free(conn, &stmt->in);
+    ffb__meta_free(conn, &stmt->out);
+    desc_free(stmt);
+    stmt->gen++;
+    rows_reset(stmt);
+    if (ffb__meta_copy(conn, &stmt->in, &m->in) < 0 ||
+        ffb__meta_copy(conn, &stmt->out, &m->out) < 0)
+        return FFB_E_NOMEM;
+    size_t n = stmt->out.n ? stmt->out.n : 1;
+    stmt->scratch_off = ffb__malloc(conn->alloc, n * sizeof(uint32_t));
+    stmt->scratch_len = ffb__malloc(conn->alloc, n * sizeof(uint32_t));
+    if (stmt->in.n) {
+        stmt->params = ffb__malloc(conn->alloc,
+                                   stmt->in.n * sizeof(*stmt->params));
+        if (stmt->params)
+            memset(stmt->params, 0, stmt->in.n * sizeof(*stmt->params));
+    }
+    if (!stmt->scratch_off || !stmt->scratch_len ||
+        (stmt->in.n && !stmt->params))
+        return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+    stmt->stmt_type = m->stmt_type;
+    stmt->stmt_flags = m->stmt_flags;
+    stmt->fetch_count = m->fetch_count;
+    stmt->lazy = 1;
+    stmt->meta_changed = 0;
+    ffb__free(conn->alloc, stmt->prepare_err);
+    stmt->prepare_err = NULL;
+
+    size_t ilen;
+    const uint8_t *items = ffbp_describe_items(&ilen);
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    /* Unprepare first: a spare handle may still hold an old statement. */
+    ffbp_put_free_statement(&w, stmt->handle, FFBP_DSQL_UNPREPARE);
+    rc = ffb__queue_fire_and_forget(conn, &w, FFBP_OP_FREE_STATEMENT, 1);
+    ffbp_writer_free(&w);
+    if (rc < 0)
+        return rc;
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_prepare(&w, txh, stmt->handle, (uint16_t)conn->dialect, m->sql,
+                     m->len, items, ilen, PREPARE_BUFFER, conn->protocol);
+    if ((rc = queue(conn, &w, 1)) < 0)
+        return rc;
+    ffb__pending *p =
+        expect(conn, FFBP_OP_PREPARE_STATEMENT, prepare_reply, stmt, NULL);
+    if (!p)
+        return FFB_E_NOMEM;
+    stmt->prepared = 1;
+    return 0;
+}
+
 /* ---- prepare --------------------------------------------------------------------- */
 
 static int alloc_reply(ffb_conn *conn, const ffbp_packet *pkt,
@@ -490,6 +697,16 @@ static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
     if (ffb__status_is_error(&r->status)) {
         ffb__sync_fail_status(conn, p->sync, FFB_E_SERVER, &r->status,
                               "prepare failed");
+        if (stmt->lazy) {
+            /* Requests queued behind it fail as a consequence; they report
+               this error. */
+            if (!stmt->prepare_err)
+                stmt->prepare_err = ffb__malloc(conn->alloc, sizeof(ffb_error));
+            if (stmt->prepare_err)
+                ffb__error_from_status(stmt->prepare_err, FFB_E_SERVER,
+                                       &r->status, "prepare failed");
+            stmt->prepared = 0;
+        }
         return done(p, 0);
     }
     if (p->gen != stmt->gen || stmt->freed)
@@ -501,6 +718,8 @@ static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
         if (first_incomplete(d->in, d->in_count) ||
             first_incomplete(d->out, d->out_count))
             stmt->describe_incomplete = 1;
+        else if (stmt->lazy)
+            rc = lazy_done(stmt);
         else
             rc = describe_done(stmt);
     }
@@ -538,6 +757,36 @@ static int describe_more_reply(ffb_conn *conn, const ffbp_packet *pkt,
 int ffb_stmt_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql, size_t len) {
     if (!stmt || !sql)
         return FFB_E_INVAL;
+    return ffb__stmt_prepare_sync(stmt, tx, sql, len);
+}
+
+/* Remember the SQL text (for re-preparing stale statements). */
+static int keep_sql(ffb_stmt *stmt, const char *sql, size_t len) {
+    ffb_conn *conn = stmt->conn;
+    if (stmt->sql && stmt->sql_len == len && memcmp(stmt->sql, sql, len) == 0)
+        return 0;
+    char *c = ffb__malloc(conn->alloc, len + 1);
+    if (!c)
+        return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+    memcpy(c, sql, len);
+    c[len] = '\0';
+    ffb__free(conn->alloc, stmt->sql);
+    stmt->sql = c;
+    stmt->sql_len = len;
+    return 0;
+}
+
+/* A handle for a statement that has none: a spare one, if any. */
+static void take_spare(ffb_stmt *stmt) {
+    ffb_conn *conn = stmt->conn;
+    if (!stmt->has_handle && !stmt->alloc_queued && conn->nspare) {
+        stmt->handle = conn->spare[--conn->nspare];
+        stmt->has_handle = 1;
+    }
+}
+
+int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
+                           size_t len) {
     ffb_conn *conn = stmt->conn;
     int rc = need_ready(conn);
     if (rc < 0)
@@ -550,6 +799,13 @@ int ffb_stmt_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql, size_t len) {
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "SQL text must be 1 byte to 10 MiB long");
     ffb__error_clear(&conn->err);
+    if ((rc = keep_sql(stmt, sql, len)) < 0)
+        return rc;
+    stmt->lazy = 0;
+    stmt->meta_changed = 0;
+    ffb__free(conn->alloc, stmt->prepare_err);
+    stmt->prepare_err = NULL;
+    take_spare(stmt);
 
     uint16_t txh = 0;
     if (tx) {
@@ -580,8 +836,8 @@ int ffb_stmt_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql, size_t len) {
     stmt->stmt_type = 0;
     stmt->stmt_flags = -1;
     params_free(stmt);
-    meta_free(conn, &stmt->in);
-    meta_free(conn, &stmt->out);
+    ffb__meta_free(conn, &stmt->in);
+    ffb__meta_free(conn, &stmt->out);
     desc_free(stmt);
     stmt->describe_incomplete = 0;
     stmt->singleton = 0;
@@ -1015,9 +1271,7 @@ out:
     return sync_lib_fail(conn, sync, rc);
 }
 
-int ffb_stmt_execute(ffb_stmt *stmt, ffb_tx *tx) {
-    if (!stmt)
-        return FFB_E_INVAL;
+static int execute_once(ffb_stmt *stmt, ffb_tx *tx) {
     ffb_conn *conn = stmt->conn;
     ffb__error_clear(&conn->err);
     ffb__sync sync = {0, 0, 0, NULL};
@@ -1026,6 +1280,82 @@ int ffb_stmt_execute(ffb_stmt *stmt, ffb_tx *tx) {
         return rc;
     rc = ffb__wait(conn, &sync.done);
     return rc < 0 ? rc : sync.rc;
+}
+
+/* Prepare the statement's SQL again, keeping the bound parameters when
+   their formats did not change. */
+static int reprepare(ffb_stmt *stmt, ffb_tx *tx) {
+    ffb_conn *conn = stmt->conn;
+    ffb__param *params = stmt->params;
+    ffb__meta in;
+    int rc = ffb__meta_copy(conn, &in, &stmt->in);
+    if (rc < 0)
+        return rc;
+    stmt->params = NULL;
+    char *sql = stmt->sql;
+    size_t len = stmt->sql_len;
+    stmt->sql = NULL;
+    rc = ffb__stmt_prepare_sync(stmt, tx, sql, len);
+    ffb__free(conn->alloc, sql);
+    int same = rc == 0 && in.n == stmt->in.n;
+    for (size_t i = 0; same && i < in.n; i++)
+        same = in.cols[i].sqltype == stmt->in.cols[i].sqltype &&
+               in.cols[i].scale == stmt->in.cols[i].scale &&
+               in.cols[i].length == stmt->in.cols[i].length &&
+               in.cols[i].subtype == stmt->in.cols[i].subtype;
+    if (same && params) {
+        params_free(stmt);
+        stmt->params = params;
+        params = NULL;
+    }
+    for (size_t i = 0; params && i < in.n; i++)
+        ffb__free(conn->alloc, params[i].data);
+    ffb__free(conn->alloc, params);
+    ffb__meta_free(conn, &in);
+    if (rc == 0 && !same && stmt->in.n)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the statement's parameters changed on the "
+                              "server: bind them again");
+    return rc;
+}
+
+int ffb_stmt_execute(ffb_stmt *stmt, ffb_tx *tx) {
+    if (!stmt)
+        return FFB_E_INVAL;
+    ffb_conn *conn = stmt->conn;
+    int rc = execute_once(stmt, tx);
+    if (stmt->prepare_err) {
+        /* The lazy prepare that rode in front failed. */
+        conn->err = *stmt->prepare_err;
+        ffb__free(conn->alloc, stmt->prepare_err);
+        stmt->prepare_err = NULL;
+        stmt->lazy = 0;
+        return FFB_E_SERVER;
+    }
+    if (stmt->lazy) {
+        stmt->lazy = 0;
+        if (stmt->meta_changed) {
+            /* The statement changed since its formats were remembered: run
+               it again with the formats the server described. */
+            int changed = stmt->meta_changed;
+            stmt->meta_changed = 0;
+            if ((changed & 1) && stmt->in.n)
+                return ffb__error_set(&conn->err, FFB_E_STATE,
+                                      "the statement's parameters changed on "
+                                      "the server: bind them again");
+            rc = execute_once(stmt, tx);
+        }
+    }
+    if (rc == FFB_E_SERVER && stmt->sql &&
+        ffb_error_has(&conn->err, 335544356u /* isc_obsolete_metadata */)) {
+        /* Prepared before a metadata change: prepare again, run once more. */
+        rc = reprepare(stmt, tx);
+        if (rc == 0)
+            rc = execute_once(stmt, tx);
+    }
+    if (rc == 0 && stmt->stmt_type == FFB_STMT_DDL)
+        ffb__cache_invalidate(conn);
+    return rc;
 }
 
 /* ---- fetch ---------------------------------------------------------------------------- */
@@ -1268,5 +1598,7 @@ int ffb_conn_execute_immediate(ffb_conn *conn, ffb_tx *tx, const char *sql,
                             &s))
         return ffb__engine_fail(conn, FFB_E_NOMEM);
     rc = ffb__wait(conn, &s.done);
+    if (rc == 0 && s.rc == 0)
+        ffb__cache_invalidate(conn); /* it may have been DDL */
     return rc < 0 ? rc : s.rc;
 }

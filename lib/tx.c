@@ -125,6 +125,11 @@ static void tx_destroy(ffb_tx *tx) {
     ffb__free(conn->alloc, tx);
 }
 
+void ffb__txs_destroy_all(ffb_conn *conn) {
+    while (conn->txs)
+        tx_destroy(conn->txs);
+}
+
 void ffb__tx_unref(ffb_tx *tx) {
     if (tx && --tx->refs == 0)
         tx_destroy(tx);

@@ -16,8 +16,9 @@
  *   ("1.000", "0.000001", "-0"), otherwise one digit, the rest after a
  *   point, and E+n / E-n ("1E+300", "1.5E-7", "0E+2"). NaN payloads are
  *   printed after the name ("NaN12"), a set sign bit as "-" ("-NaN").
- * - Parsing rounds to 16 / 34 significant digits half-even in one step
- *   (no double rounding), including the subnormal range: a value whose
+ * - Parsing rounds to 16 / 34 significant digits HALF_UP (a dropped part
+ *   of exactly one half goes away from zero) in one step (no double
+ *   rounding), including the subnormal range: a value whose
  *   exponent would fall below Etiny (-398 / -6176) is rounded to that
  *   exponent and may become zero, as decNumber does with Underflow not
  *   trapped (Firebird's default DECFLOAT TRAPS are Division_by_zero,
@@ -28,10 +29,11 @@
  *   after rounding is FFB_E_INVAL (Overflow is trapped by Firebird too).
  *   A zero's exponent is clamped into range silently. NaN payloads may
  *   have at most 15 / 33 digits.
- *   Note: Firebird's default session rounding (SET DECFLOAT ROUND) is
- *   HALF_UP; lib/types.h asks for IEEE's half-even, so text with more than
- *   16 / 34 digits can differ from what the server would make of the same
- *   text in the last digit when the dropped part is exactly one half.
+ *   HALF_UP is Firebird's default session rounding (SET DECFLOAT ROUND,
+ *   src/common/DecFloat.h), so a parameter bound as text gets the value
+ *   the server makes of the same literal (checked live on Firebird 4.0:
+ *   '1.2345678901234565' -> 1.234567890123457 as DECFLOAT(16)). A session
+ *   that changes SET DECFLOAT ROUND is not followed.
  * - Non-canonical encodings (the 24 redundant declets, coefficient bits
  *   under Infinity, exponent bits under NaN) are read as decNumber reads
  *   them; encoding always produces the canonical form.
@@ -728,19 +730,10 @@ static int df_parse(const struct dfmt *f, const char *s, size_t len,
     keep = (long long)n.nsig - drop;
     if (keep > 0)
         (void)num_take(&n, (size_t)keep, U128_MAX, &v.coef);
-    if (drop > 0) {
-        int rd = 0, sticky = 0;
-
-        if (keep >= 0) {
-            rd = num_digit(&n, n.lead + (size_t)keep);
-            for (size_t k = (size_t)keep + 1; k < n.nsig && !sticky; k++)
-                sticky = num_digit(&n, n.lead + k) != 0;
-        } else {
-            sticky = 1; /* every digit dropped lies below the rounding one */
-        }
-        if (rd > 5 || (rd == 5 && (sticky || (v.coef & 1))))
-            v.coef++;
-    }
+    /* HALF_UP: only the first dropped digit decides (when keep < 0 every
+       dropped digit lies below the rounding position, which holds 0). */
+    if (drop > 0 && keep >= 0 && num_digit(&n, n.lead + (size_t)keep) >= 5)
+        v.coef++;
     q = q0 + drop;
     if (v.coef == pow10_u128(f->digits)) {
         v.coef /= 10;

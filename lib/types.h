@@ -49,7 +49,8 @@ int ffb__dec128_format(const uint8_t be[16], char *out, size_t size);
 /*
  * From text: decimal with optional exponent, "NaN", "sNaN", "Inf",
  * "Infinity" (any case, optional sign). More digits than the format holds
- * (16 / 34) are rounded half-even; an exponent out of range is
+ * (16 / 34) are rounded HALF_UP (ties away from zero), as Firebird rounds
+ * by default; an exponent out of range is
  * FFB_E_INVAL. Returns 0 or FFB_E_INVAL.
  */
 int ffb__dec64_parse(const char *s, size_t len, uint8_t be[8]);

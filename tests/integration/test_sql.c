@@ -477,6 +477,194 @@ static void test_describe(void **state) {
     ffb_conn_free(c);
 }
 
+
+static ffb_conn *open_conn_cache(const target *t, int cache) {
+    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
+    o.dsn = t->dsn;
+    o.user = "SYSDBA";
+    o.password = "masterkey";
+    o.compress = t->compress;
+    o.io_timeout_ms = 60000;
+    o.stmt_cache_size = cache;
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    OK(c, ffb_conn_connect(c));
+    return c;
+}
+
+static void test_cache_hit(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn_cache(t, 0);
+    ffb_tx *tx = active_tx(c);
+    char sql[256];
+    snprintf(sql, sizeof(sql), "select name from %s where id = ?", t->table);
+    ffb_stmt *s;
+    uint64_t b = rts(c);
+    OK(c, ffb_conn_prepare(c, tx, sql, (size_t)-1, &s));
+    assert_int_equal(rts(c) - b, 1); /* a miss: allocate + prepare */
+    ffb_stmt_free(s);                /* back to the cache */
+    b = rts(c);
+    ffb_stmt *s2;
+    OK(c, ffb_conn_prepare(c, tx, sql, (size_t)-1, &s2));
+    assert_ptr_equal(s2, s);
+    assert_int_equal(rts(c) - b, 0); /* a hit */
+    OK(c, ffb_stmt_bind_int64(s2, 0, 3));
+    OK(c, ffb_stmt_execute(s2, tx));
+    assert_int_equal(ffb_stmt_fetch(s2), 1);
+    assert_int_equal(rts(c) - b, 1); /* execute + fetch */
+    ffb_stmt_free(s2);
+    /* DDL empties the cache: the next prepare goes to the server. */
+    char ddl[128];
+    snprintf(ddl, sizeof(ddl), "create table %s_X (i integer)", t->table);
+    OK(c, ffb_conn_execute_immediate(c, tx, ddl, (size_t)-1));
+    b = rts(c);
+    OK(c, ffb_conn_prepare(c, tx, sql, (size_t)-1, &s));
+    assert_int_equal(rts(c) - b, 1);
+    ffb_stmt_free(s);
+    OK(c, ffb_tx_rollback(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+static void test_budget_fresh_select_spare(void **state) {
+    target *t = *state;
+    /* A one-entry cache: B evicts A, whose formats are remembered and
+       whose handle becomes a spare. */
+    ffb_conn *c = open_conn_cache(t, 1);
+    ffb_tx *tx = active_tx(c);
+    char a[256], bsql[256];
+    snprintf(a, sizeof(a), "select id, name from %s where id between ? and ?",
+             t->table);
+    snprintf(bsql, sizeof(bsql), "select count(*) from %s", t->table);
+    ffb_stmt *s;
+    OK(c, ffb_conn_prepare(c, tx, a, (size_t)-1, &s));
+    ffb_stmt_free(s);
+    OK(c, ffb_conn_prepare(c, tx, bsql, (size_t)-1, &s));
+    ffb_stmt_free(s);
+    uint64_t b = rts(c);
+    OK(c, ffb_conn_prepare(c, tx, a, (size_t)-1, &s));
+    assert_int_equal(rts(c) - b, 0); /* queued: rides with the execute */
+    OK(c, ffb_stmt_bind_int64(s, 0, 100));
+    OK(c, ffb_stmt_bind_int64(s, 1, 104));
+    OK(c, ffb_stmt_execute(s, tx));
+    assert_int_equal(count_rows(c, s), 5);
+    /* DSQL_unprepare + op_prepare_statement on the spare handle +
+       op_execute + op_fetch: one write, one round trip. */
+    assert_int_equal(rts(c) - b, 1);
+    ffb_stmt_free(s);
+    OK(c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+static void test_describe_continuation(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = active_tx(c);
+    /* 1000 columns with long labels: the describe does not fit one 64 KiB
+       answer and is continued with op_info_sql. */
+    size_t cap = 1000 * 64 + 64;
+    char *sql = malloc(cap);
+    assert_non_null(sql);
+    size_t n = (size_t)snprintf(sql, cap, "select ");
+    for (int i = 0; i < 1000; i++)
+        n += (size_t)snprintf(sql + n, cap - n,
+                              "%s%d as A_LONG_COLUMN_LABEL_NUMBER_%04d", i ? ", " : "",
+                              i, i);
+    snprintf(sql + n, cap - n, " from rdb$database");
+    ffb_stmt *s;
+    OK(c, ffb_stmt_new(c, &s));
+    uint64_t b = rts(c);
+    OK(c, ffb_stmt_prepare(s, tx, sql, (size_t)-1));
+    free(sql);
+    assert_int_equal(ffb_stmt_column_count(s), 1000);
+    assert_true(rts(c) - b >= 2); /* at least one continuation */
+    assert_string_equal(ffb_stmt_column_name(s, 999),
+                        "A_LONG_COLUMN_LABEL_NUMBER_0999");
+    OK(c, ffb_stmt_execute(s, tx));
+    assert_int_equal(ffb_stmt_fetch(s), 1);
+    int64_t v;
+    OK(c, ffb_stmt_get_int64(s, 999, &v));
+    assert_int_equal(v, 999);
+    ffb_stmt_free(s);
+    OK(c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+static void test_execute2_singleton(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = active_tx(c);
+    ffb_stmt *s = prepare(c, tx,
+                          "insert into %s (id, name) values (?, 'ret') "
+                          "returning id * 2, name",
+                          t->table);
+    assert_int_equal(ffb_stmt_type(s), FFB_STMT_EXEC_PROCEDURE);
+    OK(c, ffb_stmt_bind_int64(s, 0, 30001));
+    uint64_t b = rts(c);
+    OK(c, ffb_stmt_execute(s, tx));
+    /* op_execute2: the row comes with the answer. */
+    assert_int_equal(rts(c) - b, 1);
+    assert_int_equal(ffb_stmt_fetch(s), 1);
+    int64_t v;
+    OK(c, ffb_stmt_get_int64(s, 0, &v));
+    assert_int_equal(v, 60002);
+    const char *txt;
+    size_t len;
+    OK(c, ffb_stmt_get_text(s, 1, &txt, &len));
+    assert_int_equal(len, 3);
+    assert_memory_equal(txt, "ret", 3);
+    assert_int_equal(ffb_stmt_fetch(s), 0);
+    ffb_stmt_free(s);
+    OK(c, ffb_tx_rollback(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+static void test_tx_options(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx_options o = FFB_TX_OPTIONS_INIT;
+    o.isolation = FFB_ISO_SNAPSHOT;
+    o.read_only = 1;
+    o.lock_timeout = -1;
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, &tx, &o));
+    static const uint8_t items[] = {8 /* isolation */, 9 /* access */,
+                                    10 /* lock timeout */, 1};
+    uint8_t buf[64];
+    size_t len;
+    OK(c, ffb_tx_info_raw(tx, items, sizeof(items), buf, sizeof(buf), &len));
+    /* 08 01 00 02 (concurrency), 09 01 00 00 (read only),
+       0A 04 00 00 00 00 00 (no wait) */
+    assert_true(len >= 15);
+    assert_int_equal(buf[0], 8);
+    assert_int_equal(buf[3], 2);
+    assert_int_equal(buf[4], 9);
+    assert_int_equal(buf[7], 0);
+    assert_int_equal(buf[8], 10);
+    assert_int_equal(buf[11], 0);
+    /* A read-only transaction refuses writes. */
+    char sql[128];
+    snprintf(sql, sizeof(sql), "delete from %s where id = 1", t->table);
+    assert_int_equal(ffb_conn_execute_immediate(c, tx, sql, (size_t)-1),
+                     FFB_E_SERVER);
+    OK(c, ffb_tx_commit_retaining(tx));
+    assert_true(ffb_tx_is_active(tx));
+    OK(c, ffb_tx_rollback_retaining(tx));
+    OK(c, ffb_tx_rollback(tx));
+    assert_false(ffb_tx_is_active(tx));
+    assert_int_equal(ffb_tx_commit(tx), FFB_E_STATE);
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
 int main(void) {
     const char *list = getenv("FFB_TEST_SERVERS");
     if (!list) {
@@ -521,6 +709,9 @@ int main(void) {
             T(test_budget_scan_10000),    T(test_syntax_error),
             T(test_client_side_errors),   T(test_unique_violation),
             T(test_pipeline_abort),       T(test_describe),
+            T(test_cache_hit),            T(test_budget_fresh_select_spare),
+            T(test_describe_continuation), T(test_execute2_singleton),
+            T(test_tx_options),
         };
 #undef T
         void *st = t;

@@ -1,0 +1,188 @@
+/*
+ * The statement cache of ffb_conn_prepare(): prepared statements keyed by
+ * SQL text, least recently used evicted first, emptied when DDL runs. The
+ * metadata of evicted statements is remembered (four times as many entries)
+ * so that preparing the same text again can ride with its first execute on
+ * a spare handle: one round trip for prepare + execute + fetch.
+ */
+#include <string.h>
+
+#include "lib/internal.h"
+
+static void memo_free(ffb_conn *conn, ffb__memo *m) {
+    ffb__free(conn->alloc, m->sql);
+    ffb__meta_free(conn, &m->in);
+    ffb__meta_free(conn, &m->out);
+    memset(m, 0, sizeof(*m));
+}
+
+static ffb__memo *memo_find(ffb_conn *conn, const char *sql, size_t len) {
+    for (size_t i = 0; i < conn->memo_n; i++)
+        if (conn->memo[i].len == len && memcmp(conn->memo[i].sql, sql, len) == 0)
+            return &conn->memo[i];
+    return NULL;
+}
+
+/* Remember the formats of a prepared statement leaving the cache. */
+static void memo_add(ffb_conn *conn, const ffb_stmt *stmt) {
+    size_t cap = (size_t)conn->cache_size * 4;
+    if (!stmt->prepared || !stmt->sql || cap == 0 ||
+        stmt->in.n + stmt->out.n > 40 /* a describe that fits one answer */)
+        return;
+    ffb__memo *m = memo_find(conn, stmt->sql, stmt->sql_len);
+    if (m) {
+        memo_free(conn, m);
+    } else if (conn->memo_n < cap) {
+        if (!conn->memo) {
+            conn->memo = ffb__malloc(conn->alloc, cap * sizeof(*conn->memo));
+            if (!conn->memo)
+                return;
+            memset(conn->memo, 0, cap * sizeof(*conn->memo));
+        }
+        m = &conn->memo[conn->memo_n++];
+    } else {
+        m = &conn->memo[0];
+        for (size_t i = 1; i < conn->memo_n; i++)
+            if (conn->memo[i].tick < m->tick)
+                m = &conn->memo[i];
+        memo_free(conn, m);
+    }
+    m->sql = ffb__malloc(conn->alloc, stmt->sql_len + 1);
+    if (!m->sql)
+        return;
+    memcpy(m->sql, stmt->sql, stmt->sql_len + 1);
+    m->len = stmt->sql_len;
+    m->stmt_type = stmt->stmt_type;
+    m->stmt_flags = stmt->stmt_flags;
+    m->fetch_count = stmt->fetch_count;
+    m->tick = ++conn->cache_tick;
+    if (ffb__meta_copy(conn, &m->in, &stmt->in) < 0 ||
+        ffb__meta_copy(conn, &m->out, &stmt->out) < 0) {
+        memo_free(conn, m);
+        ffb__error_clear(&conn->err);
+    }
+}
+
+static void entry_drop(ffb_conn *conn, ffb__cache_entry *e, int remember) {
+    ffb_stmt *s = e->stmt;
+    if (remember)
+        memo_add(conn, s);
+    s->cached = NULL;
+    ffb_stmt_free(s);
+    /* Keep the array dense. */
+    size_t i = (size_t)(e - conn->cache);
+    conn->cache[i] = conn->cache[--conn->cache_n];
+    for (size_t k = 0; k < conn->cache_n; k++)
+        conn->cache[k].stmt->cached = &conn->cache[k];
+}
+
+int ffb__cache_release(ffb_stmt *stmt) {
+    ffb__cache_entry *e = stmt->cached;
+    ffb_conn *conn = stmt->conn;
+    if (!e->in_use)
+        return 1;
+    e->in_use = 0;
+    if (e->stale || conn->state != FFB__ST_READY) {
+        entry_drop(conn, e, 0);
+        return 1;
+    }
+    ffb_stmt_close_cursor(stmt);
+    ffb_stmt_clear_bindings(stmt);
+    e->tick = ++conn->cache_tick;
+    return 1;
+}
+
+void ffb__cache_invalidate(ffb_conn *conn) {
+    for (size_t i = 0; i < conn->cache_n;) {
+        ffb__cache_entry *e = &conn->cache[i];
+        if (e->in_use) {
+            e->stale = 1;
+            i++;
+        } else {
+            entry_drop(conn, e, 0);
+        }
+    }
+    for (size_t i = 0; i < conn->memo_n; i++)
+        memo_free(conn, &conn->memo[i]);
+    conn->memo_n = 0;
+}
+
+void ffb__cache_free_all(ffb_conn *conn) {
+    while (conn->cache_n) {
+        ffb__cache_entry *e = &conn->cache[0];
+        e->in_use = 0;
+        entry_drop(conn, e, 0);
+    }
+    ffb__free(conn->alloc, conn->cache);
+    conn->cache = NULL;
+    for (size_t i = 0; i < conn->memo_n; i++)
+        memo_free(conn, &conn->memo[i]);
+    ffb__free(conn->alloc, conn->memo);
+    conn->memo = NULL;
+    conn->memo_n = 0;
+}
+
+int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql, size_t len,
+                     ffb_stmt **out) {
+    if (!conn || !sql || !out)
+        return FFB_E_INVAL;
+    if (len == (size_t)-1)
+        len = strlen(sql);
+    for (size_t i = 0; i < conn->cache_n; i++) {
+        ffb__cache_entry *e = &conn->cache[i];
+        ffb_stmt *s = e->stmt;
+        if (!e->in_use && !e->stale && s->prepared && s->sql_len == len &&
+            memcmp(s->sql, sql, len) == 0) {
+            e->in_use = 1;
+            e->tick = ++conn->cache_tick;
+            ffb__error_clear(&conn->err);
+            *out = s;
+            return 0;
+        }
+    }
+    ffb_stmt *s;
+    int rc = ffb_stmt_new(conn, &s);
+    if (rc < 0)
+        return rc;
+    const ffb__memo *m = memo_find(conn, sql, len);
+    if (m && (conn->nspare > 0)) {
+        rc = ffb__stmt_prepare_lazy(s, tx, m);
+        if (rc == FFB_E_STATE) /* not possible right now: the normal way */
+            rc = ffb__stmt_prepare_sync(s, tx, sql, len);
+    } else {
+        rc = ffb__stmt_prepare_sync(s, tx, sql, len);
+    }
+    if (rc < 0) {
+        ffb_stmt_free(s);
+        return rc;
+    }
+    if (conn->cache_size > 0) {
+        if (!conn->cache) {
+            conn->cache = ffb__malloc(conn->alloc, (size_t)conn->cache_size *
+                                                       sizeof(*conn->cache));
+            if (!conn->cache) {
+                *out = s; /* works, just not cached */
+                return 0;
+            }
+        }
+        if (conn->cache_n == (size_t)conn->cache_size) {
+            ffb__cache_entry *lru = NULL;
+            for (size_t i = 0; i < conn->cache_n; i++)
+                if (!conn->cache[i].in_use &&
+                    (!lru || conn->cache[i].tick < lru->tick))
+                    lru = &conn->cache[i];
+            if (lru)
+                entry_drop(conn, lru, 1);
+        }
+        if (conn->cache_n < (size_t)conn->cache_size) {
+            ffb__cache_entry *e = &conn->cache[conn->cache_n++];
+            e->stmt = s;
+            e->in_use = 1;
+            e->stale = 0;
+            e->tick = ++conn->cache_tick;
+            s->cached = e;
+        }
+    }
+    *out = s;
+    return 0;
+}
