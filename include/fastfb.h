@@ -261,6 +261,16 @@ typedef struct ffb_conn_options {
     /* Statements kept prepared by ffb_conn_prepare(), keyed by SQL text:
        0 = the default (32), negative = no cache. */
     int stmt_cache_size;
+    /* Firebird 5.0.3+ (protocol 19): blobs up to this size (bytes,
+       including 2 bytes per segment) come inline with their rows and are
+       read with no round trip. 0 = the default (65535, the maximum),
+       negative = off. */
+    int inline_blob_size;
+    /* Memory for inline blobs not yet opened, per connection; 0 = 10 MiB. */
+    size_t blob_cache_bytes;
+    /* Rows asked by the first fetch of a cursor; 0 = about 1 MiB of rows
+       (10..1000). Later fetches grow from it. */
+    int fetch_size;
 } ffb_conn_options;
 
 /* C99 designated initializer; from C++ use ffb_conn_options_init(). */
@@ -682,7 +692,8 @@ typedef struct ffb_column_info {
     const char *relation;/* table, "" if none */
     const char *owner;
     const char *alias;   /* label */
-    const char *relation_alias;
+    const char *relation_alias; /* "": not requested (fbclient's describe
+                                   list, which libfastfb sends) */
 } ffb_column_info;
 
 /**
@@ -732,6 +743,14 @@ FFB_API int ffb_stmt_plan(ffb_stmt *stmt, int explain, const char **out);
  */
 FFB_API int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql,
                              size_t len, ffb_stmt **out);
+
+/** Rows asked by the first fetch of the next executions (0 = automatic).
+    Round trips: 0. Returns 0 or FFB_E_INVAL. Since: 0.1 */
+FFB_API int ffb_stmt_set_fetch_size(ffb_stmt *stmt, int rows);
+
+/** Inline blob limit sent with the next executions of this statement
+    (protocol 19; 0 = none, at most 65535). Round trips: 0. Since: 0.1 */
+FFB_API int ffb_stmt_set_inline_blob_size(ffb_stmt *stmt, int bytes);
 
 /* ---- parameters (0-based index; kept until changed or cleared) ---------- */
 
@@ -893,6 +912,215 @@ FFB_API int ffb_stmt_get_blob_id(const ffb_stmt *stmt, unsigned col,
  */
 FFB_API int ffb_conn_execute_immediate(ffb_conn *conn, ffb_tx *tx,
                                        const char *sql, size_t len);
+
+/* ---- blobs --------------------------------------------------------------- */
+
+typedef struct ffb_blob ffb_blob;
+
+#define FFB_BLOB_OPTIONS_VERSION 1
+
+/** Options of a created blob. Zeroed = segmented binary blob. */
+typedef struct ffb_blob_options {
+    unsigned version;   /* FFB_BLOB_OPTIONS_VERSION */
+    int stream;         /* 1 = stream blob (seekable), 0 = segmented */
+    int subtype;        /* 0 binary, 1 text, < 0 user-defined */
+    int charset;        /* text: character set id of the data written
+                           (0 = the connection's) */
+} ffb_blob_options;
+
+#define FFB_BLOB_OPTIONS_INIT {.version = FFB_BLOB_OPTIONS_VERSION}
+
+/** Facts about an open blob. */
+typedef struct ffb_blob_info {
+    int64_t length;     /* total bytes */
+    int64_t segments;   /* number of segments (engine chunks for stream) */
+    int64_t max_segment;
+    int stream;         /* 1 stream, 0 segmented */
+} ffb_blob_info;
+
+/**
+ * Create a blob in `tx`. `opts` may be NULL. Nothing is sent yet: the
+ * create, the data and the close travel together (ffb_blob_close()).
+ * Written data is re-framed into segments of up to 65535 bytes; a segmented
+ * blob keeps one segment per ffb_blob_write() call when it fits one.
+ *
+ * Ownership: free with ffb_blob_free() (after close or cancel).
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE, FFB_E_NOMEM.
+ * Since: 0.1
+ */
+FFB_API int ffb_blob_create(ffb_conn *conn, ffb_tx *tx,
+                            const ffb_blob_options *opts, ffb_blob **out);
+
+/**
+ * Append data. Buffered; when more than 1 MiB is buffered it is queued
+ * on the connection (still without waiting).
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (not a created blob, or closed),
+ * FFB_E_NOMEM.
+ * Since: 0.1
+ */
+FFB_API int ffb_blob_write(ffb_blob *blob, const void *data, size_t len);
+
+/**
+ * Finish a created blob and get its id (8 bytes) for a parameter
+ * (ffb_stmt_bind_blob_id()) in the same transaction.
+ * Round trips: 1 (op_create_blob2 + op_batch_segments + op_close_blob in
+ * one write, for data up to the queueing threshold; larger blobs' earlier
+ * parts were already on their way).
+ * Returns: 0, FFB_E_STATE, FFB_E_SERVER, fatal codes.
+ * Since: 0.1
+ */
+FFB_API int ffb_blob_close(ffb_blob *blob, uint8_t id_out[8]);
+
+/**
+ * Open a blob by id for reading. Nothing is sent yet: the open, an info
+ * request and `prefetch` bytes' worth of reads (0 = 64 KiB, at most
+ * 16 MiB) are queued and go out with the first read, info or flush - so
+ * opening the blobs of a fetched batch and then reading them costs one
+ * round trip for all. On Firebird 5.0.3+ a blob pushed inline with its row
+ * is served from the transaction's cache with no I/O at all.
+ *
+ * Ownership: free with ffb_blob_free().
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE, FFB_E_NOMEM.
+ * Since: 0.1
+ */
+FFB_API int ffb_blob_open(ffb_conn *conn, ffb_tx *tx, const uint8_t id[8],
+                          size_t prefetch, ffb_blob **out);
+
+/**
+ * Read up to `size` bytes. *got = 0 means the end of the blob. Segment
+ * boundaries are not kept (stream semantics).
+ * Round trips: 1 for the first read of a blob opened with enough prefetch
+ * (and for all blobs opened before it), 0 while data is buffered, 1 per
+ * further refill (several reads in flight at once).
+ * Returns: 0, FFB_E_STATE, FFB_E_SERVER, fatal codes.
+ * Since: 0.1
+ */
+FFB_API int ffb_blob_read(ffb_blob *blob, void *buf, size_t size,
+                          size_t *got);
+
+/**
+ * Read the rest of the blob into a buffer owned by the blob: `*data` stays
+ * valid until ffb_blob_free().
+ * Round trips: as ffb_blob_read() (1 when the prefetch covered the blob,
+ * else 2: the remaining reads are all sent at once once the size is known).
+ * Since: 0.1
+ */
+FFB_API int ffb_blob_read_all(ffb_blob *blob, const uint8_t **data,
+                              size_t *len);
+
+/** Length, segment count, largest segment and kind. Round trips: 0 once
+    the open's answer is in (it carries the info), else 1. Since: 0.1 */
+FFB_API int ffb_blob_get_info(ffb_blob *blob, ffb_blob_info *out);
+
+/**
+ * Move the read position of a stream blob: `whence` 0 from the start,
+ * 1 from the current position, 2 from the end. *pos_out (may be NULL) gets
+ * the new absolute position. Segmented blobs cannot seek (FFB_E_SERVER,
+ * isc_bad_segstr_type).
+ * Round trips: 1 (0 for a blob served from the inline cache).
+ * Since: 0.1
+ */
+FFB_API int ffb_blob_seek(ffb_blob *blob, int whence, int64_t offset,
+                          int64_t *pos_out);
+
+/** Discard a created blob. Round trips: 0 (queued). Since: 0.1 */
+FFB_API int ffb_blob_cancel(ffb_blob *blob);
+
+/** Free the blob; an open one is closed by a queued op_close_blob that
+    rides with the next request. NULL is fine. Round trips: 0. Since: 0.1 */
+FFB_API void ffb_blob_free(ffb_blob *blob);
+
+/** Bind a blob id (from ffb_blob_close() or a fetched row) to a BLOB
+    parameter. Round trips: 0. Since: 0.1 */
+FFB_API int ffb_stmt_bind_blob_id(ffb_stmt *stmt, unsigned idx,
+                                  const uint8_t id[8]);
+
+/* ---- batch DML ---------------------------------------------------------- */
+
+typedef struct ffb_batch ffb_batch;
+
+#define FFB_BATCH_OPTIONS_VERSION 1
+
+/** Batch options. Zeroed: stop at the first failing row, per-row counts
+    on, server buffer 16 MiB. */
+typedef struct ffb_batch_options {
+    unsigned version;      /* FFB_BATCH_OPTIONS_VERSION */
+    int multi_error;       /* 1 = go on after a failing row */
+    int no_record_counts;  /* 1 = no per-row counts */
+    uint32_t buffer_bytes; /* server buffer; 0 = 16 MiB */
+    int detailed_errors;   /* rows keeping a full status vector; 0 = 64 */
+} ffb_batch_options;
+
+#define FFB_BATCH_OPTIONS_INIT {.version = FFB_BATCH_OPTIONS_VERSION}
+
+/**
+ * A batch of executions of a prepared INSERT/UPDATE/DELETE/EXECUTE
+ * PROCEDURE with parameters. On Firebird 4+ it uses the batch API
+ * (op_batch_*); on Firebird 3 the same calls pipeline one op_execute per
+ * row in as few writes as possible, with the same per-row results.
+ *
+ * Ownership: free with ffb_batch_free() before the statement.
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (not prepared), FFB_E_NOMEM.
+ * Since: 0.1
+ */
+FFB_API int ffb_batch_new(ffb_stmt *stmt, const ffb_batch_options *opts,
+                          ffb_batch **out);
+
+/**
+ * Add a row: the statement's currently bound parameter values (bound with
+ * the ordinary ffb_stmt_bind_* calls, in the application's own C types).
+ * Round trips: 0 (messages are queued as they fill 128 KiB packets).
+ * Returns: 0, FFB_E_INVAL (a parameter unbound), FFB_E_NOMEM.
+ * Since: 0.1
+ */
+FFB_API int ffb_batch_add(ffb_batch *batch);
+
+/**
+ * Add a blob to the batch's blob stream and get the id to bind (with
+ * ffb_stmt_bind_blob_id()) in one row of this batch. Firebird 4+; on
+ * Firebird 3 the blob is created with ffb_blob_create() in the execute's
+ * transaction.
+ * Round trips: 0.
+ * Since: 0.1
+ */
+FFB_API int ffb_batch_add_blob(ffb_batch *batch, const void *data,
+                               size_t len, int segmented, uint8_t id_out[8]);
+
+/**
+ * Execute every row added since the last execute, in `tx`.
+ * Round trips: 1 for a batch up to the server's buffer (create, messages,
+ * blobs and execute in one write); batches beyond it are split and each
+ * part costs one more.
+ * Returns: 0 when every row succeeded, FFB_E_SERVER when a row failed (see
+ * ffb_batch_row_status()), FFB_E_STATE, fatal codes.
+ * Since: 0.1
+ */
+FFB_API int ffb_batch_execute(ffb_batch *batch, ffb_tx *tx);
+
+/** Rows processed by the last execute. Since: 0.1 */
+FFB_API size_t ffb_batch_row_count(const ffb_batch *batch);
+
+/**
+ * Result of row `i` of the last execute: the rows affected (>= 0),
+ * -1 when the row failed, -2 when it succeeded without a count, or
+ * FFB_E_INVAL for an index out of range (rows after a failure without
+ * multi_error were not run: they are beyond ffb_batch_row_count()).
+ * Since: 0.1
+ */
+FFB_API int64_t ffb_batch_row_status(const ffb_batch *batch, size_t i);
+
+/** The error of failed row `i` (NULL when the server gave no details).
+    Valid until the next execute. Since: 0.1 */
+FFB_API const ffb_error *ffb_batch_row_error(const ffb_batch *batch,
+                                             size_t i);
+
+/** Free the batch (op_batch_rls rides with the next request). NULL is
+    fine. Round trips: 0. Since: 0.1 */
+FFB_API void ffb_batch_free(ffb_batch *batch);
 
 /* ---- pipelining -------------------------------------------------------- */
 

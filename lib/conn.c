@@ -271,6 +271,17 @@ static int apply_options(ffb_conn *c, const ffb_conn_options *o,
         return ffb__error_set(err, FFB_E_INVAL,
                               "min_protocol must be between 10 and 13");
     c->min_protocol = o->min_protocol ? o->min_protocol : FFBP_PROTOCOL_MIN;
+    c->inline_size = o->inline_blob_size == 0  ? 65535
+                     : o->inline_blob_size < 0 ? 0
+                     : o->inline_blob_size > 65535
+                         ? 65535
+                         : (uint32_t)o->inline_blob_size;
+    c->inline_budget = o->blob_cache_bytes ? o->blob_cache_bytes
+                                           : 10u * 1024u * 1024u;
+    if (o->fetch_size < 0 || o->fetch_size > 65535)
+        return ffb__error_set(err, FFB_E_INVAL,
+                              "fetch_size must be 0..65535");
+    c->fetch_size = o->fetch_size;
     c->cache_size = o->stmt_cache_size == 0 ? 32
                     : o->stmt_cache_size < 0 ? 0
                                              : o->stmt_cache_size;
@@ -330,6 +341,7 @@ void ffb_conn_free(ffb_conn *conn) {
     ffb__cache_free_all(conn);
     ffb__engine_reset(conn);
     ffb__results_free_all(conn);
+    ffb__blobs_destroy_all(conn);
     ffb__stmts_destroy_all(conn);
     ffb__txs_destroy_all(conn);
     ffbp_writer_free(&conn->stage);
@@ -394,6 +406,7 @@ void ffb__io_close(ffb_conn *conn) {
 static int connect_once(ffb_conn *conn, int create,
                         const ffb_create_options *copts) {
     ffb__cache_free_all(conn); /* statements of an earlier attachment */
+    ffb__blobs_destroy_all(conn);
     ffb__engine_reset(conn);
     ffb__error_clear(&conn->err);
     conn->state = FFB__ST_NEW;

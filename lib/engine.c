@@ -71,6 +71,7 @@ ffb__pending *ffb__engine_expect(ffb_conn *conn, int32_t op, ffb__reply_fn fn,
     p->on_reply = fn;
     p->ctx = ctx;
     conn->fifo_len++;
+    conn->fifo_unsent++;
     return p;
 }
 
@@ -118,6 +119,7 @@ int ffb__engine_flush(ffb_conn *conn) {
     }
     conn->stats.bytes_sent += conn->stage.len;
     conn->stats.flushes++;
+    conn->fifo_unsent = 0;
     if (conn->stage_expects)
         conn->out_expects = 1;
     conn->stage_expects = 0;
@@ -215,6 +217,12 @@ static int dispatch(ffb_conn *conn, const ffbp_packet *pkt) {
         return 0; /* keep-alive: dropped wherever it arrives */
     if (conn->state == FFB__ST_HANDSHAKE)
         return ffb__hs_packet(conn, pkt);
+    if (pkt->op == FFBP_OP_INLINE_BLOB) {
+        /* Pushed in front of the row (or op_sql_response) that references
+           it; not an answer of its own. */
+        ffb__inline_store(conn, &pkt->u.inline_blob);
+        return 0;
+    }
     if (conn->fifo_len == 0) {
         char d[160];
         ffbp_describe(d, sizeof(d), pkt);
@@ -386,6 +394,7 @@ void ffb__engine_reset(ffb_conn *conn) {
     conn->stage_expects = conn->out_expects = conn->awaiting = 0;
     conn->eof = 0;
     conn->fifo_head = conn->fifo_len = 0;
+    conn->fifo_unsent = 0;
     conn->compressed = 0;
     conn->protocol = 0;
     conn->crypt_used[0] = '\0';

@@ -189,6 +189,9 @@ struct ffb_conn {
     int pipeline_crypt;
     int min_protocol;
     int cache_size;
+    uint32_t inline_size;
+    size_t inline_budget;
+    int fetch_size;
     uint8_t test_a[128];
     size_t test_a_len;
 
@@ -252,10 +255,15 @@ struct ffb_conn {
     /* Replies owed to us, in order. */
     ffb__pending *fifo;
     size_t fifo_cap, fifo_head, fifo_len;
+    size_t fifo_unsent;    /* entries at the tail not flushed yet */
 
     /* SQL objects. */
     ffb_tx *txs;
     ffb_stmt *stmts;
+    struct ffb_blob *blobs;          /* lib/blob.c */
+    struct ffb__inline *inl;         /* inline blob cache */
+    size_t inl_bytes;
+    int write_blobs_open;  /* created blobs not yet closed on the server */
     struct ffb__cache_entry *cache;  /* lib/cache.c */
     size_t cache_n;
     struct ffb__memo *memo;
@@ -367,6 +375,8 @@ struct ffb_stmt {
     char *sql;           /* the text last prepared */
     size_t sql_len;
     struct ffb__cache_entry *cached; /* owned by the statement cache */
+    uint32_t inline_size; /* sent in op_execute (protocol 19) */
+    int fetch_size;      /* first fetch, 0 = automatic */
     int lazy;            /* prepared from remembered metadata: the
                             describe in the answer is checked */
     int meta_changed;    /* ... and it differed: 1 inputs, 2 outputs */
@@ -396,7 +406,68 @@ void ffb__sync_fail_status(ffb_conn *conn, ffb__sync *sync, int code,
                            const ffbp_status *st, const char *prefix);
 int ffb__expect_response(const ffbp_packet *pkt);
 
-enum { FFB__LAST_NONE = 0, FFB__LAST_TX, FFB__LAST_STMT, FFB__LAST_OTHER };
+enum {
+    FFB__LAST_NONE = 0,
+    FFB__LAST_TX,
+    FFB__LAST_STMT,
+    FFB__LAST_BLOB,
+    FFB__LAST_OTHER
+};
+
+/* ---- blobs (lib/blob.c) -------------------------------------------------------- */
+
+typedef struct ffb__inline {
+    struct ffb__inline *next;
+    uint16_t tx;
+    uint64_t id;
+    uint8_t *data;     /* payload, records joined */
+    size_t len;
+    ffb_blob_info info;
+    int in_use;
+    size_t cost;
+} ffb__inline;
+
+struct ffb_blob {
+    ffb_conn *conn;
+    ffb_tx *tx;
+    int refs;
+    int freed;
+    int writing;        /* created (1) or opened for reading (0) */
+    struct ffb_blob *next;
+    uint16_t handle;
+    int has_handle;
+    int on_server;      /* the server holds the blob open */
+    int create_queued;
+    int open_queued;
+    int no_last;        /* 0xFFFF may not name it: wait for the handle */
+    uint64_t id;
+    uint8_t bpb[24];
+    size_t bpb_len;
+    int stream;
+    uint32_t gen;
+    ffbp_writer wbuf;   /* data not yet queued (records or raw) */
+    int closed;
+    ffbp_writer rbuf;   /* data received, not yet read */
+    size_t rpos;
+    unsigned gets_inflight;
+    int eof;
+    int64_t received;   /* bytes received since the open or the last seek */
+    int64_t position;   /* bytes handed to the application */
+    int have_info;
+    int info_pending;   /* an op_info_blob answer is owed */
+    ffb_blob_info info;
+    int failed;
+    ffb_error *err;
+    ffb__inline *cached;
+};
+
+/* op_inline_blob arrived. */
+void ffb__inline_store(ffb_conn *conn, const ffbp_inline_blob *ib);
+/* Commit/rollback of the transaction with this handle. */
+void ffb__blobs_tx_ended(ffb_conn *conn, ffb_tx *tx);
+void ffb__blobs_destroy_all(ffb_conn *conn);
+/* Flush the stage, write, read once: one step of a blocking wait. */
+int ffb__pump(ffb_conn *conn);
 
 /* ---- statement cache (lib/cache.c) ------------------------------------------ */
 
@@ -454,6 +525,10 @@ void ffb__results_poll(ffb_conn *conn);
 void ffb__results_free_all(ffb_conn *conn);
 /* The error target of a sync. */
 ffb_error *ffb__sync_error(ffb_conn *conn, ffb__sync *sync);
+
+/* The input BLR and message of the statement's bound parameters (BLR
+   empty and no message when it has none). */
+int ffb__stmt_build_input(ffb_stmt *stmt, ffbp_writer *blr, ffbp_writer *msg);
 
 /* Statement and transaction requests, queued without waiting. */
 int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync);

@@ -25,7 +25,7 @@
 #include "lib/internal.h"
 #include "lib/types.h"
 
-#define PREPARE_BUFFER 65535
+#define PREPARE_BUFFER 64384 /* fbclient's MAX_MEDIUM_BLOCK_SIZE */
 #define FIRST_FETCH_MAX 1000
 #define FETCH_MAX 4096
 #define FETCH_DEPTH_MAX 8
@@ -267,6 +267,8 @@ int ffb_stmt_new(ffb_conn *conn, ffb_stmt **out) {
     s->conn = conn;
     s->refs = 1;
     s->stmt_flags = -1;
+    s->inline_size = conn->inline_size;
+    s->fetch_size = conn->fetch_size;
     for (int i = 0; i < 4; i++)
         s->records[i] = -1;
     ffbp_writer_init(&s->rows, conn->alloc);
@@ -927,7 +929,7 @@ static int has_cursor(const ffb_stmt *stmt) {
 }
 
 /* Build the input BLR and message from the bound parameters. */
-static int build_input(ffb_stmt *stmt, ffbp_writer *blr, ffbp_writer *msg) {
+int ffb__stmt_build_input(ffb_stmt *stmt, ffbp_writer *blr, ffbp_writer *msg) {
     ffb_conn *conn = stmt->conn;
     size_t n = stmt->in.n;
     if (n == 0)
@@ -1177,7 +1179,7 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
     ffbp_writer blr, msg;
     ffbp_writer_init(&blr, conn->alloc);
     ffbp_writer_init(&msg, conn->alloc);
-    rc = build_input(stmt, &blr, &msg);
+    rc = ffb__stmt_build_input(stmt, &blr, &msg);
     if (rc < 0)
         goto out;
     uint16_t txh = 0;
@@ -1206,6 +1208,7 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
     e.in_msg_len = msg.len;
     e.out_blr = stmt->out.blr;
     e.out_blr_len = stmt->out.blr_len;
+    e.inline_blob_size = stmt->inline_size;
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_execute(&w, &e, conn->protocol);
@@ -1235,6 +1238,8 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
         if (cursor) {
             stmt->cursor_open = 1;
             stmt->fetch_depth = 1;
+            if (stmt->fetch_size > 0)
+                stmt->fetch_count = (uint16_t)stmt->fetch_size;
             if (tx) {
                 tx->refs++;
                 stmt->cursor_tx = tx;
@@ -1434,6 +1439,20 @@ int ffb_stmt_fetch(ffb_stmt *stmt) {
                 return ffb__engine_fail(conn, rc);
         }
     }
+}
+
+int ffb_stmt_set_fetch_size(ffb_stmt *stmt, int rows) {
+    if (!stmt || rows < 0 || rows > 65535)
+        return FFB_E_INVAL;
+    stmt->fetch_size = rows;
+    return 0;
+}
+
+int ffb_stmt_set_inline_blob_size(ffb_stmt *stmt, int bytes) {
+    if (!stmt || bytes < 0)
+        return FFB_E_INVAL;
+    stmt->inline_size = bytes > 65535 ? 65535 : (uint32_t)bytes;
+    return 0;
 }
 
 int64_t ffb_stmt_rows_affected(const ffb_stmt *stmt) {

@@ -284,6 +284,7 @@ static int end_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
     } else if (p->op == FFBP_OP_COMMIT || p->op == FFBP_OP_ROLLBACK) {
         tx->state = FFB__TX_ENDED;
         ffb__stmts_tx_ended(conn, tx);
+        ffb__blobs_tx_ended(conn, tx);
     }
     if (p->sync)
         p->sync->done = 1;

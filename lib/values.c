@@ -130,14 +130,17 @@ static int bind_fail(ffb_stmt *stmt, unsigned idx, const char *fmt,
                           type_name(c->sqltype), fmt, what);
 }
 
+/* `pa` is bind_value's working copy of the parameter: its old buffer still
+   belongs to the bound parameter and is freed by bind_value only once the
+   new value is complete (a failed bind leaves the old binding intact). */
 static int store_bytes(ffb_stmt *stmt, ffb__param *pa, const char *s,
                        size_t len) {
-    ffb__free(stmt->conn->alloc, pa->data);
-    pa->data = ffb__malloc(stmt->conn->alloc, len ? len : 1);
-    if (!pa->data)
+    uint8_t *p = ffb__malloc(stmt->conn->alloc, len ? len : 1);
+    if (!p)
         return ffb__error_set(&stmt->conn->err, FFB_E_NOMEM, "out of memory");
     if (len)
-        memcpy(pa->data, s, len);
+        memcpy(p, s, len);
+    pa->data = p;
     pa->len = len;
     return 0;
 }
@@ -465,15 +468,14 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
     default:
         return bind_fail(stmt, idx, "type", "not supported for binding");
     }
-    if (tmp.data != pa->data)
-        ffb__free(conn->alloc, pa->data);
+    /* tmp.data is a new buffer (text forms) or still the old one. */
     if (tmp.item.blr != FFBP_BLR_VARYING2 && tmp.item.blr != FFBP_BLR_VARYING &&
         tmp.item.blr != FFBP_BLR_TEXT && tmp.item.blr != FFBP_BLR_TEXT2) {
-        if (tmp.data != pa->data)
-            ffb__free(conn->alloc, tmp.data);
         tmp.data = NULL;
         tmp.len = 0;
     }
+    if (pa->data != tmp.data)
+        ffb__free(conn->alloc, pa->data);
     *pa = tmp;
     return 0;
 }
@@ -569,6 +571,28 @@ int ffb_stmt_bind_timestamp(ffb_stmt *stmt, unsigned idx, int year, int month,
                                      idx + 1)
                     : FFB_E_INVAL;
     return bind_value(stmt, idx, &x);
+}
+
+int ffb_stmt_bind_blob_id(ffb_stmt *stmt, unsigned idx, const uint8_t id[8]) {
+    if (!stmt || !id)
+        return FFB_E_INVAL;
+    ffb_conn *conn = stmt->conn;
+    if (!stmt->prepared)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the statement is not prepared");
+    if (idx >= stmt->in.n)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "parameter %u does not exist", idx + 1);
+    if (stmt->in.cols[idx].sqltype != FFBP_SQL_BLOB &&
+        stmt->in.cols[idx].sqltype != FFBP_SQL_QUAD)
+        return bind_fail(stmt, idx, "takes no", "blob id");
+    ffb__param *pa = &stmt->params[idx];
+    ffb__free(conn->alloc, pa->data);
+    memset(pa, 0, sizeof(*pa));
+    pa->set = 1;
+    pa->item = stmt->in.items[idx];
+    memcpy(pa->fixed, id, 8);
+    return 0;
 }
 
 void ffb_stmt_clear_bindings(ffb_stmt *stmt) {
@@ -829,6 +853,31 @@ static int text_buf(ffb_stmt *stmt, size_t need) {
     return 0;
 }
 
+/* CHAR in a UTF-8 character set (UTF8, UNICODE_FSS) arrives blank-padded
+   to its byte length, characters x 4 (reference 02, 10.5): CHAR(5) 'ab'
+   comes as 'ab' + 18 blanks. The value is padded to its declared number
+   of characters only, so the blanks beyond that are cut. */
+static size_t char_value_len(const ffb__col *c, const uint8_t *p,
+                             size_t len) {
+    if (c->charset != 4 && c->charset != 3)
+        return len;
+    int bpc = ffb__charset_max_bytes(c->charset);
+    if (bpc <= 1 || c->length <= 0)
+        return len;
+    long chars = c->length / bpc, n = 0;
+    size_t i = 0;
+    while (i < len && n < chars) { /* skip `chars` characters */
+        i++;
+        while (i < len && (p[i] & 0xC0) == 0x80)
+            i++;
+        n++;
+    }
+    for (size_t k = i; k < len; k++)
+        if (p[k] != ' ')
+            return len; /* not just padding: leave it as it came */
+    return i;
+}
+
 int ffb_stmt_get_text(ffb_stmt *stmt, unsigned col, const char **out,
                       size_t *len_out) {
     const uint8_t *p;
@@ -844,6 +893,8 @@ int ffb_stmt_get_text(ffb_stmt *stmt, unsigned col, const char **out,
     switch (it->blr) {
     case FFBP_BLR_TEXT:
     case FFBP_BLR_TEXT2:
+        len = (uint32_t)char_value_len(&stmt->out.cols[col], p, len);
+        /* fall through */
     case FFBP_BLR_VARYING:
     case FFBP_BLR_VARYING2:
         *out = (const char *)p; /* zero-copy: valid until the next fetch */

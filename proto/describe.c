@@ -153,6 +153,12 @@ int ffbp_describe(char *out, size_t size, const ffbp_packet *pkt) {
                         "%s data=%u name=\"%.*s\" list=\"%.*s\" keys=%u", name,
                         (unsigned)c->data.len, VIEW(c->name), VIEW(c->list), (unsigned)c->keys.len);
     }
+    case FFBP_OP_FETCH_RESPONSE:
+    case FFBP_OP_SQL_RESPONSE: {
+        const ffbp_fetch_response *f = &pkt->u.fetch;
+        return snprintf(out, size, "%s status=%d count=%u msg=%zu", name,
+                        (int)f->status, (unsigned)f->count, f->msg_len);
+    }
     case FFBP_OP_CRYPT_KEY_CALLBACK:
         return snprintf(out, size, "%s data=%u reply_size=%d", name,
                         (unsigned)pkt->u.crypt_cb.data.len,

@@ -53,12 +53,13 @@ static ffbp_bytes view(const uint8_t *v, size_t n) {
     return b;
 }
 
-/* isc_info_error: the failing item byte and a 4-byte LE gds code. */
+/* isc_info_error: the failing item byte and a 4-byte LE gds code. The
+   first one with a code is kept (a memset-zeroed `d` works too). */
 static void note_error(ffbp_sqlinfo *d, const uint8_t *v, size_t n) {
-    if (d->error_item >= 0)
+    if (d->error_code != 0)
         return;
     d->error_item = n >= 1 ? v[0] : 0;
-    d->error_code = n >= 2 ? (int32_t)ffbp_le_int(v + 1, n - 1) : 0;
+    d->error_code = n >= 2 ? (int32_t)ffbp_le_u32(v + 1, n - 1) : 0;
 }
 
 /* Store one per-variable item into var (NULL: beyond the caller's

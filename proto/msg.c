@@ -359,8 +359,9 @@ static int get_value(ffbp_reader *r, const ffbp_item *it, size_t base,
 static int get_message(ffbp_reader *r, const ffbp_item *items, size_t n,
                        uint32_t *off, uint32_t *len) {
     size_t base = r->pos;
-    const uint8_t *bitmap;
-    TRY(ffbp_get_opaque(r, (n + 7) / 8, &bitmap));
+    const uint8_t *bitmap = NULL;
+    if (n > 0) /* no bitmap, and no pointer arithmetic, for 0 items */
+        TRY(ffbp_get_opaque(r, (n + 7) / 8, &bitmap));
     for (size_t i = 0; i < n; i++) {
         uint32_t o = FFBP_NULL_OFFSET, l = 0;
         if (!(bitmap[i >> 3] & (1u << (i & 7))))
@@ -382,8 +383,8 @@ int ffbp_get_message(ffbp_reader *r, const ffbp_item *items, size_t n,
         r->pos = save;
         return rc;
     }
-    if (msg_out)
-        *msg_out = r->p + save;
+    if (msg_out) /* an empty message may come from an empty reader */
+        *msg_out = r->p ? r->p + save : NULL;
     if (msg_len_out)
         *msg_len_out = r->pos - save;
     return FFBP_OK;

@@ -111,6 +111,25 @@ typedef struct ffbp_fetch_response {
     size_t msg_len;
 } ffbp_fetch_response;
 
+/* op_inline_blob (protocol 19): a small blob pushed in front of the row or
+   op_sql_response that references it (reference 03, C.3.2). */
+typedef struct ffbp_inline_blob {
+    uint16_t tx;
+    uint64_t blob_id;
+    ffbp_bytes info;  /* answer to blob info items 4, 5, 6, 7 */
+    ffbp_bytes data;  /* [uint16 LE length][bytes] records */
+} ffbp_inline_blob;
+
+/* op_batch_cs (reference 03, C.4.7); arrays are views, re-read by lib. */
+typedef struct ffbp_batch_cs {
+    uint16_t stmt;
+    uint32_t reccount, updates, vectors, errors;
+    const uint8_t *counts;     /* updates x int32, big-endian */
+    const uint8_t *detail;     /* vectors x (uint32 position, status vector) */
+    size_t detail_len;
+    const uint8_t *simple;     /* errors x uint32 position */
+} ffbp_batch_cs;
+
 typedef struct ffbp_packet {
     int32_t op;
     union {
@@ -119,6 +138,8 @@ typedef struct ffbp_packet {
         ffbp_cont_auth cont_auth;
         ffbp_crypt_cb crypt_cb;  /* op_crypt_key_callback */
         ffbp_bytes trusted;      /* op_trusted_auth */
+        ffbp_inline_blob inline_blob; /* op_inline_blob */
+        ffbp_batch_cs batch_cs;       /* op_batch_cs */
         ffbp_fetch_response fetch; /* op_fetch_response, op_sql_response
                                       (decoded with the message format of
                                       the reply owed, see lib/engine.c) */
@@ -136,6 +157,10 @@ typedef struct ffbp_packet {
  */
 int ffbp_get_packet(ffbp_reader *r, int protocol, ffbp_packet *out,
                     ffbp_status_arg *status_args, size_t status_cap);
+
+/* The body of op_batch_cs (after the op code); proto/batch.c. The status
+   vectors inside are validated (each must parse) and left as views. */
+int ffbp_get_batch_cs_body(ffbp_reader *r, ffbp_batch_cs *out);
 
 /* Decode just a status vector (used by op_response and later by batch
    completion state). */

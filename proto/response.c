@@ -112,6 +112,17 @@ static int get_body(ffbp_reader *r, int protocol, ffbp_packet *out) {
         return get_cont_auth(r, &out->u.cont_auth);
     case FFBP_OP_TRUSTED_AUTH:
         return ffbp_get_cstring(r, AUTH_FIELD_MAX, &out->u.trusted);
+    case FFBP_OP_INLINE_BLOB:
+        if (protocol != 0 && protocol < 19)
+            return FFBP_EBAD;
+        TRY(ffbp_get_u16(r, &out->u.inline_blob.tx));
+        TRY(ffbp_get_quad(r, &out->u.inline_blob.blob_id));
+        TRY(ffbp_get_cstring(r, 1024, &out->u.inline_blob.info));
+        return ffbp_get_cstring(r, 65535 + 4, &out->u.inline_blob.data);
+    case FFBP_OP_BATCH_CS:
+        if (protocol != 0 && protocol < 16)
+            return FFBP_EBAD;
+        return ffbp_get_batch_cs_body(r, &out->u.batch_cs);
     case FFBP_OP_CRYPT_KEY_CALLBACK:
         TRY(ffbp_get_cstring(r, AUTH_FIELD_MAX, &out->u.crypt_cb.data));
         out->u.crypt_cb.reply_size = -1;

@@ -170,22 +170,20 @@ int ffbp_get_sql_response(ffbp_reader *r, const ffbp_item *items, size_t n,
 
 /* ---- describe item lists (3.4.1, 3.4.2) ---------------------------------- */
 
-/* fbclient's PREPARE_PREFETCH_METADATA list plus relation_alias (0x19)
-   before each describe_end. */
+/* fbclient's list (PREPARE_PREFETCH_METADATA): the recorded conversations
+   and fbclient send exactly these bytes. */
 static const uint8_t describe_items[] = {
     FFBP_INFO_SQL_STMT_TYPE, FFBP_INFO_SQL_STMT_FLAGS,
     /* input */
     FFBP_INFO_SQL_BIND, FFBP_INFO_SQL_DESCRIBE_VARS, FFBP_INFO_SQL_SQLDA_SEQ,
     FFBP_INFO_SQL_TYPE, FFBP_INFO_SQL_SUB_TYPE, FFBP_INFO_SQL_SCALE,
     FFBP_INFO_SQL_LENGTH, FFBP_INFO_SQL_FIELD, FFBP_INFO_SQL_RELATION,
-    FFBP_INFO_SQL_OWNER, FFBP_INFO_SQL_ALIAS, FFBP_INFO_SQL_RELATION_ALIAS,
-    FFBP_INFO_SQL_DESCRIBE_END,
+    FFBP_INFO_SQL_OWNER, FFBP_INFO_SQL_ALIAS, FFBP_INFO_SQL_DESCRIBE_END,
     /* output */
     FFBP_INFO_SQL_SELECT, FFBP_INFO_SQL_DESCRIBE_VARS, FFBP_INFO_SQL_SQLDA_SEQ,
     FFBP_INFO_SQL_TYPE, FFBP_INFO_SQL_SUB_TYPE, FFBP_INFO_SQL_SCALE,
     FFBP_INFO_SQL_LENGTH, FFBP_INFO_SQL_FIELD, FFBP_INFO_SQL_RELATION,
-    FFBP_INFO_SQL_OWNER, FFBP_INFO_SQL_ALIAS, FFBP_INFO_SQL_RELATION_ALIAS,
-    FFBP_INFO_SQL_DESCRIBE_END};
+    FFBP_INFO_SQL_OWNER, FFBP_INFO_SQL_ALIAS, FFBP_INFO_SQL_DESCRIBE_END};
 
 const uint8_t *ffbp_describe_items(size_t *len_out) {
     *len_out = sizeof(describe_items);
@@ -203,7 +201,7 @@ size_t ffbp_describe_continue_items(uint8_t *out, int select, uint32_t start) {
         out[k++] = (uint8_t)(start >> (8 * i));
     out[k++] = select ? FFBP_INFO_SQL_SELECT : FFBP_INFO_SQL_BIND;
     /* describe_vars .. describe_end of the input half of the list */
-    for (size_t i = 3; i < 15; i++)
+    for (size_t i = 3; i < 14; i++)
         out[k++] = describe_items[i];
     return k;
 }

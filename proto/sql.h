@@ -243,8 +243,9 @@ typedef struct ffbp_sqlinfo {
     int truncated;           /* isc_info_truncated ended the last answer
                                 parsed */
     int error_item;          /* first isc_info_error: the item it names,
-                                -1 if none */
-    int32_t error_code;      /* ... and its gds code (isc_infunk, ...) */
+                                -1 if none (ffbp_sqlinfo_init) */
+    int32_t error_code;      /* ... and its gds code (isc_infunk, ...),
+                                0 if none */
 } ffbp_sqlinfo;
 
 /* Zero `d` and the arrays, set the "absent" values (-1), attach the

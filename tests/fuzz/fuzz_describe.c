@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             uint8_t items[40];
             memset(items, 0xAA, sizeof(items));
             size_t n = ffbp_describe_continue_items(items, sel, start);
-            FUZZ_CHECK(n >= 17 && n <= 32 && items[n] == 0xAA);
+            FUZZ_CHECK(n >= 16 && n <= 32 && items[n] == 0xAA);
         }
     }
 
