@@ -15,7 +15,7 @@ void ffbp_put_segment(ffbp_writer *w, int op, uint16_t blob, uint16_t length,
                       const uint8_t *data, size_t len) {
     ffbp_put_i32(w, op);
     ffbp_put_i16(w, blob);
-    ffbp_put_u16(w, length);
+    ffbp_put_i16(w, length); /* xdr_short: 65535 goes out as FF FF FF FF */
     ffbp_put_cstring(w, data, len);
 }
 

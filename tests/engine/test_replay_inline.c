@@ -1,0 +1,224 @@
+/*
+ * Replays the recorded Firebird 5.0.4 conversation fb5-inline-blobs (see
+ * its header in tests/data/fb5) through the library: every client write
+ * must equal the recording byte for byte. It checks protocol 19's inline
+ * blobs (op_inline_blob in front of rows, served from the cache with no
+ * I/O), the pipelined blob open (op_open_blob2 + op_info_blob(0xFFFF) +
+ * op_get_segment(0xFFFF)), refills by exact size, closes riding with the
+ * next request, and the inline size 0.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/support/conv.h"
+
+static const char *const FIXED_A =
+    "60975527035CF2AD1989806F0407210BC81EDC04E2762A56AFD529DDDA2D4393";
+
+#define OK(conn, expr)                                                         \
+    do {                                                                       \
+        int rc_ = (expr);                                                      \
+        if (rc_ < 0)                                                           \
+            fail_msg("%s:%d: %s = %d: %s; %s", __FILE__, __LINE__, #expr, rc_, \
+                     ffb_error_message(ffb_conn_error(conn)), cv.failure);     \
+    } while (0)
+
+static conv cv;
+
+static uint64_t rts(ffb_conn *c) {
+    ffb_stats st;
+    ffb_conn_stats(c, &st, sizeof(st));
+    return st.round_trips;
+}
+
+/* Byte i of the T column: 'A' + i % 26; of B: i % 256. */
+static void check_t(const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != (uint8_t)('A' + i % 26))
+            fail_msg("T byte %zu is %02X", i, p[i]);
+}
+
+static void check_b(const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != (uint8_t)(i % 256))
+            fail_msg("B byte %zu is %02X", i, p[i]);
+}
+
+typedef struct seen {
+    ffb_tx *tx;
+    int rows;
+    int inline_blobs;
+    uint64_t rts_before;
+} seen;
+
+/* Runs when the execute's rows are in, before the commit's answer (which
+   ends the transaction and its inline cache) is read. */
+static void on_rows(ffb_conn *conn, const ffb_result *res, void *data) {
+    seen *s = data;
+    ffb_stmt *st = ffb_result_stmt(res);
+    assert_int_equal(ffb_result_status(res), 0);
+    static const size_t sizes[] = {0, 0, 10, 60000, 100000};
+    while (ffb_stmt_fetch(st) == 1) {
+        int64_t id;
+        assert_int_equal(ffb_stmt_get_int64(st, 0, &id), 0);
+        s->rows++;
+        for (unsigned col = 1; col <= 2; col++) {
+            if (ffb_stmt_is_null(st, col) == 1)
+                continue;
+            uint8_t bid[8];
+            assert_int_equal(ffb_stmt_get_blob_id(st, col, bid), 0);
+            if (sizes[id - 1] > 65533)
+                continue; /* too big to be inlined */
+            uint64_t before = rts(conn);
+            ffb_blob *b;
+            assert_int_equal(ffb_blob_open(conn, s->tx, bid, 0, &b), 0);
+            const uint8_t *p;
+            size_t n;
+            assert_int_equal(ffb_blob_read_all(b, &p, &n), 0);
+            ffb_blob_info info;
+            assert_int_equal(ffb_blob_get_info(b, &info), 0);
+            /* Served from the inline cache: no request at all. */
+            assert_int_equal(rts(conn), before);
+            assert_int_equal(n, sizes[id - 1]);
+            assert_int_equal(info.length, (int64_t)n);
+            assert_int_equal(info.stream, col == 2);
+            if (col == 1)
+                check_t(p, n);
+            else
+                check_b(p, n);
+            ffb_blob_free(b);
+            s->inline_blobs++;
+        }
+    }
+}
+
+static void test_replay_inline_blobs(void **state) {
+    (void)state;
+    char path[512];
+    conv_load(&cv, conv_data_path("fb5-inline-blobs.conv", path,
+                                  sizeof(path)));
+    conv_seek_connection(&cv, 0);
+    static uint8_t a[32];
+    conv_unhex(FIXED_A, a, sizeof(a));
+    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
+    o.database = "fixtures";
+    o.host = "recorded";
+    o.password = "masterkey";
+    o.auth_plugins = "Srp256,Srp";
+    o.wire_crypt_plugins = ""; /* the recording client did not encrypt */
+    o.os_user = "alice";
+    o.client_host = "client1";
+    o.process_id = 4242;
+    o.process_name = "fixture-client";
+    o.test_srp_private_key = a;
+    o.test_srp_private_key_len = sizeof(a);
+    o.fetch_size = 100;
+    ffb_conn *c;
+    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    ffb__conn_set_transport(c, &conv_transport, &cv);
+    OK(c, ffb_conn_connect(c));
+    assert_int_equal(ffb_conn_protocol(c), 19);
+
+    /* 1. allocate + prepare(0xFFFF), transaction 0. */
+    ffb_stmt *s1;
+    OK(c, ffb_stmt_new(c, &s1));
+    OK(c, ffb_stmt_prepare(s1, NULL, "SELECT ID, T, B FROM TBLOB ORDER BY ID",
+                           (size_t)-1));
+    assert_int_equal(ffb_stmt_column_count(s1), 3);
+
+    /* 2. transaction + execute(0xFFFF, inline 65535) + fetch + commit. */
+    ffb_tx_options to = FFB_TX_OPTIONS_INIT;
+    to.isolation = FFB_ISO_SNAPSHOT; /* TPB 03 02 09 06 */
+    seen sn = {NULL, 0, 0, 0};
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, &tx, &to));
+    sn.tx = tx;
+    uint64_t b0 = rts(c);
+    OK(c, ffb_stmt_queue_execute(s1, tx, on_rows, &sn));
+    OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
+    OK(c, ffb_conn_flush(c));
+    const ffb_result *res;
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_int_equal(ffb_result_op(res), FFB_OP_COMMIT);
+    assert_int_equal(ffb_result_status(res), 0);
+    assert_int_equal(rts(c) - b0, 1);
+    assert_int_equal(sn.rows, 5);
+    assert_int_equal(sn.inline_blobs, 6); /* rows 2, 3, 4: T and B */
+    ffb_tx_free(tx);
+
+    /* 3. the second statement. */
+    ffb_stmt *s2;
+    OK(c, ffb_stmt_new(c, &s2));
+    OK(c, ffb_stmt_prepare(s2, NULL, "SELECT ID, T, B FROM TBLOB WHERE ID = ?",
+                           (size_t)-1));
+
+    /* 4. row 5, whose blobs are too big to be inlined. */
+    OK(c, ffb_tx_begin(c, &tx, &to));
+    OK(c, ffb_stmt_bind_int64(s2, 0, 5));
+    OK(c, ffb_stmt_queue_execute(s2, tx, NULL, NULL));
+    OK(c, ffb_conn_flush(c));
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_int_equal(ffb_result_status(res), 0);
+    assert_int_equal(ffb_stmt_fetch(s2), 1);
+    uint8_t tid[8], bid[8];
+    OK(c, ffb_stmt_get_blob_id(s2, 1, tid));
+    OK(c, ffb_stmt_get_blob_id(s2, 2, bid));
+    assert_int_equal(ffb_stmt_fetch(s2), 0);
+
+    /* 5. open + info + one read in one write, then one refill of exactly
+       the bytes left; each close rides with the next request. */
+    for (int col = 0; col < 2; col++) {
+        ffb_blob *b;
+        uint64_t before = rts(c);
+        OK(c, ffb_blob_open(c, tx, col ? bid : tid, 0, &b));
+        const uint8_t *p;
+        size_t n;
+        OK(c, ffb_blob_read_all(b, &p, &n));
+        assert_int_equal(n, 100000);
+        if (col)
+            check_b(p, n);
+        else
+            check_t(p, n);
+        assert_int_equal(rts(c) - before, 2);
+        ffb_blob_free(b);
+    }
+    OK(c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+
+    /* 6. the first statement again with inline size 0: no op_inline_blob. */
+    OK(c, ffb_stmt_set_inline_blob_size(s1, 0));
+    OK(c, ffb_tx_begin(c, &tx, &to));
+    OK(c, ffb_stmt_queue_execute(s1, tx, NULL, NULL));
+    OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
+    OK(c, ffb_conn_flush(c));
+    while (ffb_conn_next_result(c, &res) == 1)
+        assert_int_equal(ffb_result_status(res), 0);
+    int rows = 0;
+    while (ffb_stmt_fetch(s1) == 1)
+        rows++;
+    assert_int_equal(rows, 5);
+    ffb_tx_free(tx);
+
+    /* 7. detach, disconnect. */
+    OK(c, ffb_conn_close(c));
+    ffb_stmt_free(s1);
+    ffb_stmt_free(s2);
+    ffb_conn_free(c);
+    if (cv.failure[0])
+        fail_msg("%s", cv.failure);
+    assert_int_equal(cv.pos, cv.n);
+    conv_free(&cv);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_replay_inline_blobs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
