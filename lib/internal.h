@@ -67,6 +67,7 @@ uint32_t ffb__status_first_gds(const ffbp_status *st);
 
 typedef struct ffb__net {
     int fd;
+    short revents; /* of the last poll */
 } ffb__net;
 
 int ffb__net_connect(ffb_conn *conn, const char *host, const char *port,

@@ -129,6 +129,7 @@ static int wait_fd(ffb_conn *conn, short events) {
     for (;;) {
         struct pollfd p = {conn->net.fd, events, 0};
         int n = poll(&p, 1, t);
+        conn->net.revents = p.revents;
         if (n > 0)
             return 0;
         if (n < 0 && errno == EINTR)
@@ -136,7 +137,7 @@ static int wait_fd(ffb_conn *conn, short events) {
         if (n == 0) {
             ffb__error_set(&conn->err, FFB_E_TIMEOUT,
                            "no %s within %d ms; the connection is unusable",
-                           events == POLLIN ? "answer from the server"
+                           !(events & POLLOUT) ? "answer from the server"
                                             : "progress writing to the server",
                            t);
             conn->state = FFB__ST_BROKEN;
@@ -145,6 +146,21 @@ static int wait_fd(ffb_conn *conn, short events) {
         return ffb__error_set(&conn->err, FFB_E_IO, "poll failed: %s",
                               strerror(errno));
     }
+}
+
+/* Read what is available now, without waiting. */
+static int read_some(ffb_conn *conn) {
+    uint8_t buf[65536];
+    ssize_t n = recv(conn->net.fd, buf, sizeof(buf), 0);
+    if (n > 0)
+        return ffb__engine_feed(conn, buf, (size_t)n);
+    if (n == 0)
+        return ffb_conn_feed_eof(conn) < 0 ? conn->err.code : FFB_E_CLOSED;
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        return 0;
+    return ffb__error_set(&conn->err, FFB_E_IO,
+                          "reading from the server failed: %s",
+                          strerror(errno));
 }
 
 int ffb__net_flush(ffb_conn *conn) {
@@ -161,9 +177,17 @@ int ffb__net_flush(ffb_conn *conn) {
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            int rc = wait_fd(conn, POLLOUT);
+            /* Keep reading while writing: a long pipeline's answers must
+               not fill both directions' buffers and block both sides
+               (reference 02, 7.7 rule 7). */
+            int rc = wait_fd(conn, POLLOUT | POLLIN);
             if (rc < 0)
                 return rc;
+            if (conn->net.revents & POLLIN) {
+                rc = read_some(conn);
+                if (rc < 0)
+                    return rc;
+            }
             continue;
         }
         return ffb__error_set(&conn->err, FFB_E_IO,

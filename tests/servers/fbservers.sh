@@ -247,6 +247,27 @@ embedded_isql() {
     fi
 }
 
+# copy_intl SRC ROOT DEST: files of SRC into the new directory DEST, hard-linked
+# where possible; symlinks are resolved, absolute ones inside ROOT.
+copy_intl() {
+    local src=$1 root=$2 dest=$3 x name t
+    mkdir -p "$dest"
+    for x in "$src"/*; do
+        [ -e "$x" ] || [ -L "$x" ] || continue
+        name=${x##*/}
+        if [ -L "$x" ]; then
+            t=$(readlink "$x")
+            case "$t" in
+            /*) t=$root$t ;;
+            *) t=${x%/*}/$t ;;
+            esac
+            cp "$t" "$dest/$name"
+        else
+            ln "$x" "$dest/$name" 2>/dev/null || cp "$x" "$dest/$name"
+        fi
+    done
+}
+
 setup_instance() {
     local libdir secdb ids f
     rm -rf --one-file-system "$I_DIR"
@@ -260,7 +281,15 @@ setup_instance() {
         rm -rf "${STATEDIR:?}/$I_NAME"
         ln -s "$I_DIR" "$STATEDIR/$I_NAME"
     fi
-    for f in plugins intl lib UDF firebird.msg plugins.conf; do
+    # intl: a real directory with the module and its configuration. Loaded
+    # through a symlinked directory (3.0) or from a nested copy (4.0) the
+    # character sets never register ("character set ... is not installed").
+    if [ "$I_VER" = 3 ]; then
+        copy_intl "$libdir/intl" "" "$I_DIR/intl"
+    else
+        copy_intl "$TRIXIE_ROOT$libdir/intl" "$TRIXIE_ROOT" "$I_DIR/intl"
+    fi
+    for f in plugins lib UDF firebird.msg plugins.conf; do
         if [ "$I_VER" = 3 ]; then
             if [ -e "$libdir/$f" ]; then ln -s "$libdir/$f" "$I_DIR/$f"; fi
         elif [ -d "$TRIXIE_ROOT$libdir/$f" ]; then
