@@ -408,27 +408,25 @@ static int parse_describe(ffb_stmt *stmt, const uint8_t *p, size_t len) {
     ffbp_sqlinfo *d = &stmt->desc;
     if (!d->in && !d->out) {
         ffbp_sqlinfo probe;
-        memset(&probe, 0, sizeof(probe));
+        ffbp_sqlinfo_init(&probe, NULL, 0, NULL, 0);
         if (ffbp_parse_describe(p, len, &probe) != FFBP_OK)
             return ffb__error_set(&conn->err, FFB_E_PROTO,
                                   "malformed describe in the answer to "
                                   "op_prepare_statement");
-        memset(d, 0, sizeof(*d));
+        ffbp_var *in = NULL, *out = NULL;
         if (probe.in_count) {
-            d->in = ffb__malloc(conn->alloc, probe.in_count * sizeof(ffbp_var));
-            if (!d->in)
+            in = ffb__malloc(conn->alloc, probe.in_count * sizeof(ffbp_var));
+            if (!in)
                 return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
-            memset(d->in, 0, probe.in_count * sizeof(ffbp_var));
-            d->in_cap = probe.in_count;
         }
         if (probe.out_count) {
-            d->out =
-                ffb__malloc(conn->alloc, probe.out_count * sizeof(ffbp_var));
-            if (!d->out)
+            out = ffb__malloc(conn->alloc, probe.out_count * sizeof(ffbp_var));
+            if (!out) {
+                ffb__free(conn->alloc, in);
                 return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
-            memset(d->out, 0, probe.out_count * sizeof(ffbp_var));
-            d->out_cap = probe.out_count;
+            }
         }
+        ffbp_sqlinfo_init(d, in, probe.in_count, out, probe.out_count);
     }
     d->truncated = 0;
     if (ffbp_parse_describe(p, len, d) != FFBP_OK)
@@ -1119,7 +1117,7 @@ static int records_reply(ffb_conn *conn, const ffbp_packet *pkt,
     const ffbp_response *r = &pkt->u.response;
     if (!ffb__status_is_error(&r->status) && p->gen == stmt->gen) {
         ffbp_sqlinfo d;
-        memset(&d, 0, sizeof(d));
+        ffbp_sqlinfo_init(&d, NULL, 0, NULL, 0);
         if (ffbp_parse_describe(r->data.p, r->data.len, &d) == FFBP_OK)
             memcpy(stmt->records, d.records, sizeof(stmt->records));
     }
@@ -1530,7 +1528,7 @@ static int plan_reply(ffb_conn *conn, const ffbp_packet *pkt,
         return done(p, 0);
     }
     ffbp_sqlinfo d;
-    memset(&d, 0, sizeof(d));
+    ffbp_sqlinfo_init(&d, NULL, 0, NULL, 0);
     if (ffbp_parse_describe(r->data.p, r->data.len, &d) != FFBP_OK) {
         if (p->sync && p->sync->rc == 0)
             p->sync->rc = ffb__error_set(&conn->err, FFB_E_PROTO,

@@ -274,14 +274,14 @@ int ffbp_parse_describe(const uint8_t *p, size_t len, ffbp_sqlinfo *d);
    beyond the capacity count as incomplete. */
 uint32_t ffbp_sqlinfo_incomplete(const ffbp_sqlinfo *d, int select);
 
-/* The prepare item list libfastfb sends (fbclient's, plus relation_alias);
+/* The prepare item list libfastfb sends (fbclient's, 26 bytes);
    *len_out set. */
 const uint8_t *ffbp_describe_items(size_t *len_out);
 
 /* Items asking to continue the describe of one side (select = 1: output,
    0: input) from the 1-based variable `start`: 14 02 lo hi (14 04 + LE32
    above 0xFFFF), 04|05, the per-variable list of ffbp_describe_items.
-   Writes at most 32 bytes (17 or 19); returns the length. */
+   Writes at most 32 bytes (16, or 18 above 0xFFFF); returns the length. */
 size_t ffbp_describe_continue_items(uint8_t *out, int select, uint32_t start);
 
 #endif

@@ -24,8 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
     } while (0)
 
 /* A view (p, n) lies inside [base, base + len) - or is empty. */
-static inline int fuzz_inside(const uint8_t *base, size_t len,
-                              const uint8_t *p, size_t n) {
+static inline int fuzz_inside(const uint8_t *base, size_t len, const uint8_t *p,
+                              size_t n) {
     if (n == 0)
         return 1;
     uintptr_t b = (uintptr_t)base, q = (uintptr_t)p;

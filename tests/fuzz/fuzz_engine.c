@@ -33,6 +33,7 @@ typedef struct scenario {
     const char *const *prefix[3];
 } scenario;
 
+/* clang-format off */
 static const scenario scenarios[] = {
     /* 0, 1: waiting for the answer to op_connect (attach / create). */
     {"Srp256,Srp,Legacy_Auth", NULL, FFB_CRYPT_ENABLED, NULL, 0, 0, {0}},
@@ -68,6 +69,7 @@ static const scenario scenarios[] = {
     {"Srp256,Srp", NULL, FFB_CRYPT_DISABLED, NULL, 0, 0,
      {disabled_s1, disabled_s2}},
 };
+/* clang-format on */
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
 
 static int hexval(int c) {
@@ -194,7 +196,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     (void)ffb_conn_wire_crypt(conn);
     (void)ffb_conn_auth_plugin(conn);
     if (getenv("FFB_FUZZ_VERBOSE"))
-        fprintf(stderr, "scenario %u chunk %u: %zu bytes, step %d, "
+        fprintf(stderr,
+                "scenario %u chunk %u: %zu bytes, step %d, "
                 "protocol %d, crypt \"%s\": %s\n",
                 (unsigned)(sc - scenarios), chunk_byte, size, step,
                 ffb_conn_protocol(conn), ffb_conn_wire_crypt(conn),

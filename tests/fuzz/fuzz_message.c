@@ -151,8 +151,10 @@ static void run(decoder dec, int32_t op, const uint8_t *p, size_t len,
     }
     FUZZ_CHECK(fr.count <= 1);
     if (fr.count == 1) {
-        FUZZ_CHECK(fr.msg && fuzz_inside(p, len, fr.msg, fr.msg_len));
-        FUZZ_CHECK(fr.msg + fr.msg_len == p + r.pos);
+        FUZZ_CHECK(fr.msg || fr.msg_len == 0);
+        FUZZ_CHECK(fuzz_inside(p, len, fr.msg, fr.msg_len));
+        if (fr.msg)
+            FUZZ_CHECK(fr.msg + fr.msg_len == p + r.pos);
         check_values(fr.msg, fr.msg_len, items, n, off, vlen);
         check_reencode(fr.msg, items, n, off, vlen, fr.msg_len);
     } else {

@@ -17,8 +17,8 @@
 static const int protocols[8] = {0, 13, 14, 15, 16, 17, 18, 19};
 static const size_t caps[8] = {0, 1, 2, 3, 4, 8, 16, 64};
 
-static void check_views(const uint8_t *base, size_t len,
-                        const ffbp_packet *pkt, size_t cap) {
+static void check_views(const uint8_t *base, size_t len, const ffbp_packet *pkt,
+                        size_t cap) {
     switch (pkt->op) {
     case FFBP_OP_ACCEPT:
     case FFBP_OP_ACCEPT_DATA:
@@ -64,8 +64,7 @@ static void check_views(const uint8_t *base, size_t len,
 
 /* Every cut of the packet at [start, end) must read as incomplete. */
 static void check_truncations(const uint8_t *p, size_t start, size_t end,
-                              int protocol, ffbp_status_arg *args,
-                              size_t cap) {
+                              int protocol, ffbp_status_arg *args, size_t cap) {
     size_t cuts[3] = {end - 1, start + (end - start) / 2, start + 3};
     for (size_t i = 0; i < 3; i++) {
         if (cuts[i] < start || cuts[i] >= end)

@@ -23,14 +23,14 @@ static void pb_kind(const uint8_t *p, size_t len, int kind) {
     uint8_t tag;
     const uint8_t *d;
     size_t n;
-    volatile int64_t sink = 0;
+    volatile uint64_t sink = 0;
     while ((rc = ffbp_pb_next(p, len, kind, &pos, &tag, &d, &n)) == 1) {
         FUZZ_CHECK(fuzz_inside(p, len, d, n));
         FUZZ_CHECK(pos <= len && d + n == p + pos);
         FUZZ_CHECK(kind == FFBP_PB_V2 || n <= 255);
         FUZZ_CHECK(++items <= len);
         if (n >= 1 && n <= 8)
-            sink += ffbp_le_int(d, n);
+            sink += (uint64_t)ffbp_le_int(d, n);
         if (n >= 1)
             sink += ffbp_le_u32(d, n);
         ffbp_pb_bytes(&pb, tag, d, n);

@@ -50,8 +50,7 @@ static int run_file(const char *path) {
     uint8_t *b;
     size_t len;
     if (read_file(path, &b, &len) < 0) {
-        fprintf(stderr, "replay: cannot read %s: %s\n", path,
-                strerror(errno));
+        fprintf(stderr, "replay: cannot read %s: %s\n", path, strerror(errno));
         return -1;
     }
     guard_buf g;
