@@ -56,7 +56,7 @@ int ffbp_get_opaque(ffbp_reader *r, size_t len, const uint8_t **out) {
         return FFBP_EBAD;
     if (ffbp_reader_left(r) < total)
         return FFBP_INCOMPLETE;
-    *out = r->p + r->pos;
+    *out = r->p ? r->p + r->pos : NULL; /* an empty reader may have no bytes */
     r->pos += total;
     return FFBP_OK;
 }

@@ -11,9 +11,9 @@
 #include <stdint.h>
 
 typedef struct guard_buf {
-    uint8_t *map;   /* the whole mapping */
+    uint8_t *map; /* the whole mapping */
     size_t map_len;
-    uint8_t *p;     /* the copy; p + len is the first byte of the guard */
+    uint8_t *p; /* the copy; p + len is the first byte of the guard */
     size_t len;
 } guard_buf;
 

@@ -20,7 +20,7 @@
 
 #include "proto/proto.h"
 
-/* ---- vectors ------------------------------------------------------------ */
+/* ---- vectors ------------------------------------------------------------- */
 
 /* fb5-handshake-srp256-plain.conv, S line 1 (364 bytes):
    op_cond_accept, protocol 19, Srp256 salt + B. */
@@ -198,9 +198,11 @@ static const char DOC_ACCEPT_P19[] = "00000003FFFF80130000000100000005";
 static const char DOC_ACCEPT_DATA_LEGACY[] =
     "0000005EFFFF8013000000010000010500000000000000000000000100000000";
 static const char DOC_WIRECRYPT_INCOMPATIBLE[] =
-    "0000000900000000000000000000000000000000000000011400" "02E800000000";
+    "0000000900000000000000000000000000000000000000011400"
+    "02E800000000";
 static const char DOC_LOGIN_ERROR[] =
-    "0000000900000000000000000000000000000000000000011400" "031200000000";
+    "0000000900000000000000000000000000000000000000011400"
+    "031200000000";
 /* 11.1: the minimal successful response. */
 static const char DOC_SUCCESS[] =
     "0000000900000000000000000000000000000000000000010000000000000000";
@@ -281,8 +283,7 @@ static int decode_n(decoded *d, const bytes *v, size_t len, int protocol,
     memset(d, 0, sizeof(*d));
     const uint8_t *p = guard_copy(&d->g, v->p, len);
     ffbp_reader_init(&d->r, p, len);
-    return ffbp_get_packet(&d->r, protocol, &d->pkt, cap ? d->args : NULL,
-                           cap);
+    return ffbp_get_packet(&d->r, protocol, &d->pkt, cap ? d->args : NULL, cap);
 }
 
 static int decode(decoded *d, const bytes *v, int protocol) {
@@ -376,19 +377,19 @@ static void put_user_id(ffbp_writer *w, const char *login, const char *plugin,
     assert_false(pb.bad);
 }
 
-static void put_connect_example(ffbp_writer *w, const char *file,
-                                int compress, int min, int max) {
+static void put_connect_example(ffbp_writer *w, const char *file, int compress,
+                                int min, int max) {
     ffbp_writer uid;
     ffbp_writer_init(&uid, NULL);
     put_user_id(&uid, "SYSDBA", "Srp256", "Srp256,Srp", A_HEX, 1, "alice",
                 "client1");
-    ffbp_connect c = {file, strlen(file), uid.data, uid.len, min, max,
-                      compress};
+    ffbp_connect c = {file, strlen(file), uid.data, uid.len,
+                      min,  max,          compress};
     ffbp_put_connect(w, &c);
     ffbp_writer_free(&uid);
 }
 
-/* ---- test allocator ------------------------------------------------------- */
+/* ---- test allocator ------------------------------------------------------ */
 
 typedef struct test_alloc {
     int calls;
@@ -420,7 +421,7 @@ static void ta_free(void *p, void *data) {
     free(p);
 }
 
-/* ---- encoders --------------------------------------------------------------- */
+/* ---- encoders ------------------------------------------------------------ */
 
 static void test_connect_matches_worked_example(void **state) {
     (void)state;
@@ -583,17 +584,15 @@ static void test_attach_matches_recording(void **state) {
 
 static void test_attach_op_and_object_sign_extended(void **state) {
     (void)state;
-    static const uint8_t want[] = {0x00, 0x00, 0x00, 0x52, 0xFF, 0xFF,
-                                   0xFF, 0xFF, 0x00, 0x00, 0x00, 0x0B,
-                                   's',  'e',  'r',  'v',  'i',  'c',
-                                   'e',  '_',  'm',  'g',  'r',  0x00,
-                                   0x00, 0x00, 0x00, 0x02, 0x02, 0x02,
-                                   0x00, 0x00};
+    static const uint8_t want[] = {
+        0x00, 0x00, 0x00, 0x52, 0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00,
+        0x0B, 's',  'e',  'r',  'v',  'i',  'c',  'e',  '_',  'm',  'g',
+        'r',  0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x02, 0x00, 0x00};
     ffbp_writer w;
     ffbp_writer_init(&w, NULL);
     static const uint8_t spb[] = {0x02, 0x02};
-    ffbp_put_attach(&w, FFBP_OP_SERVICE_ATTACH, 0xFFFF, "service_mgr", 11,
-                    spb, 2);
+    ffbp_put_attach(&w, FFBP_OP_SERVICE_ATTACH, 0xFFFF, "service_mgr", 11, spb,
+                    2);
     assert_int_equal(w.len, sizeof(want));
     assert_memory_equal(w.data, want, sizeof(want));
     ffbp_writer_free(&w);
@@ -629,14 +628,13 @@ static void test_info_matches_recording(void **state) {
     bytes want = unhex(C_INFO);
     ffbp_writer w;
     ffbp_writer_init(&w, NULL);
-    ffbp_put_info(&w, FFBP_OP_INFO_DATABASE, 0, 0, items, sizeof(items),
-                  1024);
+    ffbp_put_info(&w, FFBP_OP_INFO_DATABASE, 0, 0, items, sizeof(items), 1024);
     assert_writer_equals(&w, &want);
     ffbp_writer_free(&w);
     bytes_free(&want);
 }
 
-/* ---- parameter block builder ----------------------------------------------- */
+/* ---- parameter block builder --------------------------------------------- */
 
 static void test_pb_v1_recorded_dpb(void **state) {
     (void)state;
@@ -657,8 +655,8 @@ static void test_pb_v2_example(void **state) {
     (void)state;
     /* 10.2: "02 1C 06 00 00 00 SYSDBA 3F 04 00 00 00 03 00 00 00 4D 00 00
        00 00" */
-    bytes want =
-        unhex("021C0600000053595344424" "13F04000000030000004D00000000");
+    bytes want = unhex("021C0600000053595344424"
+                       "13F04000000030000004D00000000");
     ffbp_writer w;
     ffbp_writer_init(&w, NULL);
     ffbp_pb pb;
@@ -674,9 +672,9 @@ static void test_pb_v2_example(void **state) {
 
 static void test_pb_untagged_has_no_header(void **state) {
     (void)state;
-    static const uint8_t want[] = {0x09, 0x06, 'S', 'Y', 'S', 'D', 'B', 'A',
-                                   0x0B, 0x04, 0x01, 0x00, 0x00, 0x00,
-                                   0x06, 0x00};
+    static const uint8_t want[] = {0x09, 0x06, 'S',  'Y',  'S',  'D',
+                                   'B',  'A',  0x0B, 0x04, 0x01, 0x00,
+                                   0x00, 0x00, 0x06, 0x00};
     ffbp_writer w;
     ffbp_writer_init(&w, NULL);
     ffbp_pb pb;
@@ -734,8 +732,8 @@ static void test_pb_v2_long_item(void **state) {
 
 static void test_pb_int_and_null_string(void **state) {
     (void)state;
-    static const uint8_t want[] = {0x01, 0x05, 0x04, 0xFE, 0xFF, 0xFF, 0xFF,
-                                   0x3C, 0x00};
+    static const uint8_t want[] = {0x01, 0x05, 0x04, 0xFE, 0xFF,
+                                   0xFF, 0xFF, 0x3C, 0x00};
     ffbp_writer w;
     ffbp_writer_init(&w, NULL);
     ffbp_pb pb;
@@ -747,7 +745,7 @@ static void test_pb_int_and_null_string(void **state) {
     ffbp_writer_free(&w);
 }
 
-/* ---- parameter block iteration ---------------------------------------------- */
+/* ---- parameter block iteration ------------------------------------------- */
 
 typedef struct item {
     uint8_t tag;
@@ -801,8 +799,8 @@ static void test_pb_next_v1_dpb(void **state) {
 
 static void test_pb_next_v2(void **state) {
     (void)state;
-    bytes v =
-        unhex("021C0600000053595344424" "13F04000000030000004D00000000");
+    bytes v = unhex("021C0600000053595344424"
+                    "13F04000000030000004D00000000");
     static const item want[] = {
         {0x1C, "SYSDBA", 6},
         {0x3F, "\x03\x00\x00\x00", 4},
@@ -820,7 +818,10 @@ static void test_pb_next_user_id_block(void **state) {
         {FFBP_CNCT_PLUGIN_NAME, "Srp256", 6},
         {FFBP_CNCT_PLUGIN_LIST, "Srp256,Srp", 10},
         {FFBP_CNCT_SPECIFIC_DATA, NULL, 255},
-        {FFBP_CNCT_SPECIFIC_DATA, "\x01" "A8", 3},
+        {FFBP_CNCT_SPECIFIC_DATA,
+         "\x01"
+         "A8",
+         3},
         {FFBP_CNCT_CLIENT_CRYPT, "\x01\x00\x00\x00", 4},
         {FFBP_CNCT_USER, "alice", 5},
         {FFBP_CNCT_HOST, "client1", 7},
@@ -886,7 +887,9 @@ static void test_pb_next_overruns_bad(void **state) {
     (void)state;
     /* Data longer than the block. */
     assert_int_equal(pb_next_rc("011C065359", FFBP_PB_V1), FFBP_EBAD);
-    assert_int_equal(pb_next_rc("0906535953444241" "0801", FFBP_PB_UNTAGGED),
+    assert_int_equal(pb_next_rc("0906535953444241"
+                                "0801",
+                                FFBP_PB_UNTAGGED),
                      FFBP_EBAD);
     /* Item header cut. */
     assert_int_equal(pb_next_rc("09", FFBP_PB_UNTAGGED), FFBP_EBAD);
@@ -897,7 +900,7 @@ static void test_pb_next_overruns_bad(void **state) {
     assert_int_equal(pb_next_rc("021CFAFFFFFF78", FFBP_PB_V2), FFBP_EBAD);
 }
 
-/* ---- info buffers ------------------------------------------------------------- */
+/* ---- info buffers -------------------------------------------------------- */
 
 static void test_info_next_recorded_db_info(void **state) {
     (void)state;
@@ -918,7 +921,10 @@ static void test_info_next_recorded_db_info(void **state) {
         assert_int_equal(it, items[i]);
         assert_int_equal(n, lens[i]);
         if (it == 0x0C)
-            assert_memory_equal(data, "\x01\x1B" "LI-V6.3.4.1812", 16);
+            assert_memory_equal(data,
+                                "\x01\x1B"
+                                "LI-V6.3.4.1812",
+                                16);
         if (it == FFBP_INFO_PAGE_SIZE)
             assert_true(ffbp_le_int(data, n) == 8192);
         if (it == FFBP_INFO_DB_SQL_DIALECT)
@@ -935,8 +941,8 @@ static void test_info_next_recorded_db_info(void **state) {
 
 static void test_info_next_truncated_item(void **state) {
     (void)state;
-    static const uint8_t v[] = {0x0E, 0x04, 0x00, 0x00, 0x20, 0x00, 0x00,
-                                0x02, 0x3E, 0x01};
+    static const uint8_t v[] = {0x0E, 0x04, 0x00, 0x00, 0x20,
+                                0x00, 0x00, 0x02, 0x3E, 0x01};
     guard_buf g;
     const uint8_t *p = guard_copy(&g, v, sizeof(v));
     size_t pos = 0;
@@ -988,7 +994,7 @@ static void test_info_next_end(void **state) {
     assert_int_equal(info_rc("3E00000100"), 0); /* empty item */
 }
 
-/* ---- decoders: the accept family ----------------------------------------------- */
+/* ---- decoders: the accept family ----------------------------------------- */
 
 static void test_packet_cond_accept_recorded(void **state) {
     (void)state;
@@ -1072,7 +1078,7 @@ static void test_packet_accept_data_legacy_authenticated(void **state) {
     bytes_free(&v);
 }
 
-/* ---- decoders: op_response --------------------------------------------------- */
+/* ---- decoders: op_response ----------------------------------------------- */
 
 static void test_packet_response_key_list(void **state) {
     (void)state;
@@ -1151,8 +1157,8 @@ static void test_packet_response_connect_errors(void **state) {
         assert_int_equal(decode(&d, &v, 0), FFBP_OK);
         assert_int_equal(d.r.pos, 32);
         assert_int_equal(d.pkt.u.response.status.total, 1);
-        assert_arg(&d.pkt.u.response.status.args[0], FFBP_ARG_GDS,
-                   cases[i].gds, NULL);
+        assert_arg(&d.pkt.u.response.status.args[0], FFBP_ARG_GDS, cases[i].gds,
+                   NULL);
         decoded_free(&d);
         bytes_free(&v);
     }
@@ -1212,14 +1218,26 @@ static void test_packet_response_sqlstate_warning_and_handle(void **state) {
     (void)state;
     /* Object FFFF (sent sign-extended), a blob id, isc_arg_sql_state and a
        warning group, as op_response_piggyback. */
-    bytes v = unhex("00000048" "FFFFFFFF" "00000081" "80000002" /* */
-                    "00000003" "61626300"                       /* data */
-                    "00000001" "14000159"                       /* gds */
-                    "00000013" "00000005" "32333030" "30000000" /* 23000 */
-                    "00000012" "1400017E"                       /* warning */
-                    "00000004" "FFFFFFFF"                       /* number */
-                    "00000007" "00000002"                       /* unix */
-                    "00000011" "00000005"                       /* win32 */
+    bytes v = unhex("00000048"
+                    "FFFFFFFF"
+                    "00000081"
+                    "80000002" /* */
+                    "00000003"
+                    "61626300" /* data */
+                    "00000001"
+                    "14000159" /* gds */
+                    "00000013"
+                    "00000005"
+                    "32333030"
+                    "30000000" /* 23000 */
+                    "00000012"
+                    "1400017E" /* warning */
+                    "00000004"
+                    "FFFFFFFF" /* number */
+                    "00000007"
+                    "00000002" /* unix */
+                    "00000011"
+                    "00000005" /* win32 */
                     "00000000");
     decoded d;
     assert_int_equal(decode(&d, &v, 19), FFBP_OK);
@@ -1240,7 +1258,7 @@ static void test_packet_response_sqlstate_warning_and_handle(void **state) {
     bytes_free(&v);
 }
 
-/* ---- decoders: the other connection-layer packets ------------------------------ */
+/* ---- decoders: the other connection-layer packets ------------------------ */
 
 static void test_packet_cont_auth_recorded(void **state) {
     (void)state;
@@ -1320,8 +1338,10 @@ static void test_packet_trusted_auth(void **state) {
 
 static void test_packet_dummy_between_responses(void **state) {
     (void)state;
-    bytes v = unhex("00000047" "0000000900000000000000000000000000000000"
-                    "000000010000000000000000" "00000047");
+    bytes v = unhex("00000047"
+                    "0000000900000000000000000000000000000000"
+                    "000000010000000000000000"
+                    "00000047");
     ffbp_reader r;
     ffbp_reader_init(&r, v.p, v.len);
     static const int32_t ops[] = {FFBP_OP_DUMMY, FFBP_OP_RESPONSE,
@@ -1335,7 +1355,7 @@ static void test_packet_dummy_between_responses(void **state) {
     bytes_free(&v);
 }
 
-/* ---- truncation ------------------------------------------------------------------- */
+/* ---- truncation ---------------------------------------------------------- */
 
 static void test_packet_every_truncation_incomplete(void **state) {
     (void)state;
@@ -1393,7 +1413,7 @@ static void test_packet_incomplete_keeps_cursor_mid_buffer(void **state) {
     bytes_free(&v);
 }
 
-/* ---- malformed ---------------------------------------------------------------- */
+/* ---- malformed ----------------------------------------------------------- */
 
 static void assert_bad(const char *hex, int protocol, int32_t op) {
     bytes v = unhex(hex);
@@ -1438,17 +1458,31 @@ static void test_packet_huge_lengths_bad(void **state) {
                "00010000",
                19, FFBP_OP_RESPONSE);
     /* Auth data, plugin name and keys over 1 MiB. */
-    assert_bad("00000062FFFF80130000000100000005" "00100001", 0,
-               FFBP_OP_COND_ACCEPT);
-    assert_bad("0000005EFFFF80130000000100000005" "00000000" "00100001", 0,
-               FFBP_OP_ACCEPT_DATA);
-    assert_bad("00000062FFFF80130000000100000005" "00000000" "00000000"
-               "00000000" "7FFFFFFF",
+    assert_bad("00000062FFFF80130000000100000005"
+               "00100001",
                0, FFBP_OP_COND_ACCEPT);
-    assert_bad("0000005C" "00000000" "00000000" "00000000" "80000000", 19,
-               FFBP_OP_CONT_AUTH);
-    assert_bad("00000061" "00100001", 0, FFBP_OP_CRYPT_KEY_CALLBACK);
-    assert_bad("0000005A" "7FFFFFFF", 0, FFBP_OP_TRUSTED_AUTH);
+    assert_bad("0000005EFFFF80130000000100000005"
+               "00000000"
+               "00100001",
+               0, FFBP_OP_ACCEPT_DATA);
+    assert_bad("00000062FFFF80130000000100000005"
+               "00000000"
+               "00000000"
+               "00000000"
+               "7FFFFFFF",
+               0, FFBP_OP_COND_ACCEPT);
+    assert_bad("0000005C"
+               "00000000"
+               "00000000"
+               "00000000"
+               "80000000",
+               19, FFBP_OP_CONT_AUTH);
+    assert_bad("00000061"
+               "00100001",
+               0, FFBP_OP_CRYPT_KEY_CALLBACK);
+    assert_bad("0000005A"
+               "7FFFFFFF",
+               0, FFBP_OP_TRUSTED_AUTH);
 }
 
 static void test_packet_unknown_op_bad(void **state) {
@@ -1461,7 +1495,7 @@ static void test_packet_unknown_op_bad(void **state) {
     assert_bad("00000000", 0, FFBP_OP_VOID);
 }
 
-/* ---- ffbp_get_status on its own -------------------------------------------------- */
+/* ---- ffbp_get_status on its own ------------------------------------------ */
 
 static void test_status_alone_all_or_nothing(void **state) {
     (void)state;
@@ -1501,7 +1535,7 @@ static void test_status_alone_bad_type_leaves_cursor(void **state) {
     bytes_free(&v);
 }
 
-/* ---- describe ---------------------------------------------------------------------- */
+/* ---- describe ------------------------------------------------------------ */
 
 static void test_describe_packets(void **state) {
     (void)state;

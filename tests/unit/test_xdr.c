@@ -30,7 +30,7 @@ static void gvec_init(gvec *gv, const uint8_t *v, size_t len) {
 
 static void gvec_free(gvec *gv) { guard_release(&gv->g); }
 
-/* ---- a test allocator ------------------------------------------------- */
+/* ---- a test allocator ---------------------------------------------------- */
 
 typedef struct test_alloc {
     int calls;    /* malloc + realloc calls so far */
@@ -79,7 +79,7 @@ static ffb_allocator make_alloc(test_alloc *t, int fail_at) {
     return a;
 }
 
-/* ---- reader: integers -------------------------------------------------- */
+/* ---- reader: integers ---------------------------------------------------- */
 
 static void test_xdr_get_u32_big_endian(void **state) {
     (void)state;
@@ -144,8 +144,7 @@ static void test_xdr_get_hyper_high_word_first(void **state) {
 static void test_xdr_get_quad_high_then_low(void **state) {
     (void)state;
     /* gds_quad_high = 0x81, gds_quad_low = 0x80000002 */
-    static const uint8_t v[] = {0x00, 0x00, 0x00, 0x81,
-                                0x80, 0x00, 0x00, 0x02};
+    static const uint8_t v[] = {0x00, 0x00, 0x00, 0x81, 0x80, 0x00, 0x00, 0x02};
     gvec gv;
     gvec_init(&gv, v, sizeof(v));
     uint64_t q = 0;
@@ -179,8 +178,8 @@ static void test_xdr_integers_short_input_incomplete(void **state) {
 
 static void test_xdr_get_from_middle_of_buffer(void **state) {
     (void)state;
-    static const uint8_t v[] = {0xAA, 0xAA, 0xAA, 0xAA, 0x00, 0x00, 0x00, 0x2A,
-                                0x00, 0x00};
+    static const uint8_t v[] = {0xAA, 0xAA, 0xAA, 0xAA, 0x00,
+                                0x00, 0x00, 0x2A, 0x00, 0x00};
     gvec gv;
     gvec_init(&gv, v, sizeof(v));
     gv.r.pos = 4;
@@ -192,12 +191,12 @@ static void test_xdr_get_from_middle_of_buffer(void **state) {
     gvec_free(&gv);
 }
 
-/* ---- reader: opaque and strings ---------------------------------------- */
+/* ---- reader: opaque and strings ------------------------------------------ */
 
 static void test_xdr_get_opaque_skips_padding(void **state) {
     (void)state;
-    static const uint8_t v[] = {'a', 'b', 'c', 'd', 'e', 0, 0, 0,
-                                'f', 'g', 'h', 'i', 'X'};
+    static const uint8_t v[] = {'a', 'b', 'c', 'd', 'e', 0,  0,
+                                0,   'f', 'g', 'h', 'i', 'X'};
     gvec gv;
     gvec_init(&gv, v, sizeof(v));
     const uint8_t *p = NULL;
@@ -243,8 +242,9 @@ static void test_xdr_get_opaque_huge_length_bad(void **state) {
 
 static void test_xdr_get_cstring_padded(void **state) {
     (void)state;
-    static const uint8_t v[] = {0, 0, 0, 6, 'S', 'r', 'p', '2', '5', '6', 0, 0,
-                                0, 0, 0, 0, 0, 0, 0, 3, 'x', 'y', 'z', 0};
+    static const uint8_t v[] = {0,   0,   0, 6, 'S', 'r', 'p', '2',
+                                '5', '6', 0, 0, 0,   0,   0,   0,
+                                0,   0,   0, 3, 'x', 'y', 'z', 0};
     gvec gv;
     gvec_init(&gv, v, sizeof(v));
     ffbp_bytes b;
@@ -325,15 +325,14 @@ static void test_xdr_get_cstring_over_global_limit_bad(void **state) {
     gvec gv;
     gvec_init(&gv, v4, 4);
     ffbp_bytes b;
-    assert_int_equal(ffbp_get_cstring(&gv.r, UINT32_MAX, &b),
-                     FFBP_INCOMPLETE);
+    assert_int_equal(ffbp_get_cstring(&gv.r, UINT32_MAX, &b), FFBP_INCOMPLETE);
     gvec_free(&gv);
 }
 
 static void test_xdr_get_cstring_truncated_incomplete(void **state) {
     (void)state;
-    static const uint8_t v[] = {0, 0, 0, 9, 'S', 'y', 'm', 'm',
-                                'e', 't', 'r', 'i', 'c', 0, 0, 0};
+    static const uint8_t v[] = {0,   0,   0,   9,   'S', 'y', 'm', 'm',
+                                'e', 't', 'r', 'i', 'c', 0,   0,   0};
     for (size_t len = 0; len < sizeof(v); len++) {
         gvec gv;
         gvec_init(&gv, v, len);
@@ -368,7 +367,7 @@ static void test_xdr_pad(void **state) {
     assert_int_equal(ffbp_pad(SIZE_MAX), 1);
 }
 
-/* ---- little-endian helpers ---------------------------------------------- */
+/* ---- little-endian helpers ----------------------------------------------- */
 
 static void test_xdr_le_u32(void **state) {
     (void)state;
@@ -397,7 +396,7 @@ static void test_xdr_le_int_sign_extends(void **state) {
     assert_true(ffbp_le_int(ff, 9) == 0);
 }
 
-/* ---- writer ------------------------------------------------------------ */
+/* ---- writer -------------------------------------------------------------- */
 
 static void test_xdr_put_integers(void **state) {
     (void)state;
@@ -438,12 +437,12 @@ static void test_xdr_put_integers(void **state) {
 static void test_xdr_put_opaque_and_cstring_pad_with_zeros(void **state) {
     (void)state;
     static const uint8_t expect[] = {
-        'a', 'b', 'c', 'd', 'e', 0, 0, 0,         /* opaque 5 */
-        'f', 'g', 'h', 'i',                       /* opaque 4 */
-        0, 0, 0, 9, 'S', 'y', 'm', 'm', 'e', 't', /* cstring 9 */
-        'r', 'i', 'c', 0, 0, 0,                   /* */
-        0, 0, 0, 0,                               /* cstring 0 */
-        0, 0, 0, 1, 'x', 0, 0, 0,                 /* cstring 1 */
+        'a', 'b', 'c', 'd', 'e', 0,   0,   0,             /* opaque 5 */
+        'f', 'g', 'h', 'i',                               /* opaque 4 */
+        0,   0,   0,   9,   'S', 'y', 'm', 'm', 'e', 't', /* cstring 9 */
+        'r', 'i', 'c', 0,   0,   0,                       /* */
+        0,   0,   0,   0,                                 /* cstring 0 */
+        0,   0,   0,   1,   'x', 0,   0,   0,             /* cstring 1 */
     };
     ffbp_writer w;
     ffbp_writer_init(&w, NULL);
