@@ -94,7 +94,7 @@ if [ "$FUZZ_SECONDS" != 0 ]; then
     stage "4. libFuzzer: ${FUZZ_SECONDS}s per target"
     rm -rf build-ci-fuzz
     CC=clang meson setup build-ci-fuzz --buildtype=debugoptimized -Dfuzz=true \
-        -Db_lundef=false >/dev/null
+        -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
     ninja -C build-ci-fuzz
     fuzz_fail=0
     for t in build-ci-fuzz/tests/fuzz/fuzz_*; do
