@@ -146,7 +146,9 @@ static int need_ready(ffb_conn *conn) {
 }
 
 int ffb__pump(ffb_conn *conn) {
-    int rc = 0;
+    int rc = ffb__need_blocking(conn);
+    if (rc < 0)
+        return rc;
     /* Answers already owed come first: requests queued meanwhile (deferred
        closes, say) wait for a write that needs them, rather than making
        every read a new round trip. */
@@ -508,6 +510,8 @@ int ffb_blob_write(ffb_blob *b, const void *data, size_t len) {
 static int finish_write(ffb_blob *b, int op, uint8_t id_out[8]) {
     ffb_conn *conn = b->conn;
     int rc = need_ready(conn);
+    if (rc == 0)
+        rc = ffb__need_blocking(conn);
     if (rc < 0)
         return rc;
     if (!b->writing || b->closed)

@@ -539,7 +539,12 @@ int ffb__simple_reply(ffb_conn *conn, const ffbp_packet *pkt,
 
 static int request(ffb_conn *conn, ffbp_writer *w, int32_t op,
                    ffb__simple *s) {
-    int rc = ffb__engine_queue(conn, w, 1);
+    int rc = ffb__need_blocking(conn);
+    if (rc < 0) {
+        ffbp_writer_free(w);
+        return rc;
+    }
+    rc = ffb__engine_queue(conn, w, 1);
     ffbp_writer_free(w);
     if (rc < 0)
         return rc;

@@ -449,6 +449,15 @@ unsigned ffb_conn_wants(const ffb_conn *conn) {
     return w;
 }
 
+int ffb__need_blocking(ffb_conn *conn) {
+    if (conn->io != FFB_IO_EXTERNAL)
+        return 0;
+    return ffb__error_set(&conn->err, FFB_E_STATE,
+                          "a blocking call on a connection with external "
+                          "I/O; use the queue functions and drive it with "
+                          "ffb_conn_feed/output");
+}
+
 int ffb__wait(ffb_conn *conn, const int *done) {
     if (conn->io == FFB_IO_EXTERNAL)
         return ffb__error_set(&conn->err, FFB_E_STATE,

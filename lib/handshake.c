@@ -31,6 +31,9 @@
 static int fail(ffb_conn *conn, int code) {
     conn->hs = FFB__HS_FAILED;
     conn->hs_finished = 1;
+    /* Whatever the code, a failed handshake leaves nothing to talk to:
+       later bytes are not parsed (they would only bury the real error). */
+    conn->state = FFB__ST_BROKEN;
     conn->hs_rc = code;
     return code;
 }

@@ -558,6 +558,9 @@ void ffb__engine_reset(ffb_conn *conn);
 /* Set up compression after the accept. */
 int ffb__engine_start_compression(ffb_conn *conn);
 
+/* FFB_E_STATE (with a message) when `conn` uses external I/O: blocking
+   calls check it before queueing anything. */
+int ffb__need_blocking(ffb_conn *conn);
 /* Blocking: flush and wait until `*done` becomes non-zero. */
 int ffb__wait(ffb_conn *conn, const int *done);
 

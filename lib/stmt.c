@@ -789,6 +789,8 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
                            size_t len) {
     ffb_conn *conn = stmt->conn;
     int rc = need_ready(conn);
+    if (rc == 0)
+        rc = ffb__need_blocking(conn);
     if (rc < 0)
         return rc;
     if (stmt->freed)
@@ -1326,7 +1328,10 @@ int ffb_stmt_execute(ffb_stmt *stmt, ffb_tx *tx) {
     if (!stmt)
         return FFB_E_INVAL;
     ffb_conn *conn = stmt->conn;
-    int rc = execute_once(stmt, tx);
+    int rc = ffb__need_blocking(conn);
+    if (rc < 0)
+        return rc;
+    rc = execute_once(stmt, tx);
     if (stmt->prepare_err) {
         /* The lazy prepare that rode in front failed. */
         conn->err = *stmt->prepare_err;
@@ -1422,6 +1427,8 @@ int ffb_stmt_fetch(ffb_stmt *stmt) {
         }
         /* Wait for rows or the end of the fetches in flight. */
         int rc = need_ready(conn);
+        if (rc == 0 && conn->io == FFB_IO_EXTERNAL)
+            return FFB_E_AGAIN; /* feed the answers, then fetch again */
         if (rc < 0)
             return rc;
         while (stmt->nrows == 0 && stmt->fetches_inflight > 0 &&
@@ -1561,6 +1568,8 @@ int ffb_stmt_plan(ffb_stmt *stmt, int explain, const char **out) {
     if (!stmt->prepared)
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "the statement is not prepared");
+    if ((rc = ffb__need_blocking(conn)) < 0)
+        return rc;
     uint8_t items[2] = {(uint8_t)(explain ? FFBP_INFO_SQL_EXPLAIN_PLAN
                                           : FFBP_INFO_SQL_GET_PLAN),
                         FFBP_INFO_END};
@@ -1600,6 +1609,8 @@ int ffb_conn_execute_immediate(ffb_conn *conn, ffb_tx *tx, const char *sql,
     if (len == 0 || len > 10 * 1024 * 1024)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "SQL text must be 1 byte to 10 MiB long");
+    if ((rc = ffb__need_blocking(conn)) < 0)
+        return rc;
     ffb__error_clear(&conn->err);
     uint16_t txh = 0;
     if (tx && (rc = ffb__tx_handle(tx, &txh)) < 0)

@@ -323,6 +323,9 @@ static int end_tx(ffb_tx *tx, int op) {
     if (tx->state == FFB__TX_ENDED)
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "the transaction has already ended");
+    int rc0 = ffb__need_blocking(conn);
+    if (rc0 < 0)
+        return rc0;
     ffb__error_clear(&conn->err);
     ffb__sync sync = {0, 0, 0, NULL};
     int rc = ffb__tx_queue_end(tx, op, &sync);
@@ -359,9 +362,12 @@ int ffb_tx_info_raw(ffb_tx *tx, const uint8_t *items, size_t items_len,
     if (conn->state != FFB__ST_READY)
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "the connection is not attached");
+    int rc = ffb__need_blocking(conn);
+    if (rc < 0)
+        return rc;
     ffb__error_clear(&conn->err);
     uint16_t h;
-    int rc = ffb__tx_handle(tx, &h);
+    rc = ffb__tx_handle(tx, &h);
     if (rc < 0)
         return rc;
     ffbp_writer w;
