@@ -1052,6 +1052,9 @@ typedef struct ffb_batch_options {
     int no_record_counts;  /* 1 = no per-row counts */
     uint32_t buffer_bytes; /* server buffer; 0 = 16 MiB */
     int detailed_errors;   /* rows keeping a full status vector; 0 = 64 */
+    int commit;            /* 1 = commit the execute's transaction in the
+                              write of its last part: batch + commit in one
+                              round trip (docs/batch.md) */
 } ffb_batch_options;
 
 #define FFB_BATCH_OPTIONS_INIT {.version = FFB_BATCH_OPTIONS_VERSION}
@@ -1072,18 +1075,23 @@ FFB_API int ffb_batch_new(ffb_stmt *stmt, const ffb_batch_options *opts,
 
 /**
  * Add a row: the statement's currently bound parameter values (bound with
- * the ordinary ffb_stmt_bind_* calls, in the application's own C types).
- * Round trips: 0 (messages are queued as they fill 128 KiB packets).
- * Returns: 0, FFB_E_INVAL (a parameter unbound), FFB_E_NOMEM.
+ * the ordinary ffb_stmt_bind_* calls, in the application's own C types),
+ * encoded at once and kept in the batch until it is executed.
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL (a parameter unbound, or a value a batch cannot
+ * carry: time zones given as text, blob contents instead of an id from
+ * ffb_batch_add_blob()), FFB_E_NOMEM.
  * Since: 0.1
  */
 FFB_API int ffb_batch_add(ffb_batch *batch);
 
 /**
  * Add a blob to the batch's blob stream and get the id to bind (with
- * ffb_stmt_bind_blob_id()) in one row of this batch. Firebird 4+; on
- * Firebird 3 the blob is created with ffb_blob_create() in the execute's
- * transaction.
+ * ffb_stmt_bind_blob_id()) in one row of this batch. `segmented` = 1 makes
+ * it a segmented blob of one segment per call. Firebird 4+ carries it in
+ * the batch's blob stream; on Firebird 3 it is created (op_create_blob2 +
+ * segments + close) in the execute's transaction before the rows, which
+ * costs one more round trip.
  * Round trips: 0.
  * Since: 0.1
  */
@@ -1092,9 +1100,14 @@ FFB_API int ffb_batch_add_blob(ffb_batch *batch, const void *data,
 
 /**
  * Execute every row added since the last execute, in `tx`.
- * Round trips: 1 for a batch up to the server's buffer (create, messages,
- * blobs and execute in one write); batches beyond it are split and each
- * part costs one more.
+ * Round trips: 1 (messages, blobs and execute in one write; with the
+ * commit option the commit too). The first execute of a batch object on
+ * Firebird 4+ costs 1 more: its op_batch_create is confirmed before any
+ * message is sent, because Firebird 5 crashes on messages behind a refused
+ * create. A batch larger than the server's buffer is split; without
+ * multi_error each further part costs 1 more (execution stops at the first
+ * failing row), with it all parts go in one write. Firebird 3 pipelines one
+ * op_execute per row in one write. See docs/batch.md.
  * Returns: 0 when every row succeeded, FFB_E_SERVER when a row failed (see
  * ffb_batch_row_status()), FFB_E_STATE, fatal codes.
  * Since: 0.1

@@ -145,9 +145,19 @@ int ffb_conn_next_result(ffb_conn *conn, const ffb_result **out) {
         }
         if (conn->io != FFB_IO_BLOCKING)
             return FFB_E_AGAIN;
-        int rc = ffb__wait(conn, &conn->rq_head->sync.done);
-        if (rc < 0 && conn->state != FFB__ST_BROKEN)
-            return rc;
+        /* Wait for the head to complete. It may be delivered to its callback
+           and freed while we read, so only its address is compared. */
+        struct ffb_result *head = conn->rq_head;
+        int rc = ffb__engine_flush(conn);
+        if (rc == 0 && conn->out.len)
+            rc = ffb__io_flush(conn);
+        while (rc == 0 && conn->rq_head == head && !head->sync.done)
+            rc = ffb__io_read(conn);
+        if (rc < 0) {
+            ffb__engine_fail(conn, rc);
+            if (conn->state != FFB__ST_BROKEN)
+                return rc;
+        }
         ffb__results_poll(conn);
     }
 }
