@@ -133,10 +133,12 @@ static void output_done(ffb_conn *conn, size_t n) {
         return;
     conn->stats.wire_bytes_sent += n;
     ffbp_writer_consume(&conn->out, n);
-    if (conn->out_expects) {
+    /* The wait starts when the whole flush is handed over: answers read
+       while a long write is still going out (the driver reads while it
+       writes) belong to the same round trip. */
+    if (conn->out_expects && conn->out.len == 0) {
         conn->awaiting = 1;
-        if (conn->out.len == 0)
-            conn->out_expects = 0;
+        conn->out_expects = 0;
     }
 }
 
