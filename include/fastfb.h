@@ -1099,6 +1099,17 @@ FFB_API int ffb_batch_add_blob(ffb_batch *batch, const void *data,
                                size_t len, int segmented, uint8_t id_out[8]);
 
 /**
+ * Like ffb_batch_add_blob() for a segmented blob whose segments are given
+ * one by one (each split at 65535 bytes).
+ * Round trips: 0.
+ * Since: 0.1
+ */
+FFB_API int ffb_batch_add_blob_segments(ffb_batch *batch,
+                                        const void *const *segments,
+                                        const size_t *lens, size_t n,
+                                        uint8_t id_out[8]);
+
+/**
  * Execute every row added since the last execute, in `tx`.
  * Round trips: 1 (messages, blobs and execute in one write; with the
  * commit option the commit too). The first execute of a batch object on

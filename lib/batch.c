@@ -100,6 +100,7 @@ struct ffb_batch {
     size_t pb_len;
 
     int created; /* the server holds our batch (Firebird 4+) */
+    int policy_sent; /* it was created with TAG_BLOB_POLICY */
 
     /* rows and blobs added since the last execute */
     ffbp_writer msgs;
@@ -367,15 +368,6 @@ int ffb_batch_new(ffb_stmt *stmt, const ffb_batch_options *opts,
                               (unsigned)opts->buffer_bytes, aligned);
     }
 
-    /* Parameter block: version 1, wide tags, 4-byte values (C.4.2). */
-    b->pb[0] = FFBP_BATCH_VERSION1;
-    b->pb_len = 1;
-    pb_int(b, FFBP_BATCH_TAG_MULTIERROR, (uint32_t)b->multi_error);
-    pb_int(b, FFBP_BATCH_TAG_RECORD_COUNTS, (uint32_t)b->counts);
-    pb_int(b, FFBP_BATCH_TAG_BUFFER_BYTES_SIZE, b->buffer_bytes);
-    pb_int(b, FFBP_BATCH_TAG_DETAILED_ERRORS, b->detailed);
-    if (b->has_blobs)
-        pb_int(b, FFBP_BATCH_TAG_BLOB_POLICY, 3 /* BLOB_STREAM */);
     *out = b;
     return 0;
 }
@@ -571,35 +563,48 @@ int ffb_batch_add(ffb_batch *b) {
     return 0;
 }
 
-int ffb_batch_add_blob(ffb_batch *b, const void *data, size_t len,
-                       int segmented, uint8_t id_out[8]) {
-    if (!b || b->freed || (!data && len) || !id_out)
+/* A blob of `n` pieces: segments of a segmented blob (each split at 65535
+   bytes), or consecutive chunks of a stream blob. */
+static int add_blob_parts(ffb_batch *b, const void *const *parts,
+                          const size_t *lens, size_t n, int segmented,
+                          uint8_t id_out[8]) {
+    if (!b || b->freed || (!parts && n) || !id_out)
         return FFB_E_INVAL;
     ffb_conn *conn = b->conn;
     if (!b->has_blobs)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "the batch's statement has no blob parameters");
-    if (len > 0x7FFFFFFFu - 65536u)
-        return ffb__error_set(&conn->err, FFB_E_INVAL,
-                              "a batch blob must be smaller than 2 GiB");
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!parts[i] && lens[i])
+            return FFB_E_INVAL;
+        len += lens[i];
+        if (len > 0x7FFFFFFFu - 65536u)
+            return ffb__error_set(&conn->err, FFB_E_INVAL,
+                                  "a batch blob must be smaller than 2 GiB");
+    }
     int rc = grow(conn, (void **)&b->blobs, &b->blobs_cap, b->nblobs + 1,
                   sizeof(bblob));
     if (rc < 0)
         return rc;
     ffbp_writer *w = &b->blob_data;
     size_t off = w->len;
-    const uint8_t *p = data;
-    if (segmented) {
-        /* One segment per 65535 bytes: [uint16 LE length][bytes]. */
-        for (size_t at = 0; at < len;) {
-            size_t k = len - at < SEGMENT_MAX ? len - at : SEGMENT_MAX;
-            uint8_t h[2] = {(uint8_t)k, (uint8_t)(k >> 8)};
-            ffbp_put_raw(w, h, 2);
-            ffbp_put_raw(w, p + at, k);
-            at += k;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *p = parts[i];
+        if (segmented) {
+            /* [uint16 LE length][bytes], at most 65535 bytes each. */
+            size_t at = 0;
+            do {
+                size_t k = lens[i] - at < SEGMENT_MAX ? lens[i] - at
+                                                      : SEGMENT_MAX;
+                uint8_t h[2] = {(uint8_t)k, (uint8_t)(k >> 8)};
+                ffbp_put_raw(w, h, 2);
+                ffbp_put_raw(w, p + at, k);
+                at += k;
+            } while (at < lens[i]);
+        } else if (lens[i]) {
+            ffbp_put_raw(w, p, lens[i]);
         }
-    } else if (len) {
-        ffbp_put_raw(w, p, len);
     }
     if (w->failed) {
         w->failed = 0;
@@ -626,6 +631,19 @@ int ffb_batch_add_blob(ffb_batch *b, const void *data, size_t len,
     be32(id_out, (uint32_t)((uint64_t)b->nblobs >> 32));
     be32(id_out + 4, (uint32_t)b->nblobs);
     return 0;
+}
+
+int ffb_batch_add_blob(ffb_batch *b, const void *data, size_t len,
+                       int segmented, uint8_t id_out[8]) {
+    const void *parts[1] = {data ? data : ""};
+    return add_blob_parts(b, parts, &len, len || segmented ? 1 : 0, segmented,
+                          id_out);
+}
+
+int ffb_batch_add_blob_segments(ffb_batch *b, const void *const *segments,
+                                const size_t *lens, size_t n,
+                                uint8_t id_out[8]) {
+    return add_blob_parts(b, segments, lens, n, 1, id_out);
 }
 
 /* ---- results --------------------------------------------------------------------- */
@@ -960,6 +978,20 @@ static int wait_sync(ffb_batch *b, ffb__sync *sync) {
 static int create_confirmed(ffb_batch *b, ffbp_writer *w) {
     ffb_conn *conn = b->conn;
     ffb__sync sync = {0, 0, 0, NULL};
+    /* Parameter block: version 1, wide tags, 4-byte values (C.4.2); the
+       limits only when they differ from the server's defaults, the blob
+       policy only when this round carries blobs (as fbclient). */
+    b->pb[0] = FFBP_BATCH_VERSION1;
+    b->pb_len = 1;
+    pb_int(b, FFBP_BATCH_TAG_MULTIERROR, (uint32_t)b->multi_error);
+    pb_int(b, FFBP_BATCH_TAG_RECORD_COUNTS, (uint32_t)b->counts);
+    if (b->buffer_bytes != DEFAULT_BUFFER)
+        pb_int(b, FFBP_BATCH_TAG_BUFFER_BYTES_SIZE, b->buffer_bytes);
+    if (b->detailed != DEFAULT_DETAILED)
+        pb_int(b, FFBP_BATCH_TAG_DETAILED_ERRORS, b->detailed);
+    b->policy_sent = b->nblobs > 0;
+    if (b->policy_sent)
+        pb_int(b, FFBP_BATCH_TAG_BLOB_POLICY, 3 /* BLOB_STREAM */);
     ffbp_put_batch_create(w, b->stmt->handle, b->blr.data, b->blr.len,
                           b->msglen, b->pb, b->pb_len);
     if (!queue_req(b, w, FFBP_OP_BATCH_CREATE, plain_reply, 1, &sync, NULL))
@@ -1102,6 +1134,18 @@ static int execute_fb4(ffb_batch *b, ffb_tx *tx) {
     ffbp_writer_init(&w, conn->alloc);
     size_t *order = NULL, *start = NULL;
     int rc = 0;
+    if (b->created && b->nblobs > 0 && !b->policy_sent) {
+        /* Created without a blob policy: release it (the answer is held
+           back and rides along) and create it again with one. */
+        ffbp_writer r;
+        ffbp_writer_init(&r, conn->alloc);
+        ffbp_put_object_op(&r, FFBP_OP_BATCH_RLS, b->stmt->handle);
+        rc = ffb__queue_fire_and_forget(conn, &r, FFBP_OP_BATCH_RLS, 1);
+        ffbp_writer_free(&r);
+        if (rc < 0)
+            goto out;
+        b->created = 0;
+    }
     if (!b->created && (rc = create_confirmed(b, &w)) < 0) {
         if (b->stmt->prepare_err && rc == FFB_E_SERVER)
             conn->err = *b->stmt->prepare_err; /* the lazy prepare failed */

@@ -534,6 +534,65 @@ static void run_duplicate(const target *t, int multi_error) {
     close_conn(c);
 }
 
+/* A batch first executed without blobs is created without TAG_BLOB_POLICY;
+   when blobs come later it is released and created again with the policy.
+   The segments given to ffb_batch_add_blob_segments() arrive as written. */
+static void test_late_blobs(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    clear_tables(c, t);
+    ffb_stmt *s = prepare(c, "insert into %s (id, b, t) values (?, ?, ?)",
+                          t->btable);
+    ffb_batch *b;
+    OK(c, ffb_batch_new(s, NULL, &b));
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_stmt_bind_int64(s, 0, 1));
+    OK(c, ffb_stmt_bind_null(s, 1));
+    OK(c, ffb_stmt_bind_null(s, 2));
+    OK(c, ffb_batch_add(b));
+    OK(c, ffb_batch_execute(b, tx));
+    assert_int_equal(ffb_batch_row_status(b, 0), 1);
+
+    uint8_t id[8];
+    static const void *const segs[] = {"seg-one ", "", "seg-three"};
+    static const size_t lens[] = {8, 0, 9};
+    OK(c, ffb_batch_add_blob_segments(b, segs, lens, 3, id));
+    OK(c, ffb_stmt_bind_int64(s, 0, 2));
+    OK(c, ffb_stmt_bind_blob_id(s, 1, id));
+    OK(c, ffb_stmt_bind_null(s, 2));
+    OK(c, ffb_batch_add(b));
+    uint64_t r0 = rts(c);
+    OK(c, ffb_batch_execute(b, tx));
+    /* Firebird 4: op_batch_rls rides with the new create + op_batch_sync
+       (1), then blob stream + message + exec (1). Firebird 3: the blob's
+       op_create_blob2 (1), then its segments + close + the row (1). */
+    assert_int_equal(rts(c) - r0, 2);
+    assert_int_equal(ffb_batch_row_status(b, 0), 1);
+    ffb_batch_free(b);
+    ffb_stmt_free(s);
+
+    ffb_stmt *q;
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "select cast(b as varchar(64) character set octets) from %s "
+             "where id = 2",
+             t->btable);
+    OK(c, ffb_stmt_new(c, &q));
+    OK(c, ffb_stmt_prepare(q, tx, sql, (size_t)-1));
+    OK(c, ffb_stmt_execute(q, tx));
+    assert_int_equal(ffb_stmt_fetch(q), 1);
+    const char *p;
+    size_t n;
+    OK(c, ffb_stmt_get_text(q, 0, &p, &n));
+    assert_int_equal(n, 17);
+    assert_memory_equal(p, "seg-one seg-three", 17);
+    ffb_stmt_free(q);
+    OK(c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    close_conn(c);
+}
+
 static void test_error_multi_error(void **state) { run_duplicate(*state, 1); }
 static void test_error_stop(void **state) { run_duplicate(*state, 0); }
 
@@ -1025,7 +1084,7 @@ int main(void) {
         target *t = &targets[i];
 #define T(fn) cmocka_unit_test_prestate(fn, t)
         const struct CMUnitTest tests[] = {
-            T(test_types_and_nulls), T(test_blobs),
+            T(test_types_and_nulls), T(test_blobs), T(test_late_blobs),
             T(test_error_multi_error), T(test_error_stop),
             T(test_budget_300),      T(test_empty_execute),
             T(test_split),           T(test_100k),
