@@ -654,7 +654,8 @@ FFB_API int ffb_stmt_new(ffb_conn *conn, ffb_stmt **out);
 /**
  * Prepare `sql` (in the connection character set; `len` may be
  * (size_t)-1 for a NUL-terminated string) and read its full describe.
- * `tx` may be NULL (metadata is then read in a system transaction).
+ * `tx` may be NULL on Firebird 4 and later (metadata is then read in a
+ * system transaction); Firebird 3 needs a transaction (FFB_E_INVAL).
  * A statement prepared before is replaced; an open cursor is closed first,
  * in the same write.
  *

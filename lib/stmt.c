@@ -810,6 +810,13 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
     take_spare(stmt);
 
     uint16_t txh = 0;
+    if (!tx && conn->protocol < 16)
+        /* Firebird 3 answers isc_bad_trans_handle to a prepare in
+           transaction 0: say so before anything is sent. */
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "Firebird 3 prepares only inside a "
+                              "transaction: pass one (tx NULL needs "
+                              "Firebird 4 or later)");
     if (tx) {
         if (tx->conn != conn)
             return ffb__error_set(&conn->err, FFB_E_INVAL,

@@ -382,6 +382,31 @@ static void test_client_side_errors(void **state) {
     ffb_conn_free(c);
 }
 
+/* A prepare without a transaction: the system transaction on Firebird 4+
+   (1 round trip: allocate + prepare); Firebird 3 refuses transaction 0,
+   so the library says so before sending anything (0 round trips). */
+static void test_prepare_without_tx(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_stmt *s;
+    OK(c, ffb_stmt_new(c, &s));
+    uint64_t b = rts(c);
+    int rc = ffb_stmt_prepare(s, NULL, "select 1 from rdb$database",
+                              (size_t)-1);
+    if (t->version >= 4) {
+        assert_int_equal(rc, 0);
+        assert_int_equal(rts(c) - b, 1);
+    } else {
+        assert_int_equal(rc, FFB_E_INVAL);
+        assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)),
+                               "Firebird 3"));
+        assert_int_equal(rts(c) - b, 0);
+    }
+    ffb_stmt_free(s);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
 static void test_unique_violation(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
@@ -711,7 +736,7 @@ int main(void) {
             T(test_pipeline_abort),       T(test_describe),
             T(test_cache_hit),            T(test_budget_fresh_select_spare),
             T(test_describe_continuation), T(test_execute2_singleton),
-            T(test_tx_options),
+            T(test_tx_options),           T(test_prepare_without_tx),
         };
 #undef T
         void *st = t;
