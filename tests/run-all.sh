@@ -117,6 +117,17 @@ if [ "$FUZZ_SECONDS" != 0 ]; then
     [ "$fuzz_fail" -eq 0 ] || failed_stages+=("libFuzzer")
 fi
 
+stage "5. benchmark smoke run: libfastfb, libfbclient and node-firebird over ffb-proxy"
+# One quick round of bench/run.sh: every peer must run every scenario and
+# check what it reads (bench/README.md); the times are not judged here.
+if bash bench/run.sh --quick "$STATE/servers.env"; then
+    total_ok=$((total_ok + 1))
+else
+    echo "benchmark smoke run: FAILED"
+    total_fail=$((total_fail + 1))
+    failed_stages+=("benchmark")
+fi
+
 stage "summary"
 if [ "${#failed_stages[@]}" -ne 0 ]; then
     echo "failed stages: ${failed_stages[*]}"

@@ -2,7 +2,8 @@
 # The main job (README, first command): install what is needed, build
 # libfastfb, start private Firebird 3.0 and 4.0 servers on loopback, and run
 # the connection demo against them, printing what was negotiated and the
-# round trips each step cost. Run as root on Debian 12.
+# round trips each step cost; then the side-by-side driver benchmark
+# (bench/README.md), printing its table. Run as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -50,4 +51,8 @@ demo "Firebird 4.0: attach with zlib compression (Srp256, ChaCha)" --ciphers Cha
     --compress --drop "$fb4:$FFB_TEST_FB4_DBDIR/demo.fdb"
 demo "Firebird 4.0: attach with wire encryption disabled (flow B, 2 round trips)" \
     --crypt disabled "$FFB_TEST_FB4E_HOST/$FFB_TEST_FB4E_PORT:$FFB_TEST_FB4E_DB"
+
+say "the driver benchmark: libfastfb, libfbclient and node-firebird over a latency proxy (about 12 minutes; FFB_BENCH_ARGS=--quick for a short run)"
+# shellcheck disable=SC2086
+bash bench/run.sh ${FFB_BENCH_ARGS:-} "$state/servers.env"
 say "done"

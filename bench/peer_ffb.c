@@ -1,0 +1,499 @@
+/*
+ * The libfastfb peer: the public API only (fastfb.h), used the way the
+ * documentation recommends - prepared statements, the one-shot pipeline
+ * for auto-commit statements, blobs opened for a whole fetched batch
+ * before reading (docs/blobs.md), batches with the commit in the same
+ * write.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fastfb.h>
+
+#include "bench.h"
+
+typedef struct ffb_peer {
+    ffb_conn *conn;
+    ffb_stmt *stmt;
+    ffb_stmt *stmt2;
+    unsigned char *blob_buf; /* BENCH_BLOB_LARGE bytes */
+    char dsn[600];
+} ffb_peer;
+
+static int conn_fail(peer *p, ffb_conn *c, const char *what) {
+    return bench_fail(p, PEER_ERR, "%s: %s", what,
+                      ffb_error_message(ffb_conn_error(c)));
+}
+
+#define CHECK(p, c, expr)                                                      \
+    do {                                                                       \
+        if ((expr) < 0)                                                        \
+            return conn_fail(p, c, #expr);                                     \
+    } while (0)
+
+static uint64_t round_trips(const ffb_conn *c) {
+    ffb_stats st;
+    ffb_conn_stats(c, &st, sizeof(st));
+    return st.round_trips;
+}
+
+static int open_conn(peer *p, ffb_conn **out) {
+    ffb_peer *s = p->st;
+    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
+    o.dsn = s->dsn;
+    o.user = p->cfg->user;
+    o.password = p->cfg->password;
+    o.charset = "UTF8";
+    o.wire_crypt = FFB_CRYPT_REQUIRED;
+    o.io_timeout_ms = 120000;
+    o.connect_timeout_ms = 30000;
+    ffb_conn *c;
+    if (ffb_conn_new(&c, &o) != 0)
+        return bench_fail(p, PEER_ERR, "ffb_conn_new failed");
+    if (ffb_conn_connect(c) != 0) {
+        int rc = conn_fail(p, c, "connect");
+        ffb_conn_free(c);
+        return rc;
+    }
+    *out = c;
+    return PEER_OK;
+}
+
+static int exec_sql(peer *p, ffb_conn *c, const char *sql) {
+    ffb_tx *tx;
+    CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+    int rc = ffb_conn_execute_immediate(c, tx, sql, (size_t)-1);
+    if (rc == 0)
+        rc = ffb_tx_commit(tx);
+    ffb_tx_free(tx);
+    return rc < 0 ? conn_fail(p, c, sql) : PEER_OK;
+}
+
+static int ffb_start(peer *p, const bench_cfg *cfg) {
+    ffb_peer *s = calloc(1, sizeof(*s));
+    if (!s)
+        return bench_fail(p, PEER_ERR, "out of memory");
+    s->blob_buf = malloc(BENCH_BLOB_LARGE);
+    if (!s->blob_buf) {
+        free(s);
+        return bench_fail(p, PEER_ERR, "out of memory");
+    }
+    snprintf(s->dsn, sizeof(s->dsn), "%s/%d:%s", cfg->host, cfg->port, cfg->db);
+    p->st = s;
+    return PEER_OK;
+}
+
+static const char *sql_for(int sc) {
+    switch (sc) {
+    case SC_SELECT_AC:
+    case SC_SELECT_TX:
+        return SQL_POINT;
+    case SC_SCAN:
+        return SQL_SCAN;
+    case SC_INSERT_ROWS:
+    case SC_INSERT_BATCH:
+        return SQL_INSERT;
+    case SC_BLOB_RW:
+        return SQL_BLOB_INSERT;
+    case SC_BLOB_SCAN:
+        return SQL_BLOB_SCAN;
+    default:
+        return NULL;
+    }
+}
+
+/* Prepared in a transaction of its own: Firebird 3 needs one, and the
+   statement stays prepared after the commit. */
+static int prepare(peer *p, ffb_stmt **out, const char *sql) {
+    ffb_peer *s = p->st;
+    ffb_tx *tx;
+    CHECK(p, s->conn, ffb_stmt_new(s->conn, out));
+    CHECK(p, s->conn, ffb_tx_begin(s->conn, &tx, NULL));
+    int rc = ffb_stmt_prepare(*out, tx, sql, (size_t)-1);
+    if (rc == 0)
+        rc = ffb_tx_commit(tx);
+    ffb_tx_free(tx);
+    return rc < 0 ? conn_fail(p, s->conn, sql) : PEER_OK;
+}
+
+static int ffb_setup(peer *p, int sc, int n) {
+    ffb_peer *s = p->st;
+    (void)n;
+    if (sc == SC_CONNECT)
+        return PEER_OK;
+    int rc = open_conn(p, &s->conn);
+    if (rc != PEER_OK)
+        return rc;
+    if (prepare(p, &s->stmt, sql_for(sc)) != PEER_OK)
+        return PEER_ERR;
+    if (sc == SC_BLOB_RW && prepare(p, &s->stmt2, SQL_BLOB_SELECT) != PEER_OK)
+        return PEER_ERR;
+    return PEER_OK;
+}
+
+/* Read the current row the way an application would. */
+static int read_row(peer *p, ffb_stmt *st, int64_t *id_out) {
+    int64_t v;
+    int scale;
+    const char *name;
+    size_t len;
+    int y, mo, d, h, mi, sec, frac;
+    if (ffb_stmt_get_int64(st, 0, id_out) < 0 ||
+        ffb_stmt_get_text(st, 1, &name, &len) < 0 ||
+        ffb_stmt_get_numeric(st, 2, &v, &scale) < 0 ||
+        ffb_stmt_get_timestamp(st, 3, &y, &mo, &d, &h, &mi, &sec, &frac) < 0)
+        return bench_fail(p, PEER_ERR, "reading a row failed");
+    if (len < 5 || v != *id_out)
+        return bench_fail(p, PEER_ERR, "unexpected row %lld",
+                          (long long)*id_out);
+    return PEER_OK;
+}
+
+/* Fetch the single row of a point select. */
+static int fetch_point(peer *p, ffb_conn *c, ffb_stmt *st, int64_t want) {
+    int64_t id;
+    int r = ffb_stmt_fetch(st);
+    if (r != 1)
+        return r < 0 ? conn_fail(p, c, "fetch")
+                     : bench_fail(p, PEER_ERR, "no row %lld", (long long)want);
+    if (read_row(p, st, &id) != PEER_OK)
+        return PEER_ERR;
+    if (id != want)
+        return bench_fail(p, PEER_ERR, "got row %lld, wanted %lld",
+                          (long long)id, (long long)want);
+    r = ffb_stmt_fetch(st);
+    if (r != 0)
+        return r < 0 ? conn_fail(p, c, "fetch")
+                     : bench_fail(p, PEER_ERR, "more than one row");
+    return PEER_OK;
+}
+
+static int run_connect(peer *p, int n, run_result *out) {
+    out->lib_rts = 0;
+    for (int i = 0; i < n; i++) {
+        ffb_conn *c;
+        if (open_conn(p, &c) != PEER_OK)
+            return PEER_ERR;
+        int rc = ffb_conn_close(c);
+        out->lib_rts += (int64_t)round_trips(c);
+        if (rc < 0)
+            rc = conn_fail(p, c, "close");
+        ffb_conn_free(c);
+        if (rc < 0)
+            return PEER_ERR;
+    }
+    return PEER_OK;
+}
+
+/* Auto-commit: start, execute, fetch and commit travel in one write. */
+static int run_select_ac(peer *p, int n) {
+    ffb_peer *s = p->st;
+    ffb_conn *c = s->conn;
+    for (int i = 0; i < n; i++) {
+        int64_t id = bench_point_id(i);
+        ffb_tx *tx;
+        const ffb_result *res;
+        CHECK(p, c, ffb_stmt_bind_int64(s->stmt, 0, id));
+        CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+        CHECK(p, c, ffb_stmt_queue_execute(s->stmt, tx, NULL, NULL));
+        CHECK(p, c, ffb_tx_queue_commit(tx, NULL, NULL));
+        CHECK(p, c, ffb_conn_flush(c));
+        for (int k = 0; k < 2; k++) {
+            if (ffb_conn_next_result(c, &res) != 1)
+                return conn_fail(p, c, "next_result");
+            if (ffb_result_status(res) != 0)
+                return bench_fail(p, PEER_ERR, "%s",
+                                  ffb_error_message(ffb_result_error(res)));
+        }
+        int rc = fetch_point(p, c, s->stmt, id);
+        ffb_tx_free(tx);
+        if (rc != PEER_OK)
+            return rc;
+    }
+    return PEER_OK;
+}
+
+static int run_select_tx(peer *p, int n) {
+    ffb_peer *s = p->st;
+    ffb_conn *c = s->conn;
+    ffb_tx *tx;
+    CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+    for (int i = 0; i < n; i++) {
+        int64_t id = bench_point_id(i);
+        CHECK(p, c, ffb_stmt_bind_int64(s->stmt, 0, id));
+        CHECK(p, c, ffb_stmt_execute(s->stmt, tx));
+        if (fetch_point(p, c, s->stmt, id) != PEER_OK)
+            return PEER_ERR;
+    }
+    CHECK(p, c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    return PEER_OK;
+}
+
+static int run_scan(peer *p, int n) {
+    ffb_peer *s = p->st;
+    ffb_conn *c = s->conn;
+    ffb_tx *tx;
+    CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+    for (int i = 0; i < n; i++) {
+        CHECK(p, c, ffb_stmt_execute(s->stmt, tx));
+        int64_t sum = 0, id;
+        int rows = 0, r;
+        while ((r = ffb_stmt_fetch(s->stmt)) == 1) {
+            if (read_row(p, s->stmt, &id) != PEER_OK)
+                return PEER_ERR;
+            sum += id;
+            rows++;
+        }
+        if (r < 0)
+            return conn_fail(p, c, "fetch");
+        if (rows != BENCH_ROWS ||
+            sum != (int64_t)BENCH_ROWS * (BENCH_ROWS + 1) / 2)
+            return bench_fail(p, PEER_ERR, "scan: %d rows", rows);
+    }
+    CHECK(p, c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    return PEER_OK;
+}
+
+static int bind_ins_row(peer *p, ffb_stmt *st, int i) {
+    ffb_peer *s = p->st;
+    char name[32];
+    snprintf(name, sizeof(name), "row %d", i);
+    CHECK(p, s->conn, ffb_stmt_bind_int64(st, 0, i + 1));
+    CHECK(p, s->conn, ffb_stmt_bind_text(st, 1, name, (size_t)-1));
+    CHECK(p, s->conn, ffb_stmt_bind_numeric(st, 2, bench_ins_amount(i), -2));
+    return PEER_OK;
+}
+
+static int run_insert_rows(peer *p, int n) {
+    ffb_peer *s = p->st;
+    ffb_conn *c = s->conn;
+    ffb_tx *tx;
+    CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+    for (int i = 0; i < n; i++) {
+        if (bind_ins_row(p, s->stmt, i) != PEER_OK)
+            return PEER_ERR;
+        CHECK(p, c, ffb_stmt_execute(s->stmt, tx));
+        if (ffb_stmt_rows_affected(s->stmt) != 1)
+            return bench_fail(p, PEER_ERR, "insert %d: no row", i);
+    }
+    CHECK(p, c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    return PEER_OK;
+}
+
+/* One batch; the transaction's start rides in front of it and its commit
+   in the same write (ffb_batch_options.commit). */
+static int run_insert_batch(peer *p, int n) {
+    ffb_peer *s = p->st;
+    ffb_conn *c = s->conn;
+    ffb_tx *tx;
+    ffb_batch *b;
+    ffb_batch_options o = FFB_BATCH_OPTIONS_INIT;
+    o.commit = 1;
+    CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+    CHECK(p, c, ffb_batch_new(s->stmt, &o, &b));
+    for (int i = 0; i < n; i++) {
+        if (bind_ins_row(p, s->stmt, i) != PEER_OK)
+            return PEER_ERR;
+        CHECK(p, c, ffb_batch_add(b));
+    }
+    CHECK(p, c, ffb_batch_execute(b, tx));
+    if (ffb_batch_row_count(b) != (size_t)n)
+        return bench_fail(p, PEER_ERR, "batch: %zu rows",
+                          ffb_batch_row_count(b));
+    ffb_batch_free(b);
+    if (ffb_tx_is_active(tx))
+        CHECK(p, c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    return PEER_OK;
+}
+
+static int check_blob(peer *p, const uint8_t *data, size_t len, int64_t key,
+                      size_t want) {
+    if (len != want || data[0] != bench_blob_byte(key, 0) ||
+        data[len - 1] != bench_blob_byte(key, len - 1))
+        return bench_fail(p, PEER_ERR, "blob %lld: %zu bytes, wrong content",
+                          (long long)key, len);
+    return PEER_OK;
+}
+
+/* Write 1 MiB (create + segments + close in one write), insert its id,
+   select it back and read it with the default prefetch. */
+static int run_blob_rw(peer *p, int n) {
+    ffb_peer *s = p->st;
+    ffb_conn *c = s->conn;
+    for (int i = 0; i < n; i++) {
+        int64_t key = i + 1;
+        for (size_t k = 0; k < BENCH_BLOB_LARGE; k++)
+            s->blob_buf[k] = bench_blob_byte(key, k);
+        ffb_tx *tx;
+        ffb_blob *b;
+        uint8_t id[8];
+        CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+        CHECK(p, c, ffb_blob_create(c, tx, NULL, &b));
+        CHECK(p, c, ffb_blob_write(b, s->blob_buf, BENCH_BLOB_LARGE));
+        CHECK(p, c, ffb_blob_close(b, id));
+        ffb_blob_free(b);
+        CHECK(p, c, ffb_stmt_bind_int64(s->stmt, 0, key));
+        CHECK(p, c, ffb_stmt_bind_blob_id(s->stmt, 1, id));
+        CHECK(p, c, ffb_stmt_execute(s->stmt, tx));
+        CHECK(p, c, ffb_stmt_bind_int64(s->stmt2, 0, key));
+        CHECK(p, c, ffb_stmt_execute(s->stmt2, tx));
+        if (ffb_stmt_fetch(s->stmt2) != 1)
+            return conn_fail(p, c, "blob row");
+        CHECK(p, c, ffb_stmt_get_blob_id(s->stmt2, 0, id));
+        if (ffb_stmt_fetch(s->stmt2) != 0)
+            return conn_fail(p, c, "blob row end");
+        const uint8_t *data;
+        size_t len;
+        CHECK(p, c, ffb_blob_open(c, tx, id, 0, &b));
+        CHECK(p, c, ffb_blob_read_all(b, &data, &len));
+        int rc = check_blob(p, data, len, key, BENCH_BLOB_LARGE);
+        ffb_blob_free(b);
+        if (rc != PEER_OK)
+            return rc;
+        CHECK(p, c, ffb_tx_commit(tx));
+        ffb_tx_free(tx);
+    }
+    return PEER_OK;
+}
+
+/* Open every blob as its row arrives (queued, no I/O), then read them:
+   the opens and first reads of all blobs travel together. */
+static int run_blob_scan(peer *p, int n) {
+    ffb_peer *s = p->st;
+    ffb_conn *c = s->conn;
+    ffb_blob **blobs = calloc((size_t)n, sizeof(*blobs));
+    int64_t *keys = calloc((size_t)n, sizeof(*keys));
+    int rows = 0, r, rc = PEER_OK;
+    ffb_tx *tx = NULL;
+    if (!blobs || !keys) {
+        rc = bench_fail(p, PEER_ERR, "out of memory");
+        goto done;
+    }
+    if (ffb_tx_begin(c, &tx, NULL) < 0 ||
+        ffb_stmt_bind_int64(s->stmt, 0, n) < 0 ||
+        ffb_stmt_execute(s->stmt, tx) < 0) {
+        rc = conn_fail(p, c, "blob scan");
+        goto done;
+    }
+    while ((r = ffb_stmt_fetch(s->stmt)) == 1 && rows < n) {
+        uint8_t id[8];
+        if (ffb_stmt_get_int64(s->stmt, 0, &keys[rows]) < 0 ||
+            ffb_stmt_get_blob_id(s->stmt, 1, id) < 0 ||
+            ffb_blob_open(c, tx, id, 0, &blobs[rows]) < 0) {
+            rc = conn_fail(p, c, "blob open");
+            goto done;
+        }
+        rows++;
+    }
+    if (r < 0 || rows != n) {
+        rc = r < 0 ? conn_fail(p, c, "fetch")
+                   : bench_fail(p, PEER_ERR, "blob scan: %d rows", rows);
+        goto done;
+    }
+    for (int i = 0; i < rows && rc == PEER_OK; i++) {
+        const uint8_t *data;
+        size_t len;
+        if (ffb_blob_read_all(blobs[i], &data, &len) < 0)
+            rc = conn_fail(p, c, "blob read");
+        else
+            rc = check_blob(p, data, len, keys[i], BENCH_BLOB_SMALL);
+    }
+    if (rc == PEER_OK && ffb_tx_commit(tx) < 0)
+        rc = conn_fail(p, c, "commit");
+done:
+    for (int i = 0; blobs && i < rows; i++)
+        ffb_blob_free(blobs[i]);
+    free(blobs);
+    free(keys);
+    ffb_tx_free(tx);
+    return rc;
+}
+
+static int ffb_run(peer *p, int sc, int n, run_result *out) {
+    ffb_peer *s = p->st;
+    uint64_t before = s->conn ? round_trips(s->conn) : 0;
+    int rc;
+    out->lib_rts = -1;
+    uint64_t t0 = bench_now_ns();
+    switch (sc) {
+    case SC_CONNECT:
+        rc = run_connect(p, n, out);
+        break;
+    case SC_SELECT_AC:
+        rc = run_select_ac(p, n);
+        break;
+    case SC_SELECT_TX:
+        rc = run_select_tx(p, n);
+        break;
+    case SC_SCAN:
+        rc = run_scan(p, n);
+        break;
+    case SC_INSERT_ROWS:
+        rc = run_insert_rows(p, n);
+        break;
+    case SC_INSERT_BATCH:
+        rc = run_insert_batch(p, n);
+        break;
+    case SC_BLOB_RW:
+        rc = run_blob_rw(p, n);
+        break;
+    case SC_BLOB_SCAN:
+        rc = run_blob_scan(p, n);
+        break;
+    default:
+        return bench_fail(p, PEER_ERR, "unknown scenario");
+    }
+    out->ns = bench_now_ns() - t0;
+    if (s->conn)
+        out->lib_rts = (int64_t)(round_trips(s->conn) - before);
+    return rc;
+}
+
+static int ffb_teardown(peer *p, int sc) {
+    ffb_peer *s = p->st;
+    int rc = PEER_OK;
+    if (s->conn && (sc == SC_INSERT_ROWS || sc == SC_INSERT_BATCH))
+        rc = exec_sql(p, s->conn, SQL_CLEAN_INS);
+    if (s->conn && sc == SC_BLOB_RW)
+        rc = exec_sql(p, s->conn, SQL_CLEAN_BLOBW);
+    ffb_stmt_free(s->stmt);
+    ffb_stmt_free(s->stmt2);
+    s->stmt = s->stmt2 = NULL;
+    if (s->conn) {
+        ffb_conn_close(s->conn);
+        ffb_conn_free(s->conn);
+        s->conn = NULL;
+    }
+    return rc;
+}
+
+static int ffb_info(peer *p, char *buf, size_t size) {
+    ffb_conn *c;
+    if (open_conn(p, &c) != PEER_OK)
+        return PEER_ERR;
+    snprintf(buf, size, "libfastfb %s, protocol P%d, wire crypt %s%s",
+             ffb_version(), ffb_conn_protocol(c),
+             *ffb_conn_wire_crypt(c) ? ffb_conn_wire_crypt(c) : "off",
+             ffb_conn_is_compressed(c) ? ", compressed" : "");
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    return PEER_OK;
+}
+
+static void ffb_stop(peer *p) {
+    ffb_peer *s = p->st;
+    if (!s)
+        return;
+    ffb_teardown(p, -1);
+    free(s->blob_buf);
+    free(s);
+    p->st = NULL;
+}
+
+const peer_ops bench_ffb_ops = {ffb_start,    ffb_setup, ffb_run,
+                                ffb_teardown, ffb_info,  ffb_stop};
