@@ -727,8 +727,8 @@ static int get_datetime(const ffb_stmt *stmt, unsigned col, const uint8_t *p,
 }
 
 int ffb_stmt_get_int64(const ffb_stmt *stmt, unsigned col, int64_t *out) {
-    const uint8_t *p;
-    uint32_t len;
+    const uint8_t *p = NULL;
+    uint32_t len = 0;
     int rc = cell(stmt, col, &p, &len);
     if (rc < 0)
         return rc;
@@ -769,7 +769,7 @@ int ffb_stmt_get_int64(const ffb_stmt *stmt, unsigned col, int64_t *out) {
 
 int ffb_stmt_get_numeric(const ffb_stmt *stmt, unsigned col, int64_t *value,
                          int *scale) {
-    const uint8_t *p;
+    const uint8_t *p = NULL;
     uint32_t len;
     int rc = cell(stmt, col, &p, &len);
     if (rc < 0)
@@ -789,7 +789,7 @@ int ffb_stmt_get_numeric(const ffb_stmt *stmt, unsigned col, int64_t *value,
 }
 
 int ffb_stmt_get_double(const ffb_stmt *stmt, unsigned col, double *out) {
-    const uint8_t *p;
+    const uint8_t *p = NULL;
     uint32_t len;
     int rc = cell(stmt, col, &p, &len);
     if (rc < 0)
@@ -829,7 +829,7 @@ int ffb_stmt_get_double(const ffb_stmt *stmt, unsigned col, double *out) {
 }
 
 int ffb_stmt_get_bool(const ffb_stmt *stmt, unsigned col, int *out) {
-    const uint8_t *p;
+    const uint8_t *p = NULL;
     uint32_t len;
     int rc = cell(stmt, col, &p, &len);
     if (rc < 0)
@@ -880,8 +880,8 @@ static size_t char_value_len(const ffb__col *c, const uint8_t *p,
 
 int ffb_stmt_get_text(ffb_stmt *stmt, unsigned col, const char **out,
                       size_t *len_out) {
-    const uint8_t *p;
-    uint32_t len;
+    const uint8_t *p = NULL;
+    uint32_t len = 0;
     int rc = cell(stmt, col, &p, &len);
     if (rc < 0)
         return rc;
@@ -1002,7 +1002,7 @@ int ffb_stmt_get_text_trimmed(ffb_stmt *stmt, unsigned col, const char **out,
 
 static int get_dt(const ffb_stmt *stmt, unsigned col, int32_t *date,
                   uint32_t *time, int need_date, int need_time) {
-    const uint8_t *p;
+    const uint8_t *p = NULL;
     uint32_t len;
     int rc = cell(stmt, col, &p, &len);
     if (rc < 0)
@@ -1024,7 +1024,7 @@ static int get_dt(const ffb_stmt *stmt, unsigned col, int32_t *date,
 
 int ffb_stmt_get_date(const ffb_stmt *stmt, unsigned col, int *year,
                       int *month, int *day) {
-    int32_t d;
+    int32_t d = 0;
     uint32_t t;
     int rc = get_dt(stmt, col, &d, &t, 1, 0);
     if (rc < 0)
@@ -1047,8 +1047,8 @@ int ffb_stmt_get_time(const ffb_stmt *stmt, unsigned col, int *hour, int *min,
 int ffb_stmt_get_timestamp(const ffb_stmt *stmt, unsigned col, int *year,
                            int *month, int *day, int *hour, int *min,
                            int *sec, int *frac) {
-    int32_t d;
-    uint32_t t;
+    int32_t d = 0;
+    uint32_t t = 0;
     int rc = get_dt(stmt, col, &d, &t, 1, 0);
     if (rc < 0)
         return rc;
@@ -1058,7 +1058,7 @@ int ffb_stmt_get_timestamp(const ffb_stmt *stmt, unsigned col, int *year,
 }
 
 int ffb_stmt_get_blob_id(const ffb_stmt *stmt, unsigned col, uint8_t out[8]) {
-    const uint8_t *p;
+    const uint8_t *p = NULL;
     uint32_t len;
     int rc = cell(stmt, col, &p, &len);
     if (rc < 0)
