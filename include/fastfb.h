@@ -993,9 +993,12 @@ FFB_API int ffb_blob_open(ffb_conn *conn, ffb_tx *tx, const uint8_t id[8],
 /**
  * Read up to `size` bytes. *got = 0 means the end of the blob. Segment
  * boundaries are not kept (stream semantics).
+ * Read-ahead: when less than 1 MiB is left buffered, the next part (what
+ * the blob info says is left, at most 256 segments of 64 KiB) is asked for
+ * before the call returns, so it travels while the application works.
  * Round trips: 1 for the first read of a blob opened with enough prefetch
  * (and for all blobs opened before it), 0 while data is buffered, 1 per
- * further refill (several reads in flight at once).
+ * further part (several reads in flight at once).
  * Returns: 0, FFB_E_STATE, FFB_E_SERVER, fatal codes.
  * Since: 0.1
  */

@@ -27,6 +27,8 @@
 #define GET_PAYLOAD 65533u       /* one op_get_segment of 65535 bytes */
 #define QUEUE_THRESHOLD (1024u * 1024u)
 #define MAX_GETS 256
+/* ffb_blob_read() asks for the next part when less than this is left. */
+#define READ_AHEAD_LOW (1024u * 1024u)
 #define DEFAULT_BUDGET (10u * 1024u * 1024u)
 
 static const uint8_t info_items[] = {4, 5, 6, 7, FFBP_INFO_END};
@@ -677,6 +679,19 @@ int ffb_blob_read(ffb_blob *b, void *buf, size_t size, size_t *got) {
             if (b->rpos == b->rbuf.len) {
                 ffbp_writer_reset(&b->rbuf);
                 b->rpos = 0;
+            } else if (b->rpos >= READ_AHEAD_LOW) {
+                ffbp_writer_consume(&b->rbuf, b->rpos); /* keep it bounded */
+                b->rpos = 0;
+            }
+            /* Read-ahead: when less than READ_AHEAD_LOW is left buffered,
+               ask for the next part now, so the server sends it while the
+               application works through what is here. */
+            if (b->rbuf.len - b->rpos < READ_AHEAD_LOW && !b->gets_inflight &&
+                !b->eof && !b->cached && !b->failed &&
+                conn->state == FFB__ST_READY) {
+                int rc = refill(b);
+                if (rc < 0)
+                    return rc;
             }
             return 0;
         }

@@ -100,6 +100,40 @@ static void read_check(ffb_conn *c, ffb_tx *tx, const uint8_t id[8],
     ffb_blob_free(b);
 }
 
+/* Stream a blob through ffb_blob_read() in 50,000-byte pieces, opened
+   with the smallest prefetch (one segment). The first read waits for that
+   segment (1 round trip) and, with less than 1 MiB left buffered, sends the
+   request for the rest before it returns (read-ahead: a second flush).
+   Up to 256 segments (16 MiB) go in that one request: 2 round trips in
+   all. */
+static void stream_check(ffb_conn *c, ffb_tx *tx, const uint8_t id[8],
+                         const uint8_t *data, size_t len) {
+    ffb_stats s0, s1;
+    ffb_conn_stats(c, &s0, sizeof(s0));
+    ffb_blob *b;
+    OK(c, ffb_blob_open(c, tx, id, 1, &b));
+    uint8_t *buf = malloc(50000);
+    size_t pos = 0, n;
+    OK(c, ffb_blob_read(b, buf, 50000, &n));
+    assert_int_equal(n, len < 50000 ? len : 50000);
+    ffb_conn_stats(c, &s1, sizeof(s1));
+    assert_int_equal(s1.round_trips - s0.round_trips, 1);
+    /* open + info + one get; then the read-ahead for the rest */
+    assert_int_equal(s1.flushes - s0.flushes, 2);
+    for (;;) {
+        assert_memory_equal(buf, data + pos, n);
+        pos += n;
+        if (n == 0)
+            break;
+        OK(c, ffb_blob_read(b, buf, 50000, &n));
+    }
+    assert_int_equal(pos, len);
+    ffb_conn_stats(c, &s1, sizeof(s1));
+    assert_int_equal(s1.round_trips - s0.round_trips, 2);
+    free(buf);
+    ffb_blob_free(b);
+}
+
 static int setup_target(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
@@ -147,6 +181,8 @@ static void test_sizes(void **state) {
             uint8_t id[8];
             write_blob(c, tx, data, sizes[i], stream, id);
             read_check(c, tx, id, data, sizes[i]);
+            if (sizes[i] >= 1024 * 1024)
+                stream_check(c, tx, id, data, sizes[i]);
             free(data);
         }
     OK(c, ffb_tx_rollback(tx));
