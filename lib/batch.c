@@ -128,18 +128,6 @@ struct ffb_batch {
 
 /* ---- helpers ------------------------------------------------------------------ */
 
-static void be32(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static uint32_t rd32(const uint8_t *p) {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
-           (uint32_t)p[3];
-}
-
 static int nomem(ffb_conn *conn) {
     return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
 }
@@ -408,7 +396,7 @@ static const char *type_name(int sqltype) {
 }
 
 static uint64_t id_value(const uint8_t id[8]) {
-    return (uint64_t)rd32(id) << 32 | rd32(id + 4);
+    return (uint64_t)ffb__rd32(id) << 32 | ffb__rd32(id + 4);
 }
 
 /* Check a bound parameter against the batch format. */
@@ -524,26 +512,13 @@ int ffb_batch_add(ffb_batch *b) {
             ffbp_msg_set_null(w, bm, i);
             continue;
         }
-        switch (pa->item.blr) {
-        case FFBP_BLR_VARYING:
-        case FFBP_BLR_VARYING2:
-            ffbp_put_u32(w, (uint32_t)pa->len);
-            ffbp_put_opaque(w, pa->data, pa->len);
-            break;
-        case FFBP_BLR_TEXT:
-        case FFBP_BLR_TEXT2:
-            ffbp_put_opaque(w, pa->data, pa->len);
-            break;
-        case FFBP_BLR_BLOB2:
+        if (pa->item.blr == FFBP_BLR_BLOB2) {
+            /* the id is replaced by the batch blob's at execute */
             b->brefs[b->nbrefs].off = w->len;
             b->brefs[b->nbrefs].blob = b->scratch[i];
             b->nbrefs++;
-            ffbp_put_opaque(w, pa->fixed, 8);
-            break;
-        default:
-            ffbp_put_opaque(w, pa->fixed, ffbp_item_wire_size(&pa->item));
-            break;
         }
+        ffb__put_param(w, pa);
     }
     if (w->failed) {
         w->failed = 0;
@@ -628,8 +603,8 @@ static int add_blob_parts(ffb_batch *b, const void *const *parts,
     bl->row = NO_ROW;
     /* Batch blob ids: low word 1, 2, 3... (restarting after each
        execute), high word 0, as fbclient numbers them. */
-    be32(id_out, (uint32_t)((uint64_t)b->nblobs >> 32));
-    be32(id_out + 4, (uint32_t)b->nblobs);
+    ffb__be32(id_out, (uint32_t)((uint64_t)b->nblobs >> 32));
+    ffb__be32(id_out + 4, (uint32_t)b->nblobs);
     return 0;
 }
 
@@ -800,8 +775,8 @@ static int plain_reply(ffb_conn *conn, const ffbp_packet *pkt,
     } else if (p->op == FFBP_OP_CREATE_BLOB2) {
         bblob *bl = &b->blobs[p->gen];
         bl->handle = r->object;
-        be32(bl->real_id, (uint32_t)(r->blob_id >> 32));
-        be32(bl->real_id + 4, (uint32_t)r->blob_id);
+        ffb__be32(bl->real_id, (uint32_t)(r->blob_id >> 32));
+        ffb__be32(bl->real_id + 4, (uint32_t)r->blob_id);
     }
     return finish(p, 0);
 }
@@ -842,7 +817,7 @@ static int cs_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
     for (uint32_t i = 0; i < cs->reccount; i++) {
         int64_t v = -2;
         if (cs->updates)
-            v = (int32_t)rd32(cs->counts + 4 * (size_t)i);
+            v = (int32_t)ffb__rd32(cs->counts + 4 * (size_t)i);
         if (v == -1)
             row_failed(b, base + i);
         else
@@ -863,7 +838,7 @@ static int cs_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
             return finish(p, FFB_E_NOMEM);
     }
     for (uint32_t e = 0; e < cs->errors; e++) {
-        uint32_t pos = rd32(cs->simple + 4 * (size_t)e);
+        uint32_t pos = ffb__rd32(cs->simple + 4 * (size_t)e);
         if (pos >= cs->reccount)
             return finish(p, ffb__error_set(&conn->err, FFB_E_PROTO,
                                             "malformed op_batch_cs"));

@@ -928,6 +928,23 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
 
 /* ---- execute ------------------------------------------------------------------------ */
 
+void ffb__put_param(ffbp_writer *w, const ffb__param *pa) {
+    switch (pa->item.blr) {
+    case FFBP_BLR_VARYING:
+    case FFBP_BLR_VARYING2:
+        ffbp_put_u32(w, (uint32_t)pa->len);
+        ffbp_put_opaque(w, pa->data, pa->len);
+        break;
+    case FFBP_BLR_TEXT:
+    case FFBP_BLR_TEXT2:
+        ffbp_put_opaque(w, pa->data, pa->len);
+        break;
+    default:
+        ffbp_put_opaque(w, pa->fixed, ffbp_item_wire_size(&pa->item));
+        break;
+    }
+}
+
 static int has_cursor(const ffb_stmt *stmt) {
     if (stmt->stmt_flags >= 0)
         return (stmt->stmt_flags & 1) != 0;
@@ -966,20 +983,7 @@ int ffb__stmt_build_input(ffb_stmt *stmt, ffbp_writer *blr, ffbp_writer *msg) {
             ffbp_msg_set_null(msg, bm, i);
             continue;
         }
-        switch (pa->item.blr) {
-        case FFBP_BLR_VARYING:
-        case FFBP_BLR_VARYING2:
-            ffbp_put_u32(msg, (uint32_t)pa->len);
-            ffbp_put_opaque(msg, pa->data, pa->len);
-            break;
-        case FFBP_BLR_TEXT:
-        case FFBP_BLR_TEXT2:
-            ffbp_put_opaque(msg, pa->data, pa->len);
-            break;
-        default:
-            ffbp_put_opaque(msg, pa->fixed, ffbp_item_wire_size(&pa->item));
-            break;
-        }
+        ffb__put_param(msg, pa);
     }
     if (blr->failed || msg->failed)
         return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");

@@ -20,27 +20,13 @@
 
 #define MAX_VARYING 32765
 
-/* ---- big-endian helpers --------------------------------------------------------- */
-
-static void be32(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static uint32_t rd32(const uint8_t *p) {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
-           (uint32_t)p[3];
-}
-
 static void be64(uint8_t *p, uint64_t v) {
-    be32(p, (uint32_t)(v >> 32));
-    be32(p + 4, (uint32_t)v);
+    ffb__be32(p, (uint32_t)(v >> 32));
+    ffb__be32(p + 4, (uint32_t)v);
 }
 
 static uint64_t rd64(const uint8_t *p) {
-    return (uint64_t)rd32(p) << 32 | rd32(p + 4);
+    return (uint64_t)ffb__rd32(p) << 32 | ffb__rd32(p + 4);
 }
 
 static void be128(uint8_t *p, ffb__i128 v) {
@@ -300,7 +286,7 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
         else if (c->sqltype == FFBP_SQL_INT128)
             be128(tmp.fixed, iv);
         else
-            be32(tmp.fixed, (uint32_t)(int32_t)iv);
+            ffb__be32(tmp.fixed, (uint32_t)(int32_t)iv);
         break;
     }
     case FFBP_SQL_FLOAT:
@@ -331,7 +317,7 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
             float f = (float)d;
             uint32_t u;
             memcpy(&u, &f, 4);
-            be32(tmp.fixed, u);
+            ffb__be32(tmp.fixed, u);
         } else {
             uint64_t u;
             memcpy(&u, &d, 8);
@@ -389,12 +375,12 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
             return bind_fail(stmt, idx, "cannot take", "this kind of value");
         }
         if (c->sqltype == FFBP_SQL_TYPE_DATE) {
-            be32(tmp.fixed, (uint32_t)date);
+            ffb__be32(tmp.fixed, (uint32_t)date);
         } else if (c->sqltype == FFBP_SQL_TYPE_TIME) {
-            be32(tmp.fixed, time);
+            ffb__be32(tmp.fixed, time);
         } else {
-            be32(tmp.fixed, (uint32_t)date);
-            be32(tmp.fixed + 4, time);
+            ffb__be32(tmp.fixed, (uint32_t)date);
+            ffb__be32(tmp.fixed + 4, time);
         }
         break;
     }
@@ -657,7 +643,7 @@ static int get_exact(const ffb_stmt *stmt, unsigned col, const uint8_t *p,
     switch (it->blr) {
     case FFBP_BLR_SHORT:
     case FFBP_BLR_LONG:
-        *v = (int32_t)rd32(p);
+        *v = (int32_t)ffb__rd32(p);
         return 0;
     case FFBP_BLR_INT64:
         *v = (int64_t)rd64(p);
@@ -680,29 +666,29 @@ static int get_datetime(const ffb_stmt *stmt, unsigned col, const uint8_t *p,
     *zone = 0xFFFF;
     switch (it->blr) {
     case FFBP_BLR_SQL_DATE:
-        *date = (int32_t)rd32(p);
+        *date = (int32_t)ffb__rd32(p);
         *has_date = 1;
         return 0;
     case FFBP_BLR_SQL_TIME:
-        *time = rd32(p);
+        *time = ffb__rd32(p);
         *has_time = 1;
         return 0;
     case FFBP_BLR_TIMESTAMP:
-        *date = (int32_t)rd32(p);
-        *time = rd32(p + 4);
+        *date = (int32_t)ffb__rd32(p);
+        *time = ffb__rd32(p + 4);
         *has_date = *has_time = 1;
         return 0;
     case FFBP_BLR_EX_TIME_TZ:
-        *time = rd32(p);
-        *zone = (uint16_t)rd32(p + 4);
-        offset = (int16_t)(uint16_t)rd32(p + 8);
+        *time = ffb__rd32(p);
+        *zone = (uint16_t)ffb__rd32(p + 4);
+        offset = (int16_t)(uint16_t)ffb__rd32(p + 8);
         *has_time = 1;
         break;
     case FFBP_BLR_EX_TIMESTAMP_TZ:
-        *date = (int32_t)rd32(p);
-        *time = rd32(p + 4);
-        *zone = (uint16_t)rd32(p + 8);
-        offset = (int16_t)(uint16_t)rd32(p + 12);
+        *date = (int32_t)ffb__rd32(p);
+        *time = ffb__rd32(p + 4);
+        *zone = (uint16_t)ffb__rd32(p + 8);
+        offset = (int16_t)(uint16_t)ffb__rd32(p + 12);
         *has_date = *has_time = 1;
         break;
     default:
@@ -805,7 +791,7 @@ int ffb_stmt_get_double(const ffb_stmt *stmt, unsigned col, double *out) {
         return 0;
     }
     if (it->blr == FFBP_BLR_FLOAT) {
-        uint32_t u = rd32(p);
+        uint32_t u = ffb__rd32(p);
         float f;
         memcpy(&f, &u, 4);
         *out = f;
@@ -916,7 +902,7 @@ int ffb_stmt_get_text(ffb_stmt *stmt, unsigned col, const char **out,
     } else {
         switch (it->blr) {
         case FFBP_BLR_FLOAT: {
-            uint32_t u = rd32(p);
+            uint32_t u = ffb__rd32(p);
             float f;
             memcpy(&f, &u, 4);
             n = snprintf(b, size, "%.9g", (double)f);
