@@ -578,6 +578,22 @@ static void queue_gets(ffb_blob *b, unsigned k, uint16_t h) {
     }
 }
 
+/* Drop the cached inline copies nobody reads: of transaction `tx`, or all
+   of them. A copy being read goes when its blob is freed. */
+static void inline_drop(ffb_conn *conn, int all, uint16_t tx) {
+    for (ffb__inline **pp = &conn->inl; *pp;) {
+        ffb__inline *e = *pp;
+        if ((all || e->tx == tx) && !e->in_use) {
+            *pp = e->next;
+            conn->inl_bytes -= e->cost;
+            ffb__free(conn->alloc, e->data);
+            ffb__free(conn->alloc, e);
+        } else {
+            pp = &e->next;
+        }
+    }
+}
+
 static ffb__inline *inline_find(ffb_conn *conn, uint16_t tx, uint64_t id) {
     for (ffb__inline *e = conn->inl; e; e = e->next)
         if (e->tx == tx && e->id == id)
@@ -903,18 +919,10 @@ void ffb__blobs_tx_ended(ffb_conn *conn, ffb_tx *tx) {
                 conn->write_blobs_open--;
         }
     /* Inline copies live as long as their transaction (C.3.7). */
-    for (ffb__inline **pp = &conn->inl; *pp;) {
-        ffb__inline *e = *pp;
-        if (e->tx == tx->handle && !e->in_use) {
-            *pp = e->next;
-            conn->inl_bytes -= e->cost;
-            ffb__free(conn->alloc, e->data);
-            ffb__free(conn->alloc, e);
-        } else {
-            pp = &e->next;
-        }
-    }
+    inline_drop(conn, 0, tx->handle);
 }
+
+void ffb__inline_clear(ffb_conn *conn) { inline_drop(conn, 1, 0); }
 
 /* ---- inline blobs ----------------------------------------------------------------------- */
 

@@ -580,6 +580,7 @@ static void finish(ffb_conn *conn) {
     }
     ffb__io_close(conn);
     conn->state = FFB__ST_CLOSED;
+    ffb__inline_clear(conn); /* transaction handles mean nothing now */
 }
 
 static int release_db(ffb_conn *conn, int op) {
@@ -606,6 +607,7 @@ int ffb_conn_close(ffb_conn *conn) {
     ffb__io_close(conn);
     if (conn->state != FFB__ST_NEW)
         conn->state = FFB__ST_CLOSED;
+    ffb__inline_clear(conn);
     return 0;
 }
 

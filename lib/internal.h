@@ -482,6 +482,8 @@ struct ffb_blob {
 void ffb__inline_store(ffb_conn *conn, const ffbp_inline_blob *ib);
 /* Commit/rollback of the transaction with this handle. */
 void ffb__blobs_tx_ended(ffb_conn *conn, ffb_tx *tx);
+/* Drop every inline copy not being read (detach: C.3.7). */
+void ffb__inline_clear(ffb_conn *conn);
 void ffb__blobs_destroy_all(ffb_conn *conn);
 /* Flush the stage, write, read once: one step of a blocking wait. */
 int ffb__pump(ffb_conn *conn);

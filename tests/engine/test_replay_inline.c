@@ -98,6 +98,86 @@ static void on_rows(ffb_conn *conn, const ffb_result *res, void *data) {
     }
 }
 
+/* An op_inline_blob as the reply decoder hands it over: stream blob `text`
+   in transaction `tx`, one record, its info answer (items 4-7). */
+static void store_inline(ffb_conn *c, uint16_t tx, uint64_t id,
+                         const char *text) {
+    uint8_t len = (uint8_t)strlen(text);
+    uint8_t info[] = {4, 4, 0, 1, 0, 0, 0,   /* segments 1 */
+                      5, 2, 0, len, 0,       /* max segment */
+                      6, 4, 0, len, 0, 0, 0, /* length */
+                      7, 4, 0, 1, 0, 0, 0,   /* stream */
+                      1};
+    uint8_t data[260] = {len, 0};
+    memcpy(data + 2, text, len);
+    ffbp_inline_blob ib = {tx, id, {info, sizeof(info)}, {data, len + 2u}};
+    ffb__inline_store(c, &ib);
+}
+
+static void id_bytes(uint64_t id, uint8_t out[8]) {
+    for (int i = 7; i >= 0; i--, id >>= 8)
+        out[i] = (uint8_t)id;
+}
+
+static size_t cache_entries(const ffb_conn *c) {
+    size_t n = 0;
+    for (const ffb__inline *e = c->inl; e; e = e->next)
+        n++;
+    return n;
+}
+
+/* Read an open blob whole and compare. */
+static void expect_blob(ffb_conn *c, ffb_blob *b, const char *text) {
+    const uint8_t *p;
+    size_t n;
+    OK(c, ffb_blob_read_all(b, &p, &n));
+    assert_int_equal(n, strlen(text));
+    assert_memory_equal(p, text, n);
+}
+
+/* The cache rules of C.3.5-C.3.7 on a live (replayed) transaction: the
+   conversation fails on any write, so every open here is served from
+   memory. */
+static void check_cache_rules(ffb_conn *c, ffb_tx *tx) {
+    assert_int_equal(tx->state, FFB__TX_ACTIVE);
+    const uint64_t ID = 0x0000008100000042ull;
+    uint8_t id[8];
+    id_bytes(ID, id);
+    size_t entries = cache_entries(c), bytes = c->inl_bytes;
+    uint64_t r0 = rts(c);
+
+    /* The same id again while unused: the newer copy replaces the old. */
+    store_inline(c, tx->handle, ID, "stale copy");
+    store_inline(c, tx->handle, ID, "newer");
+    assert_int_equal(cache_entries(c), entries + 1);
+    ffb_blob *b;
+    OK(c, ffb_blob_open(c, tx, id, 0, &b));
+    ffb_blob_info bi;
+    OK(c, ffb_blob_get_info(b, &bi));
+    assert_int_equal(bi.length, 5);
+    /* While the application reads it, a new copy does not touch it. */
+    store_inline(c, tx->handle, ID, "while in use");
+    expect_blob(c, b, "newer");
+    /* One copy serves one open: closing drops it. */
+    ffb_blob_free(b);
+    assert_int_equal(cache_entries(c), entries);
+    assert_int_equal(c->inl_bytes, bytes);
+
+    /* Over the budget a copy is not kept. */
+    size_t budget = c->inline_budget;
+    c->inline_budget = bytes + sizeof(ffb__inline) + 3;
+    store_inline(c, tx->handle, ID, "too long");
+    assert_int_equal(cache_entries(c), entries);
+    store_inline(c, tx->handle, ID, "fit");
+    assert_int_equal(cache_entries(c), entries + 1);
+    c->inline_budget = budget;
+    /* Another transaction's copy is a separate entry. */
+    store_inline(c, (uint16_t)(tx->handle + 1), ID, "other tx");
+    assert_int_equal(cache_entries(c), entries + 2);
+    assert_int_equal(rts(c) - r0, 0);
+    /* Both stay until their transactions end (the commit below). */
+}
+
 static void test_replay_inline_blobs(void **state) {
     (void)state;
     char path[512];
@@ -150,6 +230,7 @@ static void test_replay_inline_blobs(void **state) {
     assert_int_equal(rts(c) - b0, 1);
     assert_int_equal(sn.rows, 5);
     assert_int_equal(sn.inline_blobs, 6); /* rows 2, 3, 4: T and B */
+    assert_int_equal(cache_entries(c), 0); /* each served once, then gone */
     ffb_tx_free(tx);
 
     /* 3. the second statement. */
@@ -170,6 +251,7 @@ static void test_replay_inline_blobs(void **state) {
     OK(c, ffb_stmt_get_blob_id(s2, 1, tid));
     OK(c, ffb_stmt_get_blob_id(s2, 2, bid));
     assert_int_equal(ffb_stmt_fetch(s2), 0);
+    check_cache_rules(c, tx);
 
     /* 5. open + info + one read in one write, then one refill of exactly
        the bytes left; each close rides with the next request. */
@@ -189,6 +271,8 @@ static void test_replay_inline_blobs(void **state) {
         ffb_blob_free(b);
     }
     OK(c, ffb_tx_commit(tx));
+    /* The commit dropped this transaction's copies. */
+    assert_int_equal(cache_entries(c), 1);
     ffb_tx_free(tx);
 
     /* 6. the first statement again with inline size 0: no op_inline_blob. */
@@ -205,8 +289,10 @@ static void test_replay_inline_blobs(void **state) {
     assert_int_equal(rows, 5);
     ffb_tx_free(tx);
 
-    /* 7. detach, disconnect. */
+    /* 7. detach, disconnect: the cache is emptied. */
     OK(c, ffb_conn_close(c));
+    assert_int_equal(cache_entries(c), 0);
+    assert_int_equal(c->inl_bytes, 0);
     ffb_stmt_free(s1);
     ffb_stmt_free(s2);
     ffb_conn_free(c);
