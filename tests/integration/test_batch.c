@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "include/fastfb.h"
+#include "tests/support/it.h"
 
 #define GDS_UNIQUE_KEY_VIOLATION 335544665u
 #define GDS_IDX_KEY_VALUE 335545072u
@@ -38,25 +39,11 @@ typedef struct target {
 static target targets[4];
 static size_t ntargets;
 
-static uint64_t rts(ffb_conn *c) {
-    ffb_stats st;
-    ffb_conn_stats(c, &st, sizeof(st));
-    return st.round_trips;
-}
-
 static uint64_t wire_bytes(ffb_conn *c) {
     ffb_stats st;
     ffb_conn_stats(c, &st, sizeof(st));
     return st.wire_bytes_sent + st.wire_bytes_received;
 }
-
-#define OK(conn, expr)                                                         \
-    do {                                                                       \
-        int rc_ = (expr);                                                      \
-        if (rc_ < 0)                                                           \
-            fail_msg("%s:%d: %s = %d: %s", __FILE__, __LINE__, #expr, rc_,     \
-                     ffb_error_message(ffb_conn_error(conn)));                 \
-    } while (0)
 
 static ffb_conn *open_conn(const target *t) {
     ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
@@ -74,16 +61,6 @@ static ffb_conn *open_conn(const target *t) {
 static void close_conn(ffb_conn *c) {
     OK(c, ffb_conn_close(c));
     ffb_conn_free(c);
-}
-
-static void exec_sql(ffb_conn *c, const char *fmt, const char *table) {
-    char sql[1024];
-    snprintf(sql, sizeof(sql), fmt, table);
-    ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
-    OK(c, ffb_conn_execute_immediate(c, tx, sql, (size_t)-1));
-    OK(c, ffb_tx_commit(tx));
-    ffb_tx_free(tx);
 }
 
 /* A statement prepared in its own (committed) transaction: warm. */
@@ -121,13 +98,13 @@ static int64_t count_rows(ffb_conn *c, const char *table) {
 static int setup_target(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    exec_sql(c,
+    it_exec(c,
              "create table %s (id integer not null primary key, i integer, "
              "big bigint, num numeric(18,4), name varchar(40) character set "
              "utf8, d date, ts timestamp, flag boolean, dbl double precision, "
              "c char(6) character set utf8)",
              t->table);
-    exec_sql(c,
+    it_exec(c,
              "create table %s (id integer not null primary key, b blob "
              "sub_type binary, t blob sub_type text character set utf8)",
              t->btable);
@@ -138,16 +115,16 @@ static int setup_target(void **state) {
 static int teardown_target(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    exec_sql(c, "drop table %s", t->table);
-    exec_sql(c, "drop table %s", t->btable);
+    it_exec(c, "drop table %s", t->table);
+    it_exec(c, "drop table %s", t->btable);
     ffb_conn_close(c);
     ffb_conn_free(c);
     return 0;
 }
 
 static void clear_tables(ffb_conn *c, const target *t) {
-    exec_sql(c, "delete from %s", t->table);
-    exec_sql(c, "delete from %s", t->btable);
+    it_exec(c, "delete from %s", t->table);
+    it_exec(c, "delete from %s", t->btable);
 }
 
 static const char INSERT4[] =
@@ -355,13 +332,13 @@ static void test_blobs(void **state) {
 
     ffb_tx *tx;
     OK(c, ffb_tx_begin(c, &tx, NULL));
-    uint64_t r0 = rts(c);
+    uint64_t r0 = it_rts(c);
     OK(c, ffb_batch_execute(b, tx));
     /* Firebird 4: create + op_batch_sync (with op_transaction), then blob
        stream + messages + exec. Firebird 3: op_transaction + the first
        op_create_blob2 (the others need the transaction's handle), the
        other creates, then data + close of every blob + the rows. */
-    assert_int_equal(rts(c) - r0, t->version >= 4 ? 2 : 3);
+    assert_int_equal(it_rts(c) - r0, t->version >= 4 ? 2 : 3);
     assert_int_equal(ffb_batch_row_count(b), 5);
     for (size_t i = 0; i < 5; i++)
         assert_int_equal(ffb_batch_row_status(b, i), 1);
@@ -373,11 +350,11 @@ static void test_blobs(void **state) {
     OK(c, ffb_stmt_bind_blob_id(s, 1, id));
     OK(c, ffb_stmt_bind_null(s, 2));
     OK(c, ffb_batch_add(b));
-    r0 = rts(c);
+    r0 = it_rts(c);
     OK(c, ffb_batch_execute(b, tx));
     /* Firebird 4: blob stream + message + exec. Firebird 3: create, then
        data + close + row. */
-    assert_int_equal(rts(c) - r0, t->version >= 4 ? 1 : 2);
+    assert_int_equal(it_rts(c) - r0, t->version >= 4 ? 1 : 2);
     assert_int_equal(ffb_batch_row_status(b, 0), 1);
     OK(c, ffb_tx_commit(tx));
     ffb_tx_free(tx);
@@ -562,12 +539,12 @@ static void test_late_blobs(void **state) {
     OK(c, ffb_stmt_bind_blob_id(s, 1, id));
     OK(c, ffb_stmt_bind_null(s, 2));
     OK(c, ffb_batch_add(b));
-    uint64_t r0 = rts(c);
+    uint64_t r0 = it_rts(c);
     OK(c, ffb_batch_execute(b, tx));
     /* Firebird 4: op_batch_rls rides with the new create + op_batch_sync
        (1), then blob stream + message + exec (1). Firebird 3: the blob's
        op_create_blob2 (1), then its segments + close + the row (1). */
-    assert_int_equal(rts(c) - r0, 2);
+    assert_int_equal(it_rts(c) - r0, 2);
     assert_int_equal(ffb_batch_row_status(b, 0), 1);
     ffb_batch_free(b);
     ffb_stmt_free(s);
@@ -610,7 +587,7 @@ static void test_budget_300(void **state) {
     ffb_batch *b;
     OK(c, ffb_batch_new(s, NULL, &b));
     add_rows4(c, s, b, 0, 300, -1);
-    uint64_t r0 = rts(c);
+    uint64_t r0 = it_rts(c);
     ffb_tx *tx;
     OK(c, ffb_tx_begin(c, &tx, NULL));
     OK(c, ffb_batch_execute(b, tx));
@@ -620,7 +597,7 @@ static void test_budget_300(void **state) {
        create is confirmed before any message: C.4.9), then 3 op_batch_msg
        + op_batch_exec, then op_commit. Firebird 3: op_transaction + 300 x (op_execute +
        op_info_sql), then op_commit. */
-    assert_int_equal(rts(c) - r0, fb4 ? 3 : 2);
+    assert_int_equal(it_rts(c) - r0, fb4 ? 3 : 2);
     assert_int_equal(ffb_batch_row_count(b), 300);
     for (size_t i = 0; i < 300; i++)
         assert_int_equal(ffb_batch_row_status(b, i), 1);
@@ -632,7 +609,7 @@ static void test_budget_300(void **state) {
     o.commit = 1;
     OK(c, ffb_batch_new(s, &o, &b));
     add_rows4(c, s, b, 300, 600, -1);
-    r0 = rts(c);
+    r0 = it_rts(c);
     OK(c, ffb_tx_begin(c, &tx, NULL));
     OK(c, ffb_batch_execute(b, tx));
     assert_false(ffb_tx_is_active(tx));
@@ -640,12 +617,12 @@ static void test_budget_300(void **state) {
     /* Firebird 4: op_batch_rls of the freed batch + op_transaction +
        create + sync; then messages + exec + op_commit. Firebird 3:
        op_transaction + the rows + op_commit. */
-    assert_int_equal(rts(c) - r0, fb4 ? 2 : 1);
+    assert_int_equal(it_rts(c) - r0, fb4 ? 2 : 1);
 
     /* Warm batch (created and confirmed by the execute above), own
        transaction, commit option: everything in one write. */
     add_rows4(c, s, b, 600, 900, -1);
-    r0 = rts(c);
+    r0 = it_rts(c);
     OK(c, ffb_tx_begin(c, &tx, NULL));
     OK(c, ffb_batch_execute(b, tx));
     assert_false(ffb_tx_is_active(tx));
@@ -653,7 +630,7 @@ static void test_budget_300(void **state) {
     /* op_transaction + 3 op_batch_msg + op_batch_exec(0xFFFF) +
        op_commit(0xFFFF): held answers, op_batch_cs, commit - 1 RT.
        Firebird 3: op_transaction + rows + op_commit. */
-    assert_int_equal(rts(c) - r0, 1);
+    assert_int_equal(it_rts(c) - r0, 1);
     assert_int_equal(ffb_batch_row_count(b), 300);
 
     /* Warm batch, ffb_tx_commit() afterwards: the commit costs its own
@@ -666,27 +643,27 @@ static void test_budget_300(void **state) {
     OK(c, ffb_tx_rollback(tx));
     ffb_tx_free(tx);
     add_rows4(c, s, b, 900, 1200, -1);
-    r0 = rts(c);
+    r0 = it_rts(c);
     OK(c, ffb_tx_begin(c, &tx, NULL));
     OK(c, ffb_batch_execute(b, tx));
     OK(c, ffb_tx_commit(tx));
     ffb_tx_free(tx);
-    assert_int_equal(rts(c) - r0, 2);
+    assert_int_equal(it_rts(c) - r0, 2);
 
     /* A loop of batches, each in its own transaction, whose commit is
        queued after the execute: it rides with the next batch's write. */
     ffb_tx *txs[3];
     for (int it = 0; it < 3; it++) {
         add_rows4(c, s, b, 2000 + it * 300, 2300 + it * 300, -1);
-        r0 = rts(c);
+        r0 = it_rts(c);
         OK(c, ffb_tx_begin(c, &txs[it], NULL));
         OK(c, ffb_batch_execute(b, txs[it]));
         OK(c, ffb_tx_queue_commit(txs[it], NULL, NULL));
         /* [op_commit of the previous transaction +] op_transaction +
            messages + exec. */
-        assert_int_equal(rts(c) - r0, 1);
+        assert_int_equal(it_rts(c) - r0, 1);
     }
-    r0 = rts(c);
+    r0 = it_rts(c);
     OK(c, ffb_conn_flush(c));
     const ffb_result *res;
     for (int it = 0; it < 3; it++) {
@@ -695,7 +672,7 @@ static void test_budget_300(void **state) {
         assert_int_equal(ffb_result_status(res), 0);
     }
     assert_int_equal(ffb_conn_next_result(c, &res), 0);
-    assert_int_equal(rts(c) - r0, 1); /* the last commit */
+    assert_int_equal(it_rts(c) - r0, 1); /* the last commit */
     for (int it = 0; it < 3; it++)
         ffb_tx_free(txs[it]);
     ffb_batch_free(b);
@@ -714,9 +691,9 @@ static void test_empty_execute(void **state) {
     OK(c, ffb_batch_new(s, NULL, &b));
     ffb_tx *tx;
     OK(c, ffb_tx_begin(c, &tx, NULL));
-    uint64_t r0 = rts(c);
+    uint64_t r0 = it_rts(c);
     OK(c, ffb_batch_execute(b, tx));
-    assert_int_equal(rts(c) - r0, 0);
+    assert_int_equal(it_rts(c) - r0, 0);
     assert_int_equal(ffb_batch_row_count(b), 0);
     assert_int_equal(ffb_batch_row_status(b, 0), FFB_E_INVAL);
     assert_null(ffb_batch_row_error(b, 0));
@@ -729,9 +706,9 @@ static void test_empty_execute(void **state) {
     o.commit = 1;
     OK(c, ffb_batch_new(s, &o, &b));
     OK(c, ffb_tx_begin(c, &tx, NULL));
-    r0 = rts(c);
+    r0 = it_rts(c);
     OK(c, ffb_batch_execute(b, tx));
-    assert_int_equal(rts(c) - r0, 1); /* op_transaction + op_commit */
+    assert_int_equal(it_rts(c) - r0, 1); /* op_transaction + op_commit */
     assert_false(ffb_tx_is_active(tx));
     ffb_tx_free(tx);
     ffb_batch_free(b);
@@ -757,13 +734,13 @@ static void test_split(void **state) {
     add_rows4(c, s, b, 0, 1000, -1);
     ffb_tx *tx;
     OK(c, ffb_tx_begin(c, &tx, NULL));
-    uint64_t r0 = rts(c);
+    uint64_t r0 = it_rts(c);
     OK(c, ffb_batch_execute(b, tx));
     /* Firebird 4: create + sync; then parts of 341, 341, 318 rows, with
        multi_error all in one write (the server runs each op_batch_exec
        before it reads the next part). Firebird 3 knows no server buffer:
        one write. */
-    assert_int_equal(rts(c) - r0, fb4 ? 2 : 1);
+    assert_int_equal(it_rts(c) - r0, fb4 ? 2 : 1);
     assert_int_equal(ffb_batch_row_count(b), 1000);
     for (size_t i = 0; i < 1000; i++)
         assert_int_equal(ffb_batch_row_status(b, i), 1);
@@ -784,11 +761,11 @@ static void test_split(void **state) {
     ffb_tx_free(tx);
     add_rows4(c, s, b, 0, 1000, 500);
     OK(c, ffb_tx_begin(c, &tx, NULL));
-    r0 = rts(c);
+    r0 = it_rts(c);
     assert_int_equal(ffb_batch_execute(b, tx), FFB_E_SERVER);
     /* Firebird 4: parts 1 and 2 (stopped at row 500). Firebird 3: one
        write, every row ran. */
-    assert_int_equal(rts(c) - r0, fb4 ? 2 : 1);
+    assert_int_equal(it_rts(c) - r0, fb4 ? 2 : 1);
     size_t rows = fb4 ? 501 : 1000;
     assert_int_equal(ffb_batch_row_count(b), rows);
     for (size_t i = 0; i < rows; i++)
@@ -875,12 +852,12 @@ static void test_100k(void **state) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
     add_rows4(c, s, b, 0, 100000, -1);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    uint64_t r0 = rts(c), w0 = wire_bytes(c);
+    uint64_t r0 = it_rts(c), w0 = wire_bytes(c);
     ffb_tx *tx;
     OK(c, ffb_tx_begin(c, &tx, NULL));
     OK(c, ffb_batch_execute(b, tx));
     clock_gettime(CLOCK_MONOTONIC, &t2);
-    uint64_t rt = rts(c) - r0, wb = wire_bytes(c) - w0;
+    uint64_t rt = it_rts(c) - r0, wb = wire_bytes(c) - w0;
     assert_int_equal(ffb_batch_row_count(b), 100000);
     for (size_t i = 0; i < 100000; i++)
         assert_int_equal(ffb_batch_row_status(b, i), 1);
@@ -977,7 +954,7 @@ static void test_refusals(void **state) {
 
     if (t->version >= 4) {
         /* Time zone values are bound as text, which a batch cannot send. */
-        exec_sql(c, "recreate table %s_TZ (id integer, tz timestamp with "
+        it_exec(c, "recreate table %s_TZ (id integer, tz timestamp with "
                     "time zone)",
                  t->table);
         s = prepare(c, "insert into %s_TZ values (?, ?)", t->table);
@@ -997,7 +974,7 @@ static void test_refusals(void **state) {
         ffb_tx_free(tx);
         ffb_batch_free(b);
         ffb_stmt_free(s);
-        exec_sql(c, "drop table %s_TZ", t->table);
+        it_exec(c, "drop table %s_TZ", t->table);
     }
     close_conn(c);
 }
@@ -1040,44 +1017,24 @@ static void test_execute_procedure(void **state) {
     ffb_batch_free(b);
     ffb_stmt_free(s);
     assert_int_equal(count_rows(c, t->table), 10);
-    exec_sql(c, "drop procedure %s_P", t->table);
+    it_exec(c, "drop procedure %s_P", t->table);
     close_conn(c);
 }
 
 int main(void) {
-    const char *list = getenv("FFB_TEST_SERVERS");
-    if (!list) {
-        const char *req = getenv("FFB_TEST_REQUIRE_SERVER");
-        if (req && strcmp(req, "1") == 0) {
-            fprintf(stderr, "FFB_TEST_REQUIRE_SERVER=1 but no servers\n");
-            return 1;
-        }
-        return 77;
-    }
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
-    for (size_t i = 0; i < 3; i++) {
-        char var[64];
-        snprintf(var, sizeof(var), "FFB_TEST_%s_PORT", names[i]);
-        const char *port = getenv(var);
-        snprintf(var, sizeof(var), "FFB_TEST_%s_DB", names[i]);
-        const char *db = getenv(var);
-        snprintf(var, sizeof(var), "FFB_TEST_%s_VERSION", names[i]);
-        const char *ver = getenv(var);
-        if (!port || !db || !ver)
-            continue;
+    it_server sv[3];
+    size_t n = it_servers(names, 3, sv);
+    for (size_t i = 0; i < n; i++) {
         target *t = &targets[ntargets++];
-        snprintf(t->name, sizeof(t->name), "%s", names[i]);
-        snprintf(t->dsn, sizeof(t->dsn), "127.0.0.1/%s:%s", port, db);
-        t->version = atoi(ver);
-        t->compress = i == 2;
-        snprintf(t->table, sizeof(t->table), "T_BATCH_%s_%d", names[i],
+        memcpy(t->name, sv[i].name, sizeof(t->name));
+        memcpy(t->dsn, sv[i].dsn, sizeof(t->dsn));
+        t->version = sv[i].version;
+        t->compress = sv[i].compress;
+        snprintf(t->table, sizeof(t->table), "T_BATCH_%.15s_%d", sv[i].name,
                  (int)getpid());
-        snprintf(t->btable, sizeof(t->btable), "T_BATCHB_%s_%d", names[i],
+        snprintf(t->btable, sizeof(t->btable), "T_BATCHB_%.15s_%d", sv[i].name,
                  (int)getpid());
-    }
-    if (ntargets == 0) {
-        fprintf(stderr, "servers.env lacks fb3/fb4/fb4e\n");
-        return 1;
     }
     int failed = 0;
     for (size_t i = 0; i < ntargets; i++) {

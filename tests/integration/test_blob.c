@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "include/fastfb.h"
+#include "tests/support/it.h"
 
 typedef struct target {
     char name[16];
@@ -26,20 +27,6 @@ typedef struct target {
 static target targets[4];
 static size_t ntargets;
 
-static uint64_t rts(ffb_conn *c) {
-    ffb_stats st;
-    ffb_conn_stats(c, &st, sizeof(st));
-    return st.round_trips;
-}
-
-#define OK(conn, expr)                                                         \
-    do {                                                                       \
-        int rc_ = (expr);                                                      \
-        if (rc_ < 0)                                                           \
-            fail_msg("%s:%d: %s = %d: %s", __FILE__, __LINE__, #expr, rc_,     \
-                     ffb_error_message(ffb_conn_error(conn)));                 \
-    } while (0)
-
 static ffb_conn *open_conn(const target *t) {
     ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
     o.dsn = t->dsn;
@@ -50,14 +37,6 @@ static ffb_conn *open_conn(const target *t) {
     assert_int_equal(ffb_conn_new(&c, &o), 0);
     OK(c, ffb_conn_connect(c));
     return c;
-}
-
-static ffb_tx *active_tx(ffb_conn *c) {
-    ffb_tx *tx;
-    int64_t id;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
-    OK(c, ffb_tx_id(tx, &id));
-    return tx;
 }
 
 static uint8_t *pattern(size_t n, unsigned seed) {
@@ -174,7 +153,7 @@ static void test_sizes(void **state) {
     static const size_t sizes[] = {0, 1, 65535, 65536, 1024 * 1024,
                                    10 * 1024 * 1024};
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx = active_tx(c);
+    ffb_tx *tx = it_active_tx(c);
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
         for (int stream = 0; stream < 2; stream++) {
             uint8_t *data = pattern(sizes[i], (unsigned)(i * 2 + stream));
@@ -194,7 +173,7 @@ static void test_sizes(void **state) {
 static void test_budget_write_and_insert(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx = active_tx(c);
+    ffb_tx *tx = it_active_tx(c);
     char sql[256];
     snprintf(sql, sizeof(sql), "insert into %s (id, b) values (?, ?)",
              t->table);
@@ -202,24 +181,24 @@ static void test_budget_write_and_insert(void **state) {
     OK(c, ffb_stmt_new(c, &ins));
     OK(c, ffb_stmt_prepare(ins, tx, sql, (size_t)-1));
     uint8_t *data = pattern(1024 * 1024, 7);
-    uint64_t b0 = rts(c);
+    uint64_t b0 = it_rts(c);
     uint8_t id[8];
     write_blob(c, tx, data, 1024 * 1024, 0, id);
     /* op_create_blob2 + op_batch_segments(0xFFFF, 1 MiB) +
        op_close_blob(0xFFFF): one write. */
-    assert_int_equal(rts(c) - b0, 1);
+    assert_int_equal(it_rts(c) - b0, 1);
     OK(c, ffb_stmt_bind_int64(ins, 0, 1));
     OK(c, ffb_stmt_bind_blob_id(ins, 1, id));
     OK(c, ffb_stmt_execute(ins, tx));
     /* The insert needs the blob id the create answers: a second write. */
-    assert_int_equal(rts(c) - b0, 2);
+    assert_int_equal(it_rts(c) - b0, 2);
     /* Small contents go as the parameter itself: the server makes the
        blob, and the insert is one round trip. */
-    b0 = rts(c);
+    b0 = it_rts(c);
     OK(c, ffb_stmt_bind_int64(ins, 0, 2));
     OK(c, ffb_stmt_bind_bytes(ins, 1, data, 30000));
     OK(c, ffb_stmt_execute(ins, tx));
-    assert_int_equal(rts(c) - b0, 1);
+    assert_int_equal(it_rts(c) - b0, 1);
     ffb_stmt_free(ins);
 
     /* Read the 1 MiB back through its row. */
@@ -232,7 +211,7 @@ static void test_budget_write_and_insert(void **state) {
     assert_int_equal(ffb_stmt_fetch(sel), 1);
     uint8_t rid[8];
     OK(c, ffb_stmt_get_blob_id(sel, 0, rid));
-    b0 = rts(c);
+    b0 = it_rts(c);
     ffb_blob *b;
     OK(c, ffb_blob_open(c, tx, rid, 2 * 1024 * 1024, &b));
     const uint8_t *got;
@@ -240,7 +219,7 @@ static void test_budget_write_and_insert(void **state) {
     OK(c, ffb_blob_read_all(b, &got, &n));
     /* op_open_blob2 + op_info_blob(0xFFFF) + 33 op_get_segment(0xFFFF):
        one write for up to 2 MiB. */
-    assert_int_equal(rts(c) - b0, 1);
+    assert_int_equal(it_rts(c) - b0, 1);
     assert_int_equal(n, 1024 * 1024);
     assert_memory_equal(got, data, n);
     ffb_blob_free(b); /* the close rides with the next request */
@@ -261,7 +240,7 @@ static void test_budget_write_and_insert(void **state) {
 static void test_budget_batch_of_blobs(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx = active_tx(c);
+    ffb_tx *tx = it_active_tx(c);
     char sql[256];
     /* 300 rows with 8 KB blobs, made by the server from parameters. */
     snprintf(sql, sizeof(sql), "insert into %s (id, b) values (?, ?)",
@@ -287,7 +266,7 @@ static void test_budget_batch_of_blobs(void **state) {
              "select id, b from %s where id >= 1000 order by id", t->table);
     OK(c, ffb_stmt_new(c, &sel));
     OK(c, ffb_stmt_prepare(sel, tx, sql, (size_t)-1));
-    uint64_t b0 = rts(c);
+    uint64_t b0 = it_rts(c);
     OK(c, ffb_stmt_execute(sel, tx));
     ffb_blob *blobs[300];
     int n = 0;
@@ -298,7 +277,7 @@ static void test_budget_batch_of_blobs(void **state) {
         n++;
     }
     assert_int_equal(n, 300);
-    uint64_t after_rows = rts(c) - b0;
+    uint64_t after_rows = it_rts(c) - b0;
     for (int i = 0; i < n; i++) {
         const uint8_t *got;
         size_t len;
@@ -310,7 +289,7 @@ static void test_budget_batch_of_blobs(void **state) {
     }
     /* All 300 opens, infos and reads went in one write: one round trip for
        every blob of the batch. */
-    uint64_t for_blobs = rts(c) - b0 - after_rows;
+    uint64_t for_blobs = it_rts(c) - b0 - after_rows;
     printf("# %s: 300 rows in %llu round trips, their 300 blobs in %llu\n",
            t->name, (unsigned long long)after_rows,
            (unsigned long long)for_blobs);
@@ -326,7 +305,7 @@ static void test_budget_batch_of_blobs(void **state) {
 static void test_text_and_seek(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx = active_tx(c);
+    ffb_tx *tx = it_active_tx(c);
     /* UTF8 text through a text blob column, given as a parameter. */
     const char *text = "Grüße, 世界 — 𝄞 and more";
     char sql[256];
@@ -388,33 +367,17 @@ static void test_text_and_seek(void **state) {
 }
 
 int main(void) {
-    const char *list = getenv("FFB_TEST_SERVERS");
-    if (!list) {
-        const char *req = getenv("FFB_TEST_REQUIRE_SERVER");
-        if (req && strcmp(req, "1") == 0) {
-            fprintf(stderr, "FFB_TEST_REQUIRE_SERVER=1 but no servers\n");
-            return 1;
-        }
-        return 77;
-    }
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
-    for (size_t i = 0; i < 3; i++) {
-        char var[64];
-        snprintf(var, sizeof(var), "FFB_TEST_%s_PORT", names[i]);
-        const char *port = getenv(var);
-        snprintf(var, sizeof(var), "FFB_TEST_%s_DB", names[i]);
-        const char *db = getenv(var);
-        if (!port || !db)
-            continue;
+    it_server sv[3];
+    size_t n = it_servers(names, 3, sv);
+    for (size_t i = 0; i < n; i++) {
         target *t = &targets[ntargets++];
-        snprintf(t->name, sizeof(t->name), "%s", names[i]);
-        snprintf(t->dsn, sizeof(t->dsn), "127.0.0.1/%s:%s", port, db);
-        t->compress = i == 2;
-        snprintf(t->table, sizeof(t->table), "T_BLOB_%s_%d", names[i],
+        memcpy(t->name, sv[i].name, sizeof(t->name));
+        memcpy(t->dsn, sv[i].dsn, sizeof(t->dsn));
+        t->compress = sv[i].compress;
+        snprintf(t->table, sizeof(t->table), "T_BLOB_%.15s_%d", sv[i].name,
                  (int)getpid());
     }
-    if (ntargets == 0)
-        return 1;
     int failed = 0;
     for (size_t i = 0; i < ntargets; i++) {
         target *t = &targets[i];

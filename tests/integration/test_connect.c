@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "include/fastfb.h"
+#include "tests/support/it.h"
 
 typedef struct server {
     char name[16];
@@ -95,12 +96,6 @@ static int server_has_plugin(const server *s, const char *p) {
     return 0;
 }
 
-static uint64_t rts(ffb_conn *c) {
-    ffb_stats st;
-    ffb_conn_stats(c, &st, sizeof(st));
-    return st.round_trips;
-}
-
 static ffb_conn *make_conn(const server *s, const char *db, const char *user,
                            const char *password, const char *plugins,
                            int crypt, int compress) {
@@ -159,7 +154,7 @@ static void test_matrix(void **state) {
                          FFB_GDS_WIRECRYPT_INCOMPATIBLE);
         assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)),
                                "incompatible"));
-        assert_int_equal(rts(c), 1);
+        assert_int_equal(it_rts(c), 1);
         ffb_conn_free(c);
         return;
     }
@@ -172,7 +167,7 @@ static void test_matrix(void **state) {
        swaps it to the front and starts with it: no switch. Encrypted:
        op_connect; op_cont_auth + op_crypt; op_attach = 3. Clear (flow B):
        op_connect; op_attach with the proof in the DPB = 2. */
-    assert_int_equal(rts(c), encrypted ? 3 : 2);
+    assert_int_equal(it_rts(c), encrypted ? 3 : 2);
     assert_int_equal(ffb_conn_protocol(c), s->version == 3 ? 15 : 17);
     assert_string_equal(ffb_conn_auth_plugin(c), m->plugin);
     /* FB3 has only Arc4; FB4 (protocol 17) offers ChaCha64 first. */
@@ -180,19 +175,19 @@ static void test_matrix(void **state) {
                         !encrypted ? "" : s->version == 3 ? "Arc4" : "ChaCha64");
     assert_int_equal(ffb_conn_is_compressed(c), m->compress);
 
-    uint64_t before = rts(c);
+    uint64_t before = it_rts(c);
     assert_int_equal(ffb_conn_ping(c), 0);
-    assert_int_equal(rts(c) - before, 1); /* op_ping */
+    assert_int_equal(it_rts(c) - before, 1); /* op_ping */
     ffb_db_info info;
-    before = rts(c);
+    before = it_rts(c);
     assert_int_equal(ffb_conn_db_info(c, &info), 0);
-    assert_int_equal(rts(c) - before, 1); /* op_info_database */
+    assert_int_equal(it_rts(c) - before, 1); /* op_info_database */
     assert_int_equal(info.server_major, s->version);
     assert_int_equal(info.dialect, 3);
     assert_int_equal(info.page_size, 8192);
-    before = rts(c);
+    before = it_rts(c);
     assert_int_equal(ffb_conn_close(c), 0);
-    assert_int_equal(rts(c) - before, 1); /* op_detach; op_disconnect has no
+    assert_int_equal(it_rts(c) - before, 1); /* op_detach; op_disconnect has no
                                               answer */
     assert_false(ffb_conn_is_attached(c));
     ffb_conn_free(c);
@@ -255,13 +250,13 @@ static void test_legacy_auth(void **state) {
         assert_int_equal(rc, FFB_E_CRYPT);
         assert_int_equal(ffb_error_gds(ffb_conn_error(c)),
                          FFB_GDS_MISS_WIRECRYPT);
-        assert_int_equal(rts(c), 2);
+        assert_int_equal(it_rts(c), 2);
     } else {
         if (rc != 0)
             fail_msg("%s: %s", sc->name,
                      ffb_error_message(ffb_conn_error(c)));
         /* op_accept_data says authenticated; op_attach = 2. */
-        assert_int_equal(rts(c), 2);
+        assert_int_equal(it_rts(c), 2);
         assert_string_equal(ffb_conn_auth_plugin(c), "Legacy_Auth");
         assert_string_equal(ffb_conn_wire_crypt(c), "");
         assert_int_equal(ffb_conn_close(c), 0);
@@ -297,9 +292,9 @@ static void test_create_drop(void **state) {
     assert_int_equal(info.page_size, 16384);
     assert_int_equal(info.dialect, 3);
     assert_int_equal(info.ods_major, s->version == 3 ? 12 : 13);
-    uint64_t before = rts(c);
+    uint64_t before = it_rts(c);
     assert_int_equal(ffb_conn_drop_database(c), 0);
-    assert_int_equal(rts(c) - before, 1); /* op_drop_database */
+    assert_int_equal(it_rts(c) - before, 1); /* op_drop_database */
     ffb_conn_free(c);
 
     /* The file is gone: attaching fails with the server's I/O error. */
@@ -326,7 +321,7 @@ static void test_no_pipelined_crypt(void **state) {
     assert_int_equal(ffb_conn_new(&c, &o), 0);
     assert_int_equal(ffb_conn_connect(c), 0);
     /* fbclient's way: op_connect; op_cont_auth; op_crypt; op_attach. */
-    assert_int_equal(rts(c), 4);
+    assert_int_equal(it_rts(c), 4);
     assert_string_equal(ffb_conn_wire_crypt(c), "Arc4");
     assert_int_equal(ffb_conn_close(c), 0);
     ffb_conn_free(c);

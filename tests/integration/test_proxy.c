@@ -35,6 +35,7 @@
 #include <cmocka.h>
 
 #include "include/fastfb.h"
+#include "tests/support/it.h"
 
 #define DELAY_MS 20
 #define WIDE_ROWS 10000
@@ -178,20 +179,6 @@ static void proxy_stop(proxy *p) {
 /* ---- helpers --------------------------------------------------------------
  */
 
-#define OK(conn, expr)                                                         \
-    do {                                                                       \
-        int rc_ = (expr);                                                      \
-        if (rc_ < 0)                                                           \
-            fail_msg("%s:%d: %s = %d: %s", __FILE__, __LINE__, #expr, rc_,     \
-                     ffb_error_message(ffb_conn_error(conn)));                 \
-    } while (0)
-
-static uint64_t rts(const ffb_conn *c) {
-    ffb_stats st;
-    ffb_conn_stats(c, &st, sizeof(st));
-    return st.round_trips;
-}
-
 static ffb_conn *new_conn(int port, int io_timeout_ms) {
     char dsn[600];
     snprintf(dsn, sizeof(dsn), "127.0.0.1/%d:%s", port, db_path);
@@ -207,13 +194,7 @@ static ffb_conn *new_conn(int port, int io_timeout_ms) {
     return c;
 }
 
-static void exec_sql(ffb_conn *c, const char *sql) {
-    ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
-    OK(c, ffb_conn_execute_immediate(c, tx, sql, (size_t)-1));
-    OK(c, ffb_tx_commit(tx));
-    ffb_tx_free(tx);
-}
+static void exec_sql(ffb_conn *c, const char *sql) { it_exec(c, "%s", sql); }
 
 static ffb_stmt *prepare(ffb_conn *c, ffb_tx *tx, const char *fmt,
                          const char *tab) {
@@ -315,7 +296,7 @@ typedef struct phase {
 
 static phase mark(proxy *p, const ffb_conn *c) {
     phase m;
-    m.rts = c ? rts(c) : 0;
+    m.rts = c ? it_rts(c) : 0;
     m.px = proxy_query(p);
     m.t = now_ms();
     return m;
@@ -399,10 +380,10 @@ static void test_proxy_counts_match_library(void **state) {
 
     /* Detach costs the library 1 round trip; the proxy also sees the
        op_disconnect that follows it, which expects no answer. */
-    uint64_t before = rts(c);
+    uint64_t before = it_rts(c);
     OK(c, ffb_conn_close(c));
     a = mark(&p, NULL);
-    assert_int_equal(rts(c) - before, 1);
+    assert_int_equal(it_rts(c) - before, 1);
     assert_int_equal(a.px.turns - b.px.turns, 2);
     total += 1;
 
@@ -431,7 +412,7 @@ static void test_proxy_total_time(void **state) {
     ffb_stmt_free(s);
     OK(c, ffb_tx_commit(tx));
     ffb_tx_free(tx);
-    uint64_t n = rts(c);
+    uint64_t n = it_rts(c);
     int64_t ms = now_ms() - t0;
     proxy_stats px = proxy_query(&p);
     printf("# session: %llu round trips (proxy %llu turns) in %lld ms\n",

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "include/fastfb.h"
+#include "tests/support/it.h"
 
 typedef struct target {
     char name[16];
@@ -30,20 +31,6 @@ typedef struct target {
 
 static target targets[4];
 static size_t ntargets;
-
-static uint64_t rts(ffb_conn *c) {
-    ffb_stats st;
-    ffb_conn_stats(c, &st, sizeof(st));
-    return st.round_trips;
-}
-
-#define OK(conn, expr)                                                         \
-    do {                                                                       \
-        int rc_ = (expr);                                                      \
-        if (rc_ < 0)                                                           \
-            fail_msg("%s:%d: %s = %d: %s", __FILE__, __LINE__, #expr, rc_,     \
-                     ffb_error_message(ffb_conn_error(conn)));                 \
-    } while (0)
 
 static ffb_conn *open_conn(const target *t) {
     ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
@@ -58,22 +45,7 @@ static ffb_conn *open_conn(const target *t) {
     return c;
 }
 
-static void exec_sql(ffb_conn *c, const char *sql) {
-    ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
-    OK(c, ffb_conn_execute_immediate(c, tx, sql, (size_t)-1));
-    OK(c, ffb_tx_commit(tx));
-    ffb_tx_free(tx);
-}
-
-/* An active transaction whose handle is known (its start has been read). */
-static ffb_tx *active_tx(ffb_conn *c) {
-    ffb_tx *tx;
-    int64_t id;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
-    OK(c, ffb_tx_id(tx, &id));
-    return tx;
-}
+static void exec_sql(ffb_conn *c, const char *sql) { it_exec(c, "%s", sql); }
 
 static int setup_target(void **state) {
     target *t = *state;
@@ -130,7 +102,7 @@ static int count_rows(ffb_conn *c, ffb_stmt *s) {
 static void test_budget_warm_select(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx = active_tx(c);
+    ffb_tx *tx = it_active_tx(c);
     ffb_stmt *s = prepare(c, tx, "select id, name from %s where id <= ?",
                           t->table);
     OK(c, ffb_stmt_bind_int64(s, 0, 50));
@@ -138,10 +110,10 @@ static void test_budget_warm_select(void **state) {
     assert_int_equal(count_rows(c, s), 50);
     /* Warm: DSQL_close of the previous cursor + op_execute + op_fetch in
        one write; 50 rows fit the first batch. */
-    uint64_t b = rts(c);
+    uint64_t b = it_rts(c);
     OK(c, ffb_stmt_execute(s, tx));
     assert_int_equal(count_rows(c, s), 50);
-    assert_int_equal(rts(c) - b, 1);
+    assert_int_equal(it_rts(c) - b, 1);
     ffb_stmt_free(s);
     OK(c, ffb_tx_commit(tx));
     ffb_tx_free(tx);
@@ -152,12 +124,12 @@ static void test_budget_warm_select(void **state) {
 static void test_budget_fresh_select(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx = active_tx(c);
-    uint64_t b = rts(c);
+    ffb_tx *tx = it_active_tx(c);
+    uint64_t b = it_rts(c);
     ffb_stmt *s = prepare(c, tx, "select id, amount from %s where id = 7",
                           t->table);
     /* op_allocate_statement + op_prepare_statement(0xFFFF) in one write. */
-    assert_int_equal(rts(c) - b, 1);
+    assert_int_equal(it_rts(c) - b, 1);
     OK(c, ffb_stmt_execute(s, tx));
     assert_int_equal(ffb_stmt_fetch(s), 1);
     int64_t v;
@@ -167,7 +139,7 @@ static void test_budget_fresh_select(void **state) {
     assert_int_equal(scale, -2);
     assert_int_equal(ffb_stmt_fetch(s), 0);
     /* + op_execute + op_fetch in one write: 2 in all. */
-    assert_int_equal(rts(c) - b, 2);
+    assert_int_equal(it_rts(c) - b, 2);
     ffb_stmt_free(s);
     OK(c, ffb_tx_commit(tx));
     ffb_tx_free(tx);
@@ -178,17 +150,17 @@ static void test_budget_fresh_select(void **state) {
 static void test_budget_warm_dml(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx = active_tx(c);
+    ffb_tx *tx = it_active_tx(c);
     ffb_stmt *s = prepare(c, tx,
                           "update %s set name = ? where id between ? and ?",
                           t->table);
     OK(c, ffb_stmt_bind_text(s, 0, "updated", (size_t)-1));
     OK(c, ffb_stmt_bind_int64(s, 1, 10));
     OK(c, ffb_stmt_bind_int64(s, 2, 12));
-    uint64_t b = rts(c);
+    uint64_t b = it_rts(c);
     OK(c, ffb_stmt_execute(s, tx));
     /* op_execute + op_info_sql(records) in one write. */
-    assert_int_equal(rts(c) - b, 1);
+    assert_int_equal(it_rts(c) - b, 1);
     assert_int_equal(ffb_stmt_rows_affected(s), 3);
     ffb_stmt_free(s);
     OK(c, ffb_tx_rollback(tx));
@@ -200,13 +172,13 @@ static void test_budget_warm_dml(void **state) {
 static void test_budget_one_shot_select(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx0 = active_tx(c);
+    ffb_tx *tx0 = it_active_tx(c);
     ffb_stmt *s = prepare(c, tx0, "select name from %s where id < 20",
                           t->table);
     OK(c, ffb_tx_commit(tx0));
     ffb_tx_free(tx0);
 
-    uint64_t b = rts(c);
+    uint64_t b = it_rts(c);
     ffb_tx *tx;
     OK(c, ffb_tx_begin(c, &tx, NULL));
     OK(c, ffb_stmt_queue_execute(s, tx, NULL, NULL));
@@ -223,7 +195,7 @@ static void test_budget_one_shot_select(void **state) {
     /* op_transaction, op_execute(tx 0xFFFF), op_fetch, op_commit(0xFFFF):
        one write, one round trip; all 19 rows came with the first batch. */
     assert_int_equal(count_rows(c, s), 19);
-    assert_int_equal(rts(c) - b, 1);
+    assert_int_equal(it_rts(c) - b, 1);
     assert_false(ffb_tx_is_active(tx));
     ffb_tx_free(tx);
     ffb_stmt_free(s);
@@ -234,14 +206,14 @@ static void test_budget_one_shot_select(void **state) {
 static void test_budget_one_shot_dml(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx0 = active_tx(c);
+    ffb_tx *tx0 = it_active_tx(c);
     ffb_stmt *s = prepare(c, tx0, "update %s set amount = amount where id = ?",
                           t->table);
     OK(c, ffb_tx_commit(tx0));
     ffb_tx_free(tx0);
     OK(c, ffb_stmt_bind_int64(s, 0, 42));
 
-    uint64_t b = rts(c);
+    uint64_t b = it_rts(c);
     ffb_tx *tx;
     OK(c, ffb_tx_begin(c, &tx, NULL));
     OK(c, ffb_stmt_queue_execute(s, tx, NULL, NULL));
@@ -254,7 +226,7 @@ static void test_budget_one_shot_dml(void **state) {
     assert_int_equal(ffb_conn_next_result(c, &res), 1);
     assert_int_equal(ffb_result_status(res), 0);
     /* op_transaction, op_execute, op_info_sql(records), op_commit. */
-    assert_int_equal(rts(c) - b, 1);
+    assert_int_equal(it_rts(c) - b, 1);
     ffb_tx_free(tx);
     ffb_stmt_free(s);
     OK(c, ffb_conn_close(c));
@@ -264,10 +236,10 @@ static void test_budget_one_shot_dml(void **state) {
 static void test_budget_two_statements(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx = active_tx(c);
+    ffb_tx *tx = it_active_tx(c);
     ffb_stmt *a = prepare(c, tx, "select id from %s where id <= 3", t->table);
     ffb_stmt *d = prepare(c, tx, "select name from %s where id <= 5", t->table);
-    uint64_t b = rts(c);
+    uint64_t b = it_rts(c);
     OK(c, ffb_stmt_queue_execute(a, tx, NULL, NULL));
     OK(c, ffb_stmt_queue_execute(d, tx, NULL, NULL));
     OK(c, ffb_conn_flush(c));
@@ -279,7 +251,7 @@ static void test_budget_two_statements(void **state) {
     assert_int_equal(count_rows(c, a), 3);
     assert_int_equal(count_rows(c, d), 5);
     /* Two executes and their fetches in one write. */
-    assert_int_equal(rts(c) - b, 1);
+    assert_int_equal(it_rts(c) - b, 1);
     ffb_stmt_free(a);
     ffb_stmt_free(d);
     OK(c, ffb_tx_commit(tx));
@@ -291,10 +263,10 @@ static void test_budget_two_statements(void **state) {
 static void test_budget_scan_10000(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx = active_tx(c);
+    ffb_tx *tx = it_active_tx(c);
     ffb_stmt *s = prepare(c, tx, "select id, name from %s order by id",
                           t->table);
-    uint64_t b = rts(c);
+    uint64_t b = it_rts(c);
     OK(c, ffb_stmt_execute(s, tx));
     int n = 0, r;
     int64_t id, expect = 1;
@@ -305,7 +277,7 @@ static void test_budget_scan_10000(void **state) {
     }
     OK(c, r);
     assert_int_equal(n, 10000);
-    uint64_t used = rts(c) - b;
+    uint64_t used = it_rts(c) - b;
     /* First write: execute + a fetch of 1000 rows. Then refills of 2 and 4
        fetches of up to 4096 rows each (the server ends each batch at about
        128 KiB): 1000 + 2 x 4096 + the rest = 3 round trips. */
@@ -324,7 +296,7 @@ static void test_budget_scan_10000(void **state) {
 static void test_syntax_error(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx = active_tx(c);
+    ffb_tx *tx = it_active_tx(c);
     ffb_stmt *s;
     OK(c, ffb_stmt_new(c, &s));
     int rc = ffb_stmt_prepare(s, tx, "select 1 from rdb$database\nwhere bogus(",
@@ -349,11 +321,11 @@ static void test_syntax_error(void **state) {
 static void test_client_side_errors(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx = active_tx(c);
+    ffb_tx *tx = it_active_tx(c);
     ffb_stmt *s = prepare(c, tx,
                           "update %s set name = ? where id = ? and amount > ?",
                           t->table);
-    uint64_t b = rts(c);
+    uint64_t b = it_rts(c);
     /* Not convertible: text for an INTEGER parameter. */
     assert_int_equal(ffb_stmt_bind_text(s, 1, "abc", 3), FFB_E_INVAL);
     assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)),
@@ -370,7 +342,7 @@ static void test_client_side_errors(void **state) {
     OK(c, ffb_stmt_bind_text(s, 0, "x", 1));
     assert_int_equal(ffb_stmt_execute(s, tx), FFB_E_INVAL);
     /* None of this reached the server. */
-    assert_int_equal(rts(c) - b, 0);
+    assert_int_equal(it_rts(c) - b, 0);
     OK(c, ffb_tx_commit(tx));
     /* The transaction has ended: a state error. */
     OK(c, ffb_stmt_bind_int64(s, 1, 1));
@@ -390,17 +362,17 @@ static void test_prepare_without_tx(void **state) {
     ffb_conn *c = open_conn(t);
     ffb_stmt *s;
     OK(c, ffb_stmt_new(c, &s));
-    uint64_t b = rts(c);
+    uint64_t b = it_rts(c);
     int rc = ffb_stmt_prepare(s, NULL, "select 1 from rdb$database",
                               (size_t)-1);
     if (t->version >= 4) {
         assert_int_equal(rc, 0);
-        assert_int_equal(rts(c) - b, 1);
+        assert_int_equal(it_rts(c) - b, 1);
     } else {
         assert_int_equal(rc, FFB_E_INVAL);
         assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)),
                                "Firebird 3"));
-        assert_int_equal(rts(c) - b, 0);
+        assert_int_equal(it_rts(c) - b, 0);
     }
     ffb_stmt_free(s);
     OK(c, ffb_conn_close(c));
@@ -410,7 +382,7 @@ static void test_prepare_without_tx(void **state) {
 static void test_unique_violation(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx = active_tx(c);
+    ffb_tx *tx = it_active_tx(c);
     ffb_stmt *s = prepare(c, tx, "insert into %s (id, name) values (?, 'dup')",
                           t->table);
     OK(c, ffb_stmt_bind_int64(s, 0, 5));
@@ -433,7 +405,7 @@ static void test_unique_violation(void **state) {
 static void test_pipeline_abort(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx0 = active_tx(c);
+    ffb_tx *tx0 = it_active_tx(c);
     ffb_stmt *s = prepare(c, tx0, "select id from %s where id = 1", t->table);
     OK(c, ffb_tx_commit(tx0));
     ffb_tx_free(tx0);
@@ -445,7 +417,7 @@ static void test_pipeline_abort(void **state) {
     o.nreservations = 1;
     ffb_tx *tx;
     OK(c, ffb_tx_begin(c, &tx, &o));
-    uint64_t b = rts(c);
+    uint64_t b = it_rts(c);
     OK(c, ffb_stmt_queue_execute(s, tx, NULL, NULL));
     OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
     OK(c, ffb_conn_flush(c));
@@ -458,7 +430,7 @@ static void test_pipeline_abort(void **state) {
                            "transaction"));
     assert_int_equal(ffb_conn_next_result(c, &res), 1);
     assert_int_equal(ffb_result_status(res), FFB_E_ABORTED);
-    assert_int_equal(rts(c) - b, 1);
+    assert_int_equal(it_rts(c) - b, 1);
     OK(c, ffb_conn_ping(c));
     ffb_tx_free(tx);
     ffb_stmt_free(s);
@@ -469,7 +441,7 @@ static void test_pipeline_abort(void **state) {
 static void test_describe(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx = active_tx(c);
+    ffb_tx *tx = it_active_tx(c);
     ffb_stmt *s = prepare(c, tx, "select id, name as label, amount from %s "
                                  "where id = ?",
                           t->table);
@@ -520,31 +492,31 @@ static ffb_conn *open_conn_cache(const target *t, int cache) {
 static void test_cache_hit(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn_cache(t, 0);
-    ffb_tx *tx = active_tx(c);
+    ffb_tx *tx = it_active_tx(c);
     char sql[256];
     snprintf(sql, sizeof(sql), "select name from %s where id = ?", t->table);
     ffb_stmt *s;
-    uint64_t b = rts(c);
+    uint64_t b = it_rts(c);
     OK(c, ffb_conn_prepare(c, tx, sql, (size_t)-1, &s));
-    assert_int_equal(rts(c) - b, 1); /* a miss: allocate + prepare */
+    assert_int_equal(it_rts(c) - b, 1); /* a miss: allocate + prepare */
     ffb_stmt_free(s);                /* back to the cache */
-    b = rts(c);
+    b = it_rts(c);
     ffb_stmt *s2;
     OK(c, ffb_conn_prepare(c, tx, sql, (size_t)-1, &s2));
     assert_ptr_equal(s2, s);
-    assert_int_equal(rts(c) - b, 0); /* a hit */
+    assert_int_equal(it_rts(c) - b, 0); /* a hit */
     OK(c, ffb_stmt_bind_int64(s2, 0, 3));
     OK(c, ffb_stmt_execute(s2, tx));
     assert_int_equal(ffb_stmt_fetch(s2), 1);
-    assert_int_equal(rts(c) - b, 1); /* execute + fetch */
+    assert_int_equal(it_rts(c) - b, 1); /* execute + fetch */
     ffb_stmt_free(s2);
     /* DDL empties the cache: the next prepare goes to the server. */
     char ddl[128];
     snprintf(ddl, sizeof(ddl), "create table %s_X (i integer)", t->table);
     OK(c, ffb_conn_execute_immediate(c, tx, ddl, (size_t)-1));
-    b = rts(c);
+    b = it_rts(c);
     OK(c, ffb_conn_prepare(c, tx, sql, (size_t)-1, &s));
-    assert_int_equal(rts(c) - b, 1);
+    assert_int_equal(it_rts(c) - b, 1);
     ffb_stmt_free(s);
     OK(c, ffb_tx_rollback(tx));
     ffb_tx_free(tx);
@@ -557,7 +529,7 @@ static void test_budget_fresh_select_spare(void **state) {
     /* A one-entry cache: B evicts A, whose formats are remembered and
        whose handle becomes a spare. */
     ffb_conn *c = open_conn_cache(t, 1);
-    ffb_tx *tx = active_tx(c);
+    ffb_tx *tx = it_active_tx(c);
     char a[256], bsql[256];
     snprintf(a, sizeof(a), "select id, name from %s where id between ? and ?",
              t->table);
@@ -567,16 +539,16 @@ static void test_budget_fresh_select_spare(void **state) {
     ffb_stmt_free(s);
     OK(c, ffb_conn_prepare(c, tx, bsql, (size_t)-1, &s));
     ffb_stmt_free(s);
-    uint64_t b = rts(c);
+    uint64_t b = it_rts(c);
     OK(c, ffb_conn_prepare(c, tx, a, (size_t)-1, &s));
-    assert_int_equal(rts(c) - b, 0); /* queued: rides with the execute */
+    assert_int_equal(it_rts(c) - b, 0); /* queued: rides with the execute */
     OK(c, ffb_stmt_bind_int64(s, 0, 100));
     OK(c, ffb_stmt_bind_int64(s, 1, 104));
     OK(c, ffb_stmt_execute(s, tx));
     assert_int_equal(count_rows(c, s), 5);
     /* DSQL_unprepare + op_prepare_statement on the spare handle +
        op_execute + op_fetch: one write, one round trip. */
-    assert_int_equal(rts(c) - b, 1);
+    assert_int_equal(it_rts(c) - b, 1);
     ffb_stmt_free(s);
     OK(c, ffb_tx_commit(tx));
     ffb_tx_free(tx);
@@ -587,7 +559,7 @@ static void test_budget_fresh_select_spare(void **state) {
 static void test_describe_continuation(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx = active_tx(c);
+    ffb_tx *tx = it_active_tx(c);
     /* 1000 columns with long labels: the describe does not fit one 64 KiB
        answer and is continued with op_info_sql. */
     size_t cap = 1000 * 64 + 64;
@@ -601,11 +573,11 @@ static void test_describe_continuation(void **state) {
     snprintf(sql + n, cap - n, " from rdb$database");
     ffb_stmt *s;
     OK(c, ffb_stmt_new(c, &s));
-    uint64_t b = rts(c);
+    uint64_t b = it_rts(c);
     OK(c, ffb_stmt_prepare(s, tx, sql, (size_t)-1));
     free(sql);
     assert_int_equal(ffb_stmt_column_count(s), 1000);
-    assert_true(rts(c) - b >= 2); /* at least one continuation */
+    assert_true(it_rts(c) - b >= 2); /* at least one continuation */
     assert_string_equal(ffb_stmt_column_name(s, 999),
                         "A_LONG_COLUMN_LABEL_NUMBER_0999");
     OK(c, ffb_stmt_execute(s, tx));
@@ -623,17 +595,17 @@ static void test_describe_continuation(void **state) {
 static void test_execute2_singleton(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx = active_tx(c);
+    ffb_tx *tx = it_active_tx(c);
     ffb_stmt *s = prepare(c, tx,
                           "insert into %s (id, name) values (?, 'ret') "
                           "returning id * 2, name",
                           t->table);
     assert_int_equal(ffb_stmt_type(s), FFB_STMT_EXEC_PROCEDURE);
     OK(c, ffb_stmt_bind_int64(s, 0, 30001));
-    uint64_t b = rts(c);
+    uint64_t b = it_rts(c);
     OK(c, ffb_stmt_execute(s, tx));
     /* op_execute2: the row comes with the answer. */
-    assert_int_equal(rts(c) - b, 1);
+    assert_int_equal(it_rts(c) - b, 1);
     assert_int_equal(ffb_stmt_fetch(s), 1);
     int64_t v;
     OK(c, ffb_stmt_get_int64(s, 0, &v));
@@ -691,37 +663,17 @@ static void test_tx_options(void **state) {
 }
 
 int main(void) {
-    const char *list = getenv("FFB_TEST_SERVERS");
-    if (!list) {
-        const char *req = getenv("FFB_TEST_REQUIRE_SERVER");
-        if (req && strcmp(req, "1") == 0) {
-            fprintf(stderr, "FFB_TEST_REQUIRE_SERVER=1 but no servers\n");
-            return 1;
-        }
-        return 77;
-    }
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
-    for (size_t i = 0; i < 3; i++) {
-        char var[64];
-        snprintf(var, sizeof(var), "FFB_TEST_%s_PORT", names[i]);
-        const char *port = getenv(var);
-        snprintf(var, sizeof(var), "FFB_TEST_%s_DB", names[i]);
-        const char *db = getenv(var);
-        snprintf(var, sizeof(var), "FFB_TEST_%s_VERSION", names[i]);
-        const char *ver = getenv(var);
-        if (!port || !db || !ver)
-            continue;
+    it_server sv[3];
+    size_t n = it_servers(names, 3, sv);
+    for (size_t i = 0; i < n; i++) {
         target *t = &targets[ntargets++];
-        snprintf(t->name, sizeof(t->name), "%s", names[i]);
-        snprintf(t->dsn, sizeof(t->dsn), "127.0.0.1/%s:%s", port, db);
-        t->version = atoi(ver);
-        t->compress = i == 2;
-        snprintf(t->table, sizeof(t->table), "T_SQL_%s_%d", names[i],
+        memcpy(t->name, sv[i].name, sizeof(t->name));
+        memcpy(t->dsn, sv[i].dsn, sizeof(t->dsn));
+        t->version = sv[i].version;
+        t->compress = sv[i].compress;
+        snprintf(t->table, sizeof(t->table), "T_SQL_%.15s_%d", sv[i].name,
                  (int)getpid());
-    }
-    if (ntargets == 0) {
-        fprintf(stderr, "servers.env lacks fb3/fb4/fb4e\n");
-        return 1;
     }
     int failed = 0;
     for (size_t i = 0; i < ntargets; i++) {

@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "include/fastfb.h"
+#include "tests/support/it.h"
 
 #define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -132,14 +133,6 @@ static int release_all(void **state) {
     return 0;
 }
 
-#define OK(conn, expr)                                                         \
-    do {                                                                       \
-        int rc_ = (expr);                                                      \
-        if (rc_ < 0)                                                           \
-            fail_msg("%s:%d: %s = %d: %s", __FILE__, __LINE__, #expr, rc_,     \
-                     ffb_error_message(ffb_conn_error(conn)));                 \
-    } while (0)
-
 /* `expr` must fail with `want`. */
 #define FAILS(conn, expr, want)                                                \
     do {                                                                       \
@@ -200,12 +193,6 @@ static void exec_imm(ffb_conn *c, ffb_tx *tx, const char *fmt, ...) {
     if (rc < 0)
         fail_msg("\"%s\" = %d: %s", sql, rc,
                  ffb_error_message(ffb_conn_error(c)));
-}
-
-static uint64_t rts(ffb_conn *c) {
-    ffb_stats st;
-    ffb_conn_stats(c, &st, sizeof(st));
-    return st.round_trips;
 }
 
 /* ---- comparing ----------------------------------------------------------- */
@@ -1193,7 +1180,7 @@ static void test_strings(void **state) {
     /* Strings that do not fit, or are not UTF-8, stop on the client. */
     ffb_stmt *ins =
         prep(c, tx, "insert into %s (id, c, v, vo) values (?, ?, ?, ?)", T);
-    uint64_t b = rts(c);
+    uint64_t b = it_rts(c);
     FAILS(c, ffb_stmt_bind_text(ins, 2, "abcdef", (size_t)-1), FFB_E_INVAL);
     FAILS(c,
           ffb_stmt_bind_text(ins, 2, CLEF CLEF CLEF CLEF CLEF CLEF, (size_t)-1),
@@ -1214,7 +1201,7 @@ static void test_strings(void **state) {
               FFB_E_INVAL);
     }
     FAILS(c, ffb_stmt_bind_bytes(ins, 3, "123456789", 9), FFB_E_INVAL);
-    assert_int_equal(rts(c) - b, 0);
+    assert_int_equal(it_rts(c) - b, 0);
 }
 
 /* ---- WIN1252 and ISO8859_1 columns, WIN1252 attachments ------------------ */
@@ -1490,7 +1477,7 @@ static void test_client_conversion_errors(void **state) {
              t->table[T_INT]);
     ffb_stmt *v =
         prep(c, tx, "insert into %s (id, v) values (?, ?)", t->table[T_STR]);
-    uint64_t b = rts(c);
+    uint64_t b = it_rts(c);
     /* Text that is not a number. */
     FAILS(c, ffb_stmt_bind_text(s, 2, "abc", (size_t)-1), FFB_E_INVAL);
     if (!strstr(ffb_error_message(ffb_conn_error(c)), "parameter 3"))
@@ -1517,7 +1504,7 @@ static void test_client_conversion_errors(void **state) {
         fail_msg("message: %s", ffb_error_message(ffb_conn_error(c)));
     FAILS(c, ffb_stmt_bind_text(v, 1, "\xFF", 1), FFB_E_INVAL);
     /* Nothing of this reached the server. */
-    assert_int_equal(rts(c) - b, 0);
+    assert_int_equal(it_rts(c) - b, 0);
     /* The statement still works, with the values bound before. */
     OK(c, ffb_stmt_bind_int64(v, 0, next_id++));
     OK(c, ffb_stmt_bind_text(v, 1, "ok", 2));
@@ -1696,40 +1683,17 @@ static int drop_tables(target *t) {
 }
 
 int main(void) {
-    const char *list = getenv("FFB_TEST_SERVERS");
-    if (!list) {
-        const char *req = getenv("FFB_TEST_REQUIRE_SERVER");
-        if (req && strcmp(req, "1") == 0) {
-            fprintf(stderr, "FFB_TEST_REQUIRE_SERVER=1 but no servers\n");
-            return 1;
-        }
-        return 77;
-    }
     static const char *const names[] = {"FB3", "FB4"};
-    for (size_t i = 0; i < N_ELEMS(names); i++) {
-        char var[64];
-        snprintf(var, sizeof(var), "FFB_TEST_%s_PORT", names[i]);
-        const char *port = getenv(var);
-        snprintf(var, sizeof(var), "FFB_TEST_%s_DB", names[i]);
-        const char *db = getenv(var);
-        snprintf(var, sizeof(var), "FFB_TEST_%s_VERSION", names[i]);
-        const char *ver = getenv(var);
-        snprintf(var, sizeof(var), "FFB_TEST_%s_HOST", names[i]);
-        const char *host = getenv(var);
-        if (!port || !db || !ver)
-            continue;
+    it_server sv[2];
+    size_t n = it_servers(names, 2, sv);
+    for (size_t i = 0; i < n; i++) {
         target *t = &targets[ntargets++];
-        snprintf(t->name, sizeof(t->name), "%s", names[i]);
-        snprintf(t->dsn, sizeof(t->dsn), "%s/%s:%s", host ? host : "127.0.0.1",
-                 port, db);
-        t->version = atoi(ver);
+        memcpy(t->name, sv[i].name, sizeof(t->name));
+        memcpy(t->dsn, sv[i].dsn, sizeof(t->dsn));
+        t->version = sv[i].version;
         for (int k = 0; k < T_COUNT; k++)
-            snprintf(t->table[k], sizeof(t->table[k]), "T_TY_%s_%s_%d",
-                     specs[k].key, names[i], (int)getpid());
-    }
-    if (ntargets == 0) {
-        fprintf(stderr, "servers.env lacks fb3/fb4\n");
-        return 1;
+            snprintf(t->table[k], sizeof(t->table[k]), "T_TY_%s_%.15s_%d",
+                     specs[k].key, sv[i].name, (int)getpid());
     }
     int failed = 0;
     for (size_t i = 0; i < ntargets; i++) {

@@ -1,0 +1,68 @@
+#include "tests/support/it.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t it_servers(const char *const *names, size_t nnames, it_server *out) {
+    if (!getenv("FFB_TEST_SERVERS")) {
+        const char *req = getenv("FFB_TEST_REQUIRE_SERVER");
+        if (req && strcmp(req, "1") == 0) {
+            fprintf(stderr, "FFB_TEST_REQUIRE_SERVER=1 but no servers.env "
+                            "in the environment\n");
+            exit(1);
+        }
+        fprintf(stderr, "no Firebird servers configured: skipped\n");
+        exit(77);
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < nnames; i++) {
+        char var[64];
+        snprintf(var, sizeof(var), "FFB_TEST_%s_PORT", names[i]);
+        const char *port = getenv(var);
+        snprintf(var, sizeof(var), "FFB_TEST_%s_DB", names[i]);
+        const char *db = getenv(var);
+        snprintf(var, sizeof(var), "FFB_TEST_%s_VERSION", names[i]);
+        const char *ver = getenv(var);
+        snprintf(var, sizeof(var), "FFB_TEST_%s_HOST", names[i]);
+        const char *host = getenv(var);
+        if (!port || !db || !ver)
+            continue;
+        it_server *s = &out[n++];
+        snprintf(s->name, sizeof(s->name), "%s", names[i]);
+        snprintf(s->dsn, sizeof(s->dsn), "%s/%s:%s",
+                 host ? host : "127.0.0.1", port, db);
+        s->version = atoi(ver);
+        s->compress = strcmp(names[i], "FB4E") == 0;
+    }
+    if (n == 0) {
+        fprintf(stderr, "servers.env describes none of the instances this "
+                        "suite needs\n");
+        exit(1);
+    }
+    return n;
+}
+
+uint64_t it_rts(const ffb_conn *c) {
+    ffb_stats st;
+    ffb_conn_stats(c, &st, sizeof(st));
+    return st.round_trips;
+}
+
+void it_exec(ffb_conn *c, const char *fmt, const char *arg) {
+    char sql[1024];
+    snprintf(sql, sizeof(sql), fmt, arg);
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_conn_execute_immediate(c, tx, sql, (size_t)-1));
+    OK(c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+}
+
+ffb_tx *it_active_tx(ffb_conn *c) {
+    ffb_tx *tx;
+    int64_t id;
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_id(tx, &id));
+    return tx;
+}

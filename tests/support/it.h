@@ -1,0 +1,53 @@
+/*
+ * What the integration suites share: the servers of servers.env, the
+ * round-trip counter, and a few steps every suite takes.
+ */
+#ifndef FFB_TEST_IT_H
+#define FFB_TEST_IT_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "include/fastfb.h"
+
+/* `expr` (a libfastfb call) must not fail; the message names it. */
+#define OK(conn, expr)                                                         \
+    do {                                                                       \
+        int rc_ = (expr);                                                      \
+        if (rc_ < 0)                                                           \
+            fail_msg("%s:%d: %s = %d: %s", __FILE__, __LINE__, #expr, rc_,     \
+                     ffb_error_message(ffb_conn_error(conn)));                 \
+    } while (0)
+
+/* One instance of tests/servers/fbservers.sh, from FFB_TEST_<NAME>_*. */
+typedef struct it_server {
+    char name[16];
+    char dsn[512];
+    int version;
+    int compress; /* FB4E: the suites run it with zlib on */
+} it_server;
+
+/*
+ * The instances named in `names` (for example "FB3", "FB4", "FB4E") that
+ * servers.env describes, in that order; returns how many. Without
+ * servers.env in the environment the process exits 77 (meson: skipped),
+ * or 1 when FFB_TEST_REQUIRE_SERVER=1 (CI); with none of the names it
+ * exits 1.
+ */
+size_t it_servers(const char *const *names, size_t nnames, it_server *out);
+
+/* The connection's round-trip counter. */
+uint64_t it_rts(const ffb_conn *c);
+
+/* Execute `sql` (printf format with `arg`) in its own committed
+   transaction. */
+void it_exec(ffb_conn *c, const char *fmt, const char *arg);
+
+/* A started transaction whose handle is known (its start was read). */
+ffb_tx *it_active_tx(ffb_conn *c);
+
+#endif
