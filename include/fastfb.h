@@ -996,6 +996,8 @@ FFB_API int ffb_blob_open(ffb_conn *conn, ffb_tx *tx, const uint8_t id[8],
  * Read-ahead: when less than 1 MiB is left buffered, the next part (what
  * the blob info says is left, at most 256 segments of 64 KiB) is asked for
  * before the call returns, so it travels while the application works.
+ * After the blob's transaction has ended, only what was already received
+ * can be read (then FFB_E_STATE).
  * Round trips: 1 for the first read of a blob opened with enough prefetch
  * (and for all blobs opened before it), 0 while data is buffered, 1 per
  * further part (several reads in flight at once).
@@ -1007,7 +1009,7 @@ FFB_API int ffb_blob_read(ffb_blob *blob, void *buf, size_t size,
 
 /**
  * Read the rest of the blob into a buffer owned by the blob: `*data` stays
- * valid until ffb_blob_free().
+ * valid until the next read, seek or ffb_blob_free() on this blob.
  * Round trips: as ffb_blob_read() (1 when the prefetch covered the blob,
  * else 2: the remaining reads are all sent at once once the size is known).
  * Since: 0.1

@@ -543,7 +543,7 @@ int ffb_batch_add(ffb_batch *b) {
 static int add_blob_parts(ffb_batch *b, const void *const *parts,
                           const size_t *lens, size_t n, int segmented,
                           uint8_t id_out[8]) {
-    if (!b || b->freed || (!parts && n) || !id_out)
+    if (!b || b->freed || ((!parts || !lens) && n) || !id_out)
         return FFB_E_INVAL;
     ffb_conn *conn = b->conn;
     if (!b->has_blobs)
@@ -552,11 +552,13 @@ static int add_blob_parts(ffb_batch *b, const void *const *parts,
     size_t len = 0;
     for (size_t i = 0; i < n; i++) {
         if (!parts[i] && lens[i])
-            return FFB_E_INVAL;
-        len += lens[i];
-        if (len > 0x7FFFFFFFu - 65536u)
+            return ffb__error_set(&conn->err, FFB_E_INVAL,
+                                  "blob part %zu is NULL but %zu bytes long",
+                                  i, lens[i]);
+        if (lens[i] > 0x7FFFFFFFu - 65536u - len) /* no wrap-around */
             return ffb__error_set(&conn->err, FFB_E_INVAL,
                                   "a batch blob must be smaller than 2 GiB");
+        len += lens[i];
     }
     int rc = grow(conn, (void **)&b->blobs, &b->blobs_cap, b->nblobs + 1,
                   sizeof(bblob));

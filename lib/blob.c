@@ -654,10 +654,6 @@ int ffb_blob_open(ffb_conn *conn, ffb_tx *tx, const uint8_t id[8],
 static int refill(ffb_blob *b) {
     if (b->cached || b->eof || b->gets_inflight || b->failed)
         return 0;
-    uint16_t h;
-    int rc = blob_handle(b, &h);
-    if (rc < 0)
-        return rc;
     unsigned k = 4;
     if (b->have_info) {
         int64_t left = b->info.length - b->received;
@@ -669,6 +665,16 @@ static int refill(ffb_blob *b) {
         if (k > MAX_GETS)
             k = MAX_GETS;
     }
+    if (b->has_handle && !b->on_server)
+        /* Its transaction ended (or it was closed): the handle may name
+           another blob by now, so nothing more is asked with it. */
+        return ffb__error_set(&b->conn->err, FFB_E_STATE,
+                              "the blob's transaction has ended before the "
+                              "blob was read to its end");
+    uint16_t h;
+    int rc = blob_handle(b, &h);
+    if (rc < 0)
+        return rc;
     queue_gets(b, k, h);
     if (b->conn->state == FFB__ST_BROKEN)
         return b->conn->err.code;
@@ -695,19 +701,23 @@ int ffb_blob_read(ffb_blob *b, void *buf, size_t size, size_t *got) {
             if (b->rpos == b->rbuf.len) {
                 ffbp_writer_reset(&b->rbuf);
                 b->rpos = 0;
-            } else if (b->rpos >= READ_AHEAD_LOW) {
-                ffbp_writer_consume(&b->rbuf, b->rpos); /* keep it bounded */
-                b->rpos = 0;
             }
             /* Read-ahead: when less than READ_AHEAD_LOW is left buffered,
                ask for the next part now, so the server sends it while the
-               application works through what is here. */
+               application works through what is here. What was read is
+               dropped first (less than READ_AHEAD_LOW moves), so the
+               buffer holds at most that plus one part. A failure here
+               (the connection broke, the transaction ended) is reported
+               by the next call; these bytes are the caller's. */
             if (b->rbuf.len - b->rpos < READ_AHEAD_LOW && !b->gets_inflight &&
                 !b->eof && !b->cached && !b->failed &&
+                (b->on_server || !b->has_handle) &&
                 conn->state == FFB__ST_READY) {
-                int rc = refill(b);
-                if (rc < 0)
-                    return rc;
+                if (b->rpos) {
+                    ffbp_writer_consume(&b->rbuf, b->rpos);
+                    b->rpos = 0;
+                }
+                (void)refill(b);
             }
             return 0;
         }

@@ -140,9 +140,11 @@ int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql, size_t len,
             return 0;
         }
     }
-    ffb_stmt *s;
-    int rc = ffb_stmt_new(conn, &s);
+    int rc = ffb__prepare_tx_check(conn, tx);
     if (rc < 0)
+        return rc; /* before the lazy path, which sends nothing now */
+    ffb_stmt *s;
+    if ((rc = ffb_stmt_new(conn, &s)) < 0)
         return rc;
     const ffb__memo *m = memo_find(conn, sql, len);
     if (m && (conn->nspare > 0)) {

@@ -515,6 +515,9 @@ void ffb__cache_free_all(ffb_conn *conn);
 int ffb__meta_copy(ffb_conn *conn, ffb__meta *dst, const ffb__meta *src);
 void ffb__meta_free(ffb_conn *conn, ffb__meta *m);
 /* Prepare using remembered metadata; nothing is waited for. */
+/* The transaction given to a prepare is usable for it (NULL needs
+   protocol 16+); sets conn->err otherwise. */
+int ffb__prepare_tx_check(ffb_conn *conn, ffb_tx *tx);
 int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m);
 int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
                            size_t len);

@@ -785,6 +785,24 @@ static void take_spare(ffb_stmt *stmt) {
     }
 }
 
+int ffb__prepare_tx_check(ffb_conn *conn, ffb_tx *tx) {
+    if (!tx && conn->protocol < 16)
+        /* Firebird 3 answers isc_bad_trans_handle to a prepare in
+           transaction 0: say so before anything is sent. */
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "Firebird 3 prepares only inside a "
+                              "transaction: pass one (tx NULL needs "
+                              "Firebird 4 or later)");
+    if (tx && tx->conn != conn)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "transaction of another connection");
+    if (tx && tx->state != FFB__TX_ACTIVE && tx->state != FFB__TX_PENDING) {
+        uint16_t h;
+        return ffb__tx_handle(tx, &h); /* the error for an ended one */
+    }
+    return 0;
+}
+
 int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
                            size_t len) {
     ffb_conn *conn = stmt->conn;
@@ -800,6 +818,8 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
     if (len == 0 || len > 10 * 1024 * 1024)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "SQL text must be 1 byte to 10 MiB long");
+    if ((rc = ffb__prepare_tx_check(conn, tx)) < 0)
+        return rc; /* the statement is left as it was */
     ffb__error_clear(&conn->err);
     if ((rc = keep_sql(stmt, sql, len)) < 0)
         return rc;
@@ -810,17 +830,7 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
     take_spare(stmt);
 
     uint16_t txh = 0;
-    if (!tx && conn->protocol < 16)
-        /* Firebird 3 answers isc_bad_trans_handle to a prepare in
-           transaction 0: say so before anything is sent. */
-        return ffb__error_set(&conn->err, FFB_E_INVAL,
-                              "Firebird 3 prepares only inside a "
-                              "transaction: pass one (tx NULL needs "
-                              "Firebird 4 or later)");
     if (tx) {
-        if (tx->conn != conn)
-            return ffb__error_set(&conn->err, FFB_E_INVAL,
-                                  "transaction of another connection");
         /* A lazy start cannot be named once we allocate behind it; the
            metadata is then read in a system transaction (handle 0). */
         if (tx->state == FFB__TX_PENDING && conn->protocol < 16) {

@@ -532,6 +532,17 @@ static void test_late_blobs(void **state) {
     assert_int_equal(ffb_batch_row_status(b, 0), 1);
 
     uint8_t id[8];
+    /* Bad parts are refused with a message and leave the batch as it was. */
+    static const void *const bad[] = {"x", NULL};
+    static const size_t bad_lens[] = {1, 5};
+    assert_int_equal(ffb_batch_add_blob_segments(b, bad, bad_lens, 2, id),
+                     FFB_E_INVAL);
+    assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)), "NULL"));
+    static const size_t huge[] = {(size_t)-1, 2};
+    static const void *const two[] = {"a", "b"};
+    assert_int_equal(ffb_batch_add_blob_segments(b, two, huge, 2, id),
+                     FFB_E_INVAL);
+    assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)), "2 GiB"));
     static const void *const segs[] = {"seg-one ", "", "seg-three"};
     static const size_t lens[] = {8, 0, 9};
     OK(c, ffb_batch_add_blob_segments(b, segs, lens, 3, id));

@@ -302,6 +302,46 @@ static void test_budget_batch_of_blobs(void **state) {
     ffb_conn_free(c);
 }
 
+/* After its transaction ends, a blob gives what was received and then
+   FFB_E_STATE: no read is sent with a handle the server may have given to
+   another blob since. */
+static void test_read_after_commit(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = it_active_tx(c);
+    size_t len = 300000;
+    uint8_t *data = pattern(len, 11);
+    uint8_t id[8];
+    write_blob(c, tx, data, len, 1, id);
+    ffb_blob *b;
+    OK(c, ffb_blob_open(c, tx, id, 1, &b)); /* open + info + one read */
+    uint64_t b0 = it_rts(c);
+    OK(c, ffb_tx_commit(tx)); /* they travel with the commit */
+    assert_int_equal(it_rts(c) - b0, 1);
+    uint8_t buf[10000];
+    size_t got = 0, n;
+    int rc;
+    while ((rc = ffb_blob_read(b, buf, sizeof(buf), &n)) == 0 && n > 0) {
+        assert_memory_equal(buf, data + got, n);
+        got += n;
+    }
+    assert_int_equal(rc, FFB_E_STATE);
+    assert_true(got > 0 && got < len); /* the one segment received */
+    assert_int_equal(it_rts(c) - b0, 1);
+    ffb_blob_free(b);
+    ffb_tx_free(tx);
+    free(data);
+    /* The connection is in sync: a query still works. */
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    char sql[128];
+    snprintf(sql, sizeof(sql), "delete from %s where id = -1", t->table);
+    OK(c, ffb_conn_execute_immediate(c, tx, sql, (size_t)-1));
+    OK(c, ffb_tx_rollback(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
 static void test_text_and_seek(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
@@ -387,6 +427,7 @@ int main(void) {
             T(test_budget_write_and_insert),
             T(test_budget_batch_of_blobs),
             T(test_text_and_seek),
+            T(test_read_after_commit),
         };
 #undef T
         void *st = t;

@@ -373,6 +373,21 @@ static void test_prepare_without_tx(void **state) {
         assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)),
                                "Firebird 3"));
         assert_int_equal(it_rts(c) - b, 0);
+        /* A statement prepared before is left as it was. */
+        ffb_tx *tx = it_active_tx(c);
+        OK(c, ffb_stmt_prepare(s, tx, "select 7 from rdb$database",
+                               (size_t)-1));
+        assert_int_equal(ffb_stmt_prepare(s, NULL,
+                                          "delete from rdb$database",
+                                          (size_t)-1),
+                         FFB_E_INVAL);
+        OK(c, ffb_stmt_execute(s, tx));
+        assert_int_equal(ffb_stmt_fetch(s), 1);
+        int64_t v;
+        OK(c, ffb_stmt_get_int64(s, 0, &v));
+        assert_int_equal(v, 7);
+        OK(c, ffb_tx_commit(tx));
+        ffb_tx_free(tx);
     }
     ffb_stmt_free(s);
     OK(c, ffb_conn_close(c));
@@ -540,6 +555,13 @@ static void test_budget_fresh_select_spare(void **state) {
     OK(c, ffb_conn_prepare(c, tx, bsql, (size_t)-1, &s));
     ffb_stmt_free(s);
     uint64_t b = it_rts(c);
+    if (t->version < 4) {
+        /* Firebird 3 without a transaction: refused before the queued
+           prepare path, which would only fail at the execute. */
+        assert_int_equal(ffb_conn_prepare(c, NULL, a, (size_t)-1, &s),
+                         FFB_E_INVAL);
+        assert_int_equal(it_rts(c) - b, 0);
+    }
     OK(c, ffb_conn_prepare(c, tx, a, (size_t)-1, &s));
     assert_int_equal(it_rts(c) - b, 0); /* queued: rides with the execute */
     OK(c, ffb_stmt_bind_int64(s, 0, 100));
