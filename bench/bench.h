@@ -13,8 +13,10 @@ enum scenario_id {
     SC_CONNECT,      /* connect + detach, n times */
     SC_SELECT_AC,    /* n point selects, each in its own transaction */
     SC_SELECT_TX,    /* n point selects in one transaction */
+    SC_SELECT_PIPE,  /* the same, every select issued before any answer */
     SC_SCAN,         /* n full scans of BENCH_T */
     SC_INSERT_ROWS,  /* n single-row inserts in one transaction */
+    SC_INSERT_PIPE,  /* the same, every insert issued before any answer */
     SC_INSERT_BATCH, /* one n-row batch insert */
     SC_BLOB_RW,      /* n x (write a 1 MiB blob, insert it, read it back) */
     SC_BLOB_SCAN,    /* read n rows with an 8 KB blob each */

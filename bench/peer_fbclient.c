@@ -295,10 +295,12 @@ static const char *sql_for(int sc) {
     switch (sc) {
     case SC_SELECT_AC:
     case SC_SELECT_TX:
+    case SC_SELECT_PIPE:
         return SQL_POINT;
     case SC_SCAN:
         return SQL_SCAN;
     case SC_INSERT_ROWS:
+    case SC_INSERT_PIPE:
         return SQL_INSERT;
     case SC_BLOB_RW:
         return SQL_BLOB_INSERT;
@@ -580,12 +582,14 @@ static int fbc_run(peer *p, int sc, int n, run_result *out) {
         rc = run_select_ac(p, n);
         break;
     case SC_SELECT_TX:
+    case SC_SELECT_PIPE: /* the legacy API is blocking: one by one */
         rc = run_select_tx(p, n);
         break;
     case SC_SCAN:
         rc = run_scan(p, n);
         break;
     case SC_INSERT_ROWS:
+    case SC_INSERT_PIPE: /* the legacy API is blocking: one by one */
         rc = run_insert_rows(p, n);
         break;
     case SC_INSERT_BATCH:
@@ -621,7 +625,8 @@ static int fbc_teardown(peer *p, int sc) {
     if (s->tx)
         isc_rollback_transaction(st, &s->tx);
     s->tx = 0;
-    if (s->db && (sc == SC_INSERT_ROWS || sc == SC_INSERT_BATCH))
+    if (s->db && (sc == SC_INSERT_ROWS || sc == SC_INSERT_PIPE ||
+                  sc == SC_INSERT_BATCH))
         rc = exec_immediate(p, SQL_CLEAN_INS);
     if (s->db && sc == SC_BLOB_RW)
         rc = exec_immediate(p, SQL_CLEAN_BLOBW);

@@ -17,6 +17,8 @@ typedef struct ffb_peer {
     ffb_conn *conn;
     ffb_stmt *stmt;
     ffb_stmt *stmt2;
+    ffb_stmt **pool; /* the pipelined scenarios: one statement per execution */
+    int npool;
     unsigned char *blob_buf; /* BENCH_BLOB_LARGE bytes */
     char dsn[600];
 } ffb_peer;
@@ -88,10 +90,12 @@ static const char *sql_for(int sc) {
     switch (sc) {
     case SC_SELECT_AC:
     case SC_SELECT_TX:
+    case SC_SELECT_PIPE:
         return SQL_POINT;
     case SC_SCAN:
         return SQL_SCAN;
     case SC_INSERT_ROWS:
+    case SC_INSERT_PIPE:
     case SC_INSERT_BATCH:
         return SQL_INSERT;
     case SC_BLOB_RW:
@@ -117,14 +121,45 @@ static int prepare(peer *p, ffb_stmt **out, const char *sql) {
     return rc < 0 ? conn_fail(p, s->conn, sql) : PEER_OK;
 }
 
+/*
+ * The pipelined scenarios queue n executions before reading any answer. A
+ * statement has one set of row buffers and one row count, and queueing an
+ * execution resets them (the rows and counts of an earlier execution still
+ * in flight are dropped), so each queued execution gets a statement of its
+ * own: n statements with the same text, prepared here, untimed, in one
+ * transaction (n + 1 round trips).
+ */
+static int prepare_pool(peer *p, const char *sql, int n) {
+    ffb_peer *s = p->st;
+    ffb_conn *c = s->conn;
+    s->pool = calloc((size_t)n, sizeof(*s->pool));
+    if (!s->pool)
+        return bench_fail(p, PEER_ERR, "out of memory");
+    ffb_tx *tx;
+    CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        rc = ffb_stmt_new(c, &s->pool[i]);
+        if (rc == 0) {
+            s->npool++;
+            rc = ffb_stmt_prepare(s->pool[i], tx, sql, (size_t)-1);
+        }
+    }
+    if (rc == 0)
+        rc = ffb_tx_commit(tx);
+    ffb_tx_free(tx);
+    return rc < 0 ? conn_fail(p, c, sql) : PEER_OK;
+}
+
 static int ffb_setup(peer *p, int sc, int n) {
     ffb_peer *s = p->st;
-    (void)n;
     if (sc == SC_CONNECT)
         return PEER_OK;
     int rc = open_conn(p, &s->conn);
     if (rc != PEER_OK)
         return rc;
+    if (sc == SC_SELECT_PIPE || sc == SC_INSERT_PIPE)
+        return prepare_pool(p, sql_for(sc), n);
     if (prepare(p, &s->stmt, sql_for(sc)) != PEER_OK)
         return PEER_ERR;
     if (sc == SC_BLOB_RW && prepare(p, &s->stmt2, SQL_BLOB_SELECT) != PEER_OK)
@@ -284,6 +319,121 @@ static int run_insert_rows(peer *p, int n) {
     return PEER_OK;
 }
 
+/* State of a pipelined run, seen by the result callbacks. Results come in
+   queue order, so the k-th callback answers the k-th execution. */
+typedef struct pipe_run {
+    peer *p;
+    int done; /* callbacks so far */
+    int failed;
+} pipe_run;
+
+static void pipe_fail(pipe_run *r, const char *what, const ffb_result *res) {
+    if (r->failed++)
+        return; /* keep the first error */
+    const ffb_error *e = ffb_result_error(res);
+    bench_fail(r->p, PEER_ERR, "execution %d: %s%s%s", r->done, what,
+               e ? ": " : "", e ? ffb_error_message(e) : "");
+}
+
+/* A point select's answer: its rows are buffered in its statement. */
+static void on_point(ffb_conn *c, const ffb_result *res, void *data) {
+    pipe_run *r = data;
+    ffb_peer *s = r->p->st;
+    int k = r->done;
+    (void)c;
+    if (k >= s->npool || ffb_result_stmt(res) != s->pool[k])
+        pipe_fail(r, "answer out of order", res);
+    else if (ffb_result_status(res) != 0)
+        pipe_fail(r, "failed", res);
+    else if (!r->failed &&
+             fetch_point(r->p, s->conn, s->pool[k], bench_point_id(k)) !=
+                 PEER_OK)
+        r->failed++; /* fetch_point wrote p->err */
+    r->done++;
+}
+
+/* All n selects (each with its first fetch) and the commit in one write;
+   the transaction's start rides in front. */
+static int run_select_pipe(peer *p, int n) {
+    ffb_peer *s = p->st;
+    ffb_conn *c = s->conn;
+    pipe_run run = {p, 0, 0};
+    ffb_tx *tx;
+    const ffb_result *res;
+    if (n > s->npool)
+        return bench_fail(p, PEER_ERR, "%d statements for %d selects",
+                          s->npool, n);
+    CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+    for (int i = 0; i < n; i++) {
+        CHECK(p, c, ffb_stmt_bind_int64(s->pool[i], 0, bench_point_id(i)));
+        CHECK(p, c, ffb_stmt_queue_execute(s->pool[i], tx, on_point, &run));
+    }
+    CHECK(p, c, ffb_tx_queue_commit(tx, NULL, NULL));
+    CHECK(p, c, ffb_conn_flush(c));
+    /* The commit is the only result without a callback; the selects'
+       callbacks run while it is waited for. */
+    if (ffb_conn_next_result(c, &res) != 1)
+        return conn_fail(p, c, "next_result");
+    int commit_rc = ffb_result_status(res);
+    if (commit_rc != 0 && !run.failed)
+        bench_fail(p, PEER_ERR, "commit: %s",
+                   ffb_error_message(ffb_result_error(res)));
+    ffb_tx_free(tx);
+    if (run.failed || commit_rc != 0)
+        return PEER_ERR;
+    if (run.done != n)
+        return bench_fail(p, PEER_ERR, "%d of %d answers", run.done, n);
+    return PEER_OK;
+}
+
+/* An insert's answer, with its row count (op_info_sql rides with it). */
+static void on_insert(ffb_conn *c, const ffb_result *res, void *data) {
+    pipe_run *r = data;
+    ffb_peer *s = r->p->st;
+    int k = r->done;
+    (void)c;
+    if (k >= s->npool || ffb_result_stmt(res) != s->pool[k])
+        pipe_fail(r, "answer out of order", res);
+    else if (ffb_result_status(res) != 0)
+        pipe_fail(r, "failed", res);
+    else if (ffb_result_rows_affected(res) != 1 && !r->failed++)
+        bench_fail(r->p, PEER_ERR, "insert %d: %lld rows affected", k,
+                   (long long)ffb_result_rows_affected(res));
+    r->done++;
+}
+
+/* All n inserts and the commit in one write. */
+static int run_insert_pipe(peer *p, int n) {
+    ffb_peer *s = p->st;
+    ffb_conn *c = s->conn;
+    pipe_run run = {p, 0, 0};
+    ffb_tx *tx;
+    const ffb_result *res;
+    if (n > s->npool)
+        return bench_fail(p, PEER_ERR, "%d statements for %d inserts",
+                          s->npool, n);
+    CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+    for (int i = 0; i < n; i++) {
+        if (bind_ins_row(p, s->pool[i], i) != PEER_OK)
+            return PEER_ERR;
+        CHECK(p, c, ffb_stmt_queue_execute(s->pool[i], tx, on_insert, &run));
+    }
+    CHECK(p, c, ffb_tx_queue_commit(tx, NULL, NULL));
+    CHECK(p, c, ffb_conn_flush(c));
+    if (ffb_conn_next_result(c, &res) != 1)
+        return conn_fail(p, c, "next_result");
+    int commit_rc = ffb_result_status(res);
+    if (commit_rc != 0 && !run.failed)
+        bench_fail(p, PEER_ERR, "commit: %s",
+                   ffb_error_message(ffb_result_error(res)));
+    ffb_tx_free(tx);
+    if (run.failed || commit_rc != 0)
+        return PEER_ERR;
+    if (run.done != n)
+        return bench_fail(p, PEER_ERR, "%d of %d answers", run.done, n);
+    return PEER_OK;
+}
+
 /* One batch; the transaction's start rides in front of it and its commit
    in the same write (ffb_batch_options.commit). */
 static int run_insert_batch(peer *p, int n) {
@@ -430,11 +580,17 @@ static int ffb_run(peer *p, int sc, int n, run_result *out) {
     case SC_SELECT_TX:
         rc = run_select_tx(p, n);
         break;
+    case SC_SELECT_PIPE:
+        rc = run_select_pipe(p, n);
+        break;
     case SC_SCAN:
         rc = run_scan(p, n);
         break;
     case SC_INSERT_ROWS:
         rc = run_insert_rows(p, n);
+        break;
+    case SC_INSERT_PIPE:
+        rc = run_insert_pipe(p, n);
         break;
     case SC_INSERT_BATCH:
         rc = run_insert_batch(p, n);
@@ -457,13 +613,19 @@ static int ffb_run(peer *p, int sc, int n, run_result *out) {
 static int ffb_teardown(peer *p, int sc) {
     ffb_peer *s = p->st;
     int rc = PEER_OK;
-    if (s->conn && (sc == SC_INSERT_ROWS || sc == SC_INSERT_BATCH))
+    if (s->conn && (sc == SC_INSERT_ROWS || sc == SC_INSERT_PIPE ||
+                    sc == SC_INSERT_BATCH))
         rc = exec_sql(p, s->conn, SQL_CLEAN_INS);
     if (s->conn && sc == SC_BLOB_RW)
         rc = exec_sql(p, s->conn, SQL_CLEAN_BLOBW);
     ffb_stmt_free(s->stmt);
     ffb_stmt_free(s->stmt2);
     s->stmt = s->stmt2 = NULL;
+    for (int i = 0; i < s->npool; i++)
+        ffb_stmt_free(s->pool[i]);
+    free(s->pool);
+    s->pool = NULL;
+    s->npool = 0;
     if (s->conn) {
         ffb_conn_close(s->conn);
         ffb_conn_free(s->conn);
