@@ -122,12 +122,13 @@ static int prepare(peer *p, ffb_stmt **out, const char *sql) {
 }
 
 /*
- * The pipelined scenarios queue n executions before reading any answer. A
- * statement has one set of row buffers and one row count, and queueing an
- * execution resets them (the rows and counts of an earlier execution still
- * in flight are dropped), so each queued execution gets a statement of its
- * own: n statements with the same text, prepared here, untimed, in one
- * transaction (n + 1 round trips).
+ * The pipelined selects queue n executions before reading any answer. A
+ * statement has one set of row buffers, so a SELECT runs one execution at
+ * a time (queueing it again before its answer is refused): each queued
+ * select gets a statement of its own, n statements with the same text,
+ * prepared here, untimed, in one transaction (n + 1 round trips). The
+ * pipelined inserts need only one statement: each queued DML execution
+ * keeps its own row count.
  */
 static int prepare_pool(peer *p, const char *sql, int n) {
     ffb_peer *s = p->st;
@@ -158,7 +159,7 @@ static int ffb_setup(peer *p, int sc, int n) {
     int rc = open_conn(p, &s->conn);
     if (rc != PEER_OK)
         return rc;
-    if (sc == SC_SELECT_PIPE || sc == SC_INSERT_PIPE)
+    if (sc == SC_SELECT_PIPE)
         return prepare_pool(p, sql_for(sc), n);
     if (prepare(p, &s->stmt, sql_for(sc)) != PEER_OK)
         return PEER_ERR;
@@ -392,8 +393,8 @@ static void on_insert(ffb_conn *c, const ffb_result *res, void *data) {
     ffb_peer *s = r->p->st;
     int k = r->done;
     (void)c;
-    if (k >= s->npool || ffb_result_stmt(res) != s->pool[k])
-        pipe_fail(r, "answer out of order", res);
+    if (ffb_result_stmt(res) != s->stmt || ffb_result_data(res) != r)
+        pipe_fail(r, "answer of another request", res);
     else if (ffb_result_status(res) != 0)
         pipe_fail(r, "failed", res);
     else if (ffb_result_rows_affected(res) != 1 && !r->failed++)
@@ -409,14 +410,11 @@ static int run_insert_pipe(peer *p, int n) {
     pipe_run run = {p, 0, 0};
     ffb_tx *tx;
     const ffb_result *res;
-    if (n > s->npool)
-        return bench_fail(p, PEER_ERR, "%d statements for %d inserts",
-                          s->npool, n);
     CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
     for (int i = 0; i < n; i++) {
-        if (bind_ins_row(p, s->pool[i], i) != PEER_OK)
+        if (bind_ins_row(p, s->stmt, i) != PEER_OK)
             return PEER_ERR;
-        CHECK(p, c, ffb_stmt_queue_execute(s->pool[i], tx, on_insert, &run));
+        CHECK(p, c, ffb_stmt_queue_execute(s->stmt, tx, on_insert, &run));
     }
     CHECK(p, c, ffb_tx_queue_commit(tx, NULL, NULL));
     CHECK(p, c, ffb_conn_flush(c));

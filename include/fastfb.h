@@ -1188,6 +1188,11 @@ enum ffb_op {
  * a SELECT the first rows come in the same write; read them with
  * ffb_stmt_fetch() once the result has arrived). The statement's handle
  * must be known (it is after ffb_stmt_prepare()).
+ * A DML statement (INSERT/UPDATE/DELETE without RETURNING) may be queued
+ * many times before any answer: each result carries its own row count
+ * (ffb_result_rows_affected()). A statement with a result set or output
+ * runs one execution at a time: queueing it again before its result has
+ * arrived fails with FFB_E_STATE (use one statement per execution).
  * Round trips: 0 (queues only).
  * Returns: 0, FFB_E_INVAL, FFB_E_STATE, FFB_E_NOMEM. On failure `cb` is not
  * called.
@@ -1235,7 +1240,8 @@ FFB_API int ffb_result_op(const ffb_result *res);
 FFB_API void *ffb_result_data(const ffb_result *res);
 /** The statement of an FFB_OP_EXECUTE result, else NULL. Since: 0.1 */
 FFB_API ffb_stmt *ffb_result_stmt(const ffb_result *res);
-/** Rows changed by an executed DML statement, -1 if unknown. Since: 0.1 */
+/** Rows changed by this execution of a DML statement, -1 if unknown.
+    Since: 0.1 */
 FFB_API int64_t ffb_result_rows_affected(const ffb_result *res);
 
 /* ---- bring your own I/O (opts.io = FFB_IO_EXTERNAL) --------------------- */

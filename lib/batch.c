@@ -954,7 +954,7 @@ static int wait_sync(ffb_batch *b, ffb__sync *sync) {
    before any message travels (reference 03, C.4.9). */
 static int create_confirmed(ffb_batch *b, ffbp_writer *w) {
     ffb_conn *conn = b->conn;
-    ffb__sync sync = {0, 0, 0, NULL};
+    ffb__sync sync = {0};
     /* Parameter block: version 1, wide tags, 4-byte values (C.4.2); the
        limits only when they differ from the server's defaults, the blob
        policy only when this round carries blobs (as fbclient). */
@@ -1134,7 +1134,7 @@ static int execute_fb4(ffb_batch *b, ffb_tx *tx) {
        stops at the first failing row); with it every part goes in one
        write: the server runs the op_batch_exec of a part before it reads
        the messages of the next. */
-    ffb__sync sync = {0, 0, 0, NULL};
+    ffb__sync sync = {0};
     for (size_t k = 0; k < b->nparts; k++) {
         const bpart *pt = &b->parts[k];
         uint16_t txh;
@@ -1175,7 +1175,7 @@ out:
    messages), one round trip. */
 static int fb3_create_blobs(ffb_batch *b, ffb_tx *tx, ffbp_writer *w) {
     ffb_conn *conn = b->conn;
-    ffb__sync sync = {0, 0, 0, NULL};
+    ffb__sync sync = {0};
     ffb__pending *last = NULL;
     for (size_t i = 0; i < b->nblobs; i++) {
         if (b->blobs[i].row == NO_ROW)
@@ -1254,7 +1254,7 @@ static int execute_fb3(ffb_batch *b, ffb_tx *tx) {
     int exec2 = s->out.n > 0;
     size_t row = 0;
     while (row < b->nrows) {
-        ffb__sync sync = {0, 0, 0, NULL};
+        ffb__sync sync = {0};
         if (row == 0 && used_blobs && (rc = fb3_write_blobs(b, &w, &sync)) < 0)
             goto out;
         uint16_t txh;
@@ -1338,7 +1338,7 @@ int ffb_batch_execute(ffb_batch *b, ffb_tx *tx) {
         if (!b->commit)
             return 0;
         /* Nothing to run, but the transaction ends as asked. */
-        ffb__sync sync = {0, 0, 0, NULL};
+        ffb__sync sync = {0};
         if ((rc = ffb__tx_queue_end(tx, FFBP_OP_COMMIT, &sync)) < 0)
             return rc;
         rc = ffb__wait(conn, &sync.done);

@@ -534,7 +534,7 @@ static int finish_write(ffb_blob *b, int op, uint8_t id_out[8]) {
     ffbp_put_object_op(&w, op, h);
     if ((rc = queue(conn, &w)) < 0)
         return rc;
-    ffb__sync sync = {0, 0, 0, NULL};
+    ffb__sync sync = {0};
     ffb__pending *p = expect(b, op, simple_reply, &sync);
     if (!p)
         return FFB_E_NOMEM;
@@ -792,7 +792,7 @@ int ffb_blob_get_info(ffb_blob *b, ffb_blob_info *out) {
                           sizeof(info_items), 128);
             if ((rc = queue(conn, &w)) < 0)
                 return rc;
-            ffb__sync sync = {0, 0, 0, NULL};
+            ffb__sync sync = {0};
             ffb__pending *p = expect(b, FFBP_OP_INFO_BLOB, info_reply, &sync);
             if (!p)
                 return FFB_E_NOMEM;
@@ -867,7 +867,7 @@ int ffb_blob_seek(ffb_blob *b, int whence, int64_t offset, int64_t *pos_out) {
                        (int32_t)(whence == 2 ? offset : target));
     if ((rc = queue(conn, &w)) < 0)
         return rc;
-    ffb__sync sync = {0, 0, 0, NULL};
+    ffb__sync sync = {0};
     ffb__pending *p = expect(b, FFBP_OP_SEEK_BLOB, simple_reply, &sync);
     if (!p)
         return FFB_E_NOMEM;

@@ -121,6 +121,8 @@ typedef int (*ffb__reply_fn)(ffb_conn *conn, const ffbp_packet *pkt,
 typedef struct ffb__sync {
     int done;
     int rc;
+    int has_rows;       /* rows: this execution's own row count */
+    int64_t rows;
     int own_err;        /* errors go to `err` (allocated on demand), not to
                            conn->err: pipelined results carry their own */
     ffb_error *err;
@@ -134,6 +136,7 @@ typedef struct ffb__pending {
     int deferred;          /* the server holds the answer back (lazy) */
     ffb__sync *sync;       /* may be NULL: nobody waits on it */
     int completes;         /* the last request of the write: sets done */
+    int ends_exec;         /* the last answer of a statement's execution */
     ffb_tx *tx;            /* the transaction the request runs in: when its
                               start failed, the request's error is reported
                               as FFB_E_ABORTED */
@@ -356,6 +359,8 @@ struct ffb_stmt {
     int freed;
     uint32_t gen;        /* bumped when a cursor is closed or re-opened */
     ffb_stmt *next;      /* conn->stmts list */
+    int exec_inflight;   /* a cursor or singleton execution's last answer is
+                            not read yet (its rows would be overwritten) */
 
     int has_handle;      /* the server answered the allocate */
     int alloc_queued;    /* allocate sent, answer not read yet */

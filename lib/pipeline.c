@@ -73,7 +73,9 @@ void ffb__results_poll(ffb_conn *conn) {
         if (!conn->rq_head)
             conn->rq_tail = NULL;
         r->next = NULL;
-        if (r->stmt && r->sync.rc == 0)
+        if (r->sync.has_rows)
+            r->rows = r->sync.rows; /* this execution's own count */
+        else if (r->stmt && r->sync.rc == 0)
             r->rows = ffb_stmt_rows_affected(r->stmt);
         if (r->cb) {
             conn->in_callback = 1;

@@ -219,6 +219,8 @@ static ffb__pending *expect(ffb_conn *conn, int32_t op, ffb__reply_fn fn,
 static int done(ffb__pending *p, int rc) {
     if (p->sync && p->completes)
         p->sync->done = 1;
+    if (p->ends_exec && p->ctx)
+        ((ffb_stmt *)p->ctx)->exec_inflight = 0;
     ffb__stmt_unref(p->ctx);
     return rc;
 }
@@ -863,7 +865,7 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
     stmt->gen++;
     rows_reset(stmt);
 
-    ffb__sync sync = {0, 0, 0, NULL};
+    ffb__sync sync = {0};
     ffbp_writer w;
     uint16_t sh;
     if (!stmt->has_handle && !stmt->alloc_queued) {
@@ -919,7 +921,7 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
                       PREPARE_BUFFER);
         if ((rc = queue(conn, &w, 1)) < 0)
             return rc;
-        ffb__sync s2 = {0, 0, 0, NULL};
+        ffb__sync s2 = {0};
         p = expect(conn, FFBP_OP_INFO_SQL, describe_more_reply, stmt, &s2);
         if (!p)
             return FFB_E_NOMEM;
@@ -1132,16 +1134,34 @@ static int exec2_reply(ffb_conn *conn, const ffbp_packet *pkt,
 }
 
 /* Answer to op_info_sql(isc_info_sql_records). */
+/* Rows inserted + updated + deleted (records[1..3]); -1 when unknown. */
+static int64_t records_total(const int64_t records[4]) {
+    if (records[1] < 0 && records[2] < 0 && records[3] < 0)
+        return -1;
+    int64_t n = 0;
+    for (int i = 1; i < 4; i++)
+        if (records[i] > 0)
+            n += records[i];
+    return n;
+}
+
 static int records_reply(ffb_conn *conn, const ffbp_packet *pkt,
                          ffb__pending *p) {
     ffb_stmt *stmt = p->ctx;
     if (ffb__expect_response(pkt) < 0)
         return done(p, reply_mismatch(conn, pkt, "op_response to op_info_sql"));
     const ffbp_response *r = &pkt->u.response;
-    if (!ffb__status_is_error(&r->status) && p->gen == stmt->gen) {
-        ffbp_sqlinfo d;
-        ffbp_sqlinfo_init(&d, NULL, 0, NULL, 0);
-        if (ffbp_parse_describe(r->data.p, r->data.len, &d) == FFBP_OK)
+    ffbp_sqlinfo d;
+    ffbp_sqlinfo_init(&d, NULL, 0, NULL, 0);
+    if (!ffb__status_is_error(&r->status) &&
+        ffbp_parse_describe(r->data.p, r->data.len, &d) == FFBP_OK) {
+        /* Each queued execution keeps its own count; the statement shows
+           the latest. */
+        if (p->sync) {
+            p->sync->has_rows = 1;
+            p->sync->rows = records_total(d.records);
+        }
+        if (p->gen == stmt->gen)
             memcpy(stmt->records, d.records, sizeof(stmt->records));
     }
     return done(p, 0);
@@ -1197,6 +1217,14 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
     if (tx && tx->conn != conn)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "transaction of another connection");
+    if (stmt->exec_inflight)
+        /* Its rows and counts would be overwritten by the next one. */
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the statement's previous execution has not "
+                              "been answered yet: a statement with a result "
+                              "set or output runs one execution at a time "
+                              "(queue other statements, for example from "
+                              "ffb_conn_prepare())");
     ffbp_writer blr, msg;
     ffbp_writer_init(&blr, conn->alloc);
     ffbp_writer_init(&msg, conn->alloc);
@@ -1248,6 +1276,7 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
         p->off = stmt->scratch_off;
         p->len = stmt->scratch_len;
         p->completes = 1;
+        p->ends_exec = 1;
         stmt->singleton = 1;
     } else {
         p = expect(conn, e.op, exec_reply, stmt, sync);
@@ -1266,10 +1295,13 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
                 stmt->cursor_tx = tx;
             }
             rc = queue_fetches(stmt, 1, stmt->fetch_count, sync);
-            if (rc == 0)
-                conn->fifo[(conn->fifo_head + conn->fifo_len - 1) %
-                           conn->fifo_cap]
-                    .tx = tx;
+            if (rc == 0) {
+                ffb__pending *last =
+                    &conn->fifo[(conn->fifo_head + conn->fifo_len - 1) %
+                                conn->fifo_cap];
+                last->tx = tx;
+                last->ends_exec = 1;
+            }
         } else if (stmt->stmt_type == FFB_STMT_INSERT ||
                    stmt->stmt_type == FFB_STMT_UPDATE ||
                    stmt->stmt_type == FFB_STMT_DELETE) {
@@ -1291,6 +1323,10 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
             p->completes = 1;
         }
     }
+    /* DML may have several executions in flight (each result keeps its
+       own count); a cursor or singleton output may not. */
+    if (rc == 0 && (cursor || e.op == FFBP_OP_EXECUTE2))
+        stmt->exec_inflight = 1;
 out:
     ffbp_writer_free(&blr);
     ffbp_writer_free(&msg);
@@ -1300,7 +1336,7 @@ out:
 static int execute_once(ffb_stmt *stmt, ffb_tx *tx) {
     ffb_conn *conn = stmt->conn;
     ffb__error_clear(&conn->err);
-    ffb__sync sync = {0, 0, 0, NULL};
+    ffb__sync sync = {0};
     int rc = ffb__stmt_queue_execute(stmt, tx, &sync);
     if (rc < 0)
         return rc;
@@ -1482,14 +1518,7 @@ int ffb_stmt_set_inline_blob_size(ffb_stmt *stmt, int bytes) {
 }
 
 int64_t ffb_stmt_rows_affected(const ffb_stmt *stmt) {
-    if (!stmt || (stmt->records[1] < 0 && stmt->records[2] < 0 &&
-                  stmt->records[3] < 0))
-        return -1;
-    int64_t n = 0;
-    for (int i = 1; i < 4; i++)
-        if (stmt->records[i] > 0)
-            n += stmt->records[i];
-    return n;
+    return stmt ? records_total(stmt->records) : -1;
 }
 
 /* ---- accessors ------------------------------------------------------------------------- */
@@ -1599,7 +1628,7 @@ int ffb_stmt_plan(ffb_stmt *stmt, int explain, const char **out) {
     ffbp_put_info(&w, FFBP_OP_INFO_SQL, stmt->handle, 0, items, 2, 65535);
     if ((rc = queue(conn, &w, 1)) < 0)
         return rc;
-    ffb__sync sync = {0, 0, 0, NULL};
+    ffb__sync sync = {0};
     ffb__pending *p = expect(conn, FFBP_OP_INFO_SQL, plan_reply, stmt, &sync);
     if (!p)
         return FFB_E_NOMEM;

@@ -327,7 +327,7 @@ static int end_tx(ffb_tx *tx, int op) {
     if (rc0 < 0)
         return rc0;
     ffb__error_clear(&conn->err);
-    ffb__sync sync = {0, 0, 0, NULL};
+    ffb__sync sync = {0};
     int rc = ffb__tx_queue_end(tx, op, &sync);
     if (rc < 0)
         return rc;

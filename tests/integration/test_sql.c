@@ -394,6 +394,66 @@ static void test_prepare_without_tx(void **state) {
     ffb_conn_free(c);
 }
 
+/* One DML statement queued three times before any answer: each result
+   has its own row count. A SELECT queued again before its result arrived
+   is refused (its rows would be overwritten). */
+static void test_pipeline_same_statement(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = it_active_tx(c);
+    ffb_stmt *u = prepare(c, tx,
+                          "update %s set name = name where id between ? and ?",
+                          t->table);
+    static const int64_t spans[3][2] = {{1, 1}, {10, 11}, {20, 22}};
+    for (int i = 0; i < 3; i++) {
+        OK(c, ffb_stmt_bind_int64(u, 0, spans[i][0]));
+        OK(c, ffb_stmt_bind_int64(u, 1, spans[i][1]));
+        OK(c, ffb_stmt_queue_execute(u, tx, NULL, NULL));
+    }
+    ffb_stmt *q = prepare(c, tx, "select name from %s where id = ?",
+                          t->table);
+    OK(c, ffb_stmt_bind_int64(q, 0, 5));
+    OK(c, ffb_stmt_queue_execute(q, tx, NULL, NULL));
+    OK(c, ffb_stmt_bind_int64(q, 0, 6));
+    assert_int_equal(ffb_stmt_queue_execute(q, tx, NULL, NULL), FFB_E_STATE);
+    assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)),
+                           "one execution at a time"));
+    uint64_t b = it_rts(c);
+    OK(c, ffb_conn_flush(c));
+    const ffb_result *res;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(ffb_conn_next_result(c, &res), 1);
+        assert_int_equal(ffb_result_status(res), 0);
+        assert_int_equal(ffb_result_rows_affected(res), i + 1);
+    }
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_int_equal(ffb_result_status(res), 0);
+    assert_int_equal(ffb_conn_next_result(c, &res), 0);
+    assert_int_equal(it_rts(c) - b, 1); /* 3 x (execute + info) + execute
+                                           + fetch: one write */
+    assert_int_equal(ffb_stmt_rows_affected(u), 3); /* the latest */
+    assert_int_equal(ffb_stmt_fetch(q), 1);
+    const char *p;
+    size_t n;
+    OK(c, ffb_stmt_get_text(q, 0, &p, &n));
+    assert_int_equal(n, 6);
+    assert_memory_equal(p, "name 5", 6);
+    /* Once answered, it can be queued again. */
+    OK(c, ffb_stmt_bind_int64(q, 0, 6));
+    OK(c, ffb_stmt_queue_execute(q, tx, NULL, NULL));
+    OK(c, ffb_conn_flush(c));
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_int_equal(ffb_stmt_fetch(q), 1);
+    OK(c, ffb_stmt_get_text(q, 0, &p, &n));
+    assert_memory_equal(p, "name 6", 6);
+    ffb_stmt_free(q);
+    ffb_stmt_free(u);
+    OK(c, ffb_tx_rollback(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
 static void test_unique_violation(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
@@ -711,6 +771,7 @@ int main(void) {
             T(test_cache_hit),            T(test_budget_fresh_select_spare),
             T(test_describe_continuation), T(test_execute2_singleton),
             T(test_tx_options),           T(test_prepare_without_tx),
+            T(test_pipeline_same_statement),
         };
 #undef T
         void *st = t;
