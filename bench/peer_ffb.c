@@ -353,6 +353,28 @@ static void on_point(ffb_conn *c, const ffb_result *res, void *data) {
     r->done++;
 }
 
+/* Queue the commit behind the n queued executions, send everything in one
+   write and wait for the commit: it is the only result without a callback,
+   and the executions' callbacks run while it is read. */
+static int finish_pipe(peer *p, ffb_conn *c, ffb_tx *tx, pipe_run *run,
+                       int n) {
+    const ffb_result *res;
+    CHECK(p, c, ffb_tx_queue_commit(tx, NULL, NULL));
+    CHECK(p, c, ffb_conn_flush(c));
+    if (ffb_conn_next_result(c, &res) != 1)
+        return conn_fail(p, c, "next_result");
+    int commit_rc = ffb_result_status(res);
+    if (commit_rc != 0 && !run->failed)
+        bench_fail(p, PEER_ERR, "commit: %s",
+                   ffb_error_message(ffb_result_error(res)));
+    ffb_tx_free(tx);
+    if (run->failed || commit_rc != 0)
+        return PEER_ERR;
+    if (run->done != n)
+        return bench_fail(p, PEER_ERR, "%d of %d answers", run->done, n);
+    return PEER_OK;
+}
+
 /* All n selects (each with its first fetch) and the commit in one write;
    the transaction's start rides in front. */
 static int run_select_pipe(peer *p, int n) {
@@ -360,7 +382,6 @@ static int run_select_pipe(peer *p, int n) {
     ffb_conn *c = s->conn;
     pipe_run run = {p, 0, 0};
     ffb_tx *tx;
-    const ffb_result *res;
     if (n > s->npool)
         return bench_fail(p, PEER_ERR, "%d statements for %d selects",
                           s->npool, n);
@@ -369,22 +390,7 @@ static int run_select_pipe(peer *p, int n) {
         CHECK(p, c, ffb_stmt_bind_int64(s->pool[i], 0, bench_point_id(i)));
         CHECK(p, c, ffb_stmt_queue_execute(s->pool[i], tx, on_point, &run));
     }
-    CHECK(p, c, ffb_tx_queue_commit(tx, NULL, NULL));
-    CHECK(p, c, ffb_conn_flush(c));
-    /* The commit is the only result without a callback; the selects'
-       callbacks run while it is waited for. */
-    if (ffb_conn_next_result(c, &res) != 1)
-        return conn_fail(p, c, "next_result");
-    int commit_rc = ffb_result_status(res);
-    if (commit_rc != 0 && !run.failed)
-        bench_fail(p, PEER_ERR, "commit: %s",
-                   ffb_error_message(ffb_result_error(res)));
-    ffb_tx_free(tx);
-    if (run.failed || commit_rc != 0)
-        return PEER_ERR;
-    if (run.done != n)
-        return bench_fail(p, PEER_ERR, "%d of %d answers", run.done, n);
-    return PEER_OK;
+    return finish_pipe(p, c, tx, &run, n);
 }
 
 /* An insert's answer, with its row count (op_info_sql rides with it). */
@@ -409,27 +415,13 @@ static int run_insert_pipe(peer *p, int n) {
     ffb_conn *c = s->conn;
     pipe_run run = {p, 0, 0};
     ffb_tx *tx;
-    const ffb_result *res;
     CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
     for (int i = 0; i < n; i++) {
         if (bind_ins_row(p, s->stmt, i) != PEER_OK)
             return PEER_ERR;
         CHECK(p, c, ffb_stmt_queue_execute(s->stmt, tx, on_insert, &run));
     }
-    CHECK(p, c, ffb_tx_queue_commit(tx, NULL, NULL));
-    CHECK(p, c, ffb_conn_flush(c));
-    if (ffb_conn_next_result(c, &res) != 1)
-        return conn_fail(p, c, "next_result");
-    int commit_rc = ffb_result_status(res);
-    if (commit_rc != 0 && !run.failed)
-        bench_fail(p, PEER_ERR, "commit: %s",
-                   ffb_error_message(ffb_result_error(res)));
-    ffb_tx_free(tx);
-    if (run.failed || commit_rc != 0)
-        return PEER_ERR;
-    if (run.done != n)
-        return bench_fail(p, PEER_ERR, "%d of %d answers", run.done, n);
-    return PEER_OK;
+    return finish_pipe(p, c, tx, &run, n);
 }
 
 /* One batch; the transaction's start rides in front of it and its commit
