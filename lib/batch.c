@@ -163,15 +163,6 @@ static void batch_unref(ffb_batch *b) {
         batch_destroy(b);
 }
 
-static int need_ready(ffb_conn *conn) {
-    if (conn->state == FFB__ST_READY)
-        return 0;
-    return ffb__error_set(&conn->err, FFB_E_STATE,
-                          conn->state == FFB__ST_BROKEN
-                              ? "the connection is broken"
-                              : "the connection is not attached");
-}
-
 /* The statement is still the one the batch was made for. */
 static int check_stmt(ffb_batch *b) {
     ffb_stmt *s = b->stmt;
@@ -281,7 +272,7 @@ int ffb_batch_new(ffb_stmt *stmt, const ffb_batch_options *opts,
     if (opts->detailed_errors < 0)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "detailed_errors must not be negative");
-    int rc = need_ready(conn);
+    int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
     if (stmt->freed || !stmt->prepared || !stmt->has_handle)
@@ -986,6 +977,19 @@ static int create_confirmed(ffb_batch *b, ffbp_writer *w) {
     return rc;
 }
 
+/* The part holding `row`: parts are contiguous row ranges, in order. */
+static size_t part_of_row(const ffb_batch *b, size_t row) {
+    size_t lo = 0, hi = b->nparts;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b->parts[mid].first_row <= row)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Blob indices of each part, in order (counting sort by part). */
 static int blobs_by_part(ffb_batch *b, size_t **order, size_t **start) {
     ffb_conn *conn = b->conn;
@@ -1003,15 +1007,7 @@ static int blobs_by_part(ffb_batch *b, size_t **order, size_t **start) {
     for (size_t i = 0; i < b->nblobs; i++) {
         if (b->blobs[i].row == NO_ROW)
             continue;
-        size_t lo = 0, hi = b->nparts;
-        while (hi - lo > 1) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (b->parts[mid].first_row <= b->blobs[i].row)
-                lo = mid;
-            else
-                hi = mid;
-        }
-        st[lo + 1]++;
+        st[part_of_row(b, b->blobs[i].row) + 1]++;
     }
     for (size_t p = 0; p < b->nparts; p++)
         st[p + 1] += st[p];
@@ -1025,15 +1021,7 @@ static int blobs_by_part(ffb_batch *b, size_t **order, size_t **start) {
     for (size_t i = 0; i < b->nblobs; i++) {
         if (b->blobs[i].row == NO_ROW)
             continue;
-        size_t lo = 0, hi = b->nparts;
-        while (hi - lo > 1) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (b->parts[mid].first_row <= b->blobs[i].row)
-                lo = mid;
-            else
-                hi = mid;
-        }
-        (*order)[fill[lo]++] = i;
+        (*order)[fill[part_of_row(b, b->blobs[i].row)]++] = i;
     }
     ffb__free(conn->alloc, fill);
     return 0;
@@ -1323,7 +1311,7 @@ int ffb_batch_execute(ffb_batch *b, ffb_tx *tx) {
     if (tx->conn != conn)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "transaction of another connection");
-    int rc = need_ready(conn);
+    int rc = ffb__need_ready(conn);
     if (rc == 0)
         rc = check_stmt(b);
     if (rc < 0)

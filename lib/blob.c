@@ -140,13 +140,6 @@ static int blob_error(ffb_blob *b) {
     return ffb__error_set(&conn->err, FFB_E_SERVER, "the blob request failed");
 }
 
-static int need_ready(ffb_conn *conn) {
-    if (conn->state == FFB__ST_READY)
-        return 0;
-    return ffb__error_set(&conn->err, FFB_E_STATE,
-                          "the connection is not attached");
-}
-
 int ffb__pump(ffb_conn *conn) {
     int rc = ffb__need_blocking(conn);
     if (rc < 0)
@@ -314,11 +307,6 @@ static ffb__pending *expect(ffb_blob *b, int32_t op, ffb__reply_fn fn,
     return p;
 }
 
-static int queue(ffb_conn *conn, ffbp_writer *w) {
-    int rc = ffb__engine_queue(conn, w, 1);
-    ffbp_writer_free(w);
-    return rc < 0 ? ffb__engine_fail(conn, rc) : 0;
-}
 
 /* The handle field for the next request: the handle, or 0xFFFF while the
    blob is still the server's last object; else wait for the handle. */
@@ -356,7 +344,7 @@ static int queue_open(ffb_blob *b, int op) {
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_blob_open(&w, op, b->bpb, b->bpb_len, txh,
                        b->writing ? 0 : b->id);
-    if ((rc = queue(conn, &w)) < 0)
+    if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
         return rc;
     if (!expect(b, op, open_reply, NULL))
         return FFB_E_NOMEM;
@@ -388,7 +376,7 @@ static int queue_data(ffb_blob *b) {
     int op = b->stream ? FFBP_OP_PUT_SEGMENT : FFBP_OP_BATCH_SEGMENTS;
     ffbp_put_segment(&w, op, h, (uint16_t)b->wbuf.len, b->wbuf.data,
                      b->wbuf.len);
-    if ((rc = queue(conn, &w)) < 0)
+    if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
         return rc;
     if (!expect(b, op, simple_reply, NULL))
         return FFB_E_NOMEM;
@@ -399,7 +387,7 @@ static int queue_data(ffb_blob *b) {
 static int new_blob(ffb_conn *conn, ffb_tx *tx, int writing, ffb_blob **out) {
     if (!conn || !tx || !out)
         return FFB_E_INVAL;
-    int rc = need_ready(conn);
+    int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
     if (tx->conn != conn)
@@ -511,7 +499,7 @@ int ffb_blob_write(ffb_blob *b, const void *data, size_t len) {
 
 static int finish_write(ffb_blob *b, int op, uint8_t id_out[8]) {
     ffb_conn *conn = b->conn;
-    int rc = need_ready(conn);
+    int rc = ffb__need_ready(conn);
     if (rc == 0)
         rc = ffb__need_blocking(conn);
     if (rc < 0)
@@ -532,7 +520,7 @@ static int finish_write(ffb_blob *b, int op, uint8_t id_out[8]) {
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_object_op(&w, op, h);
-    if ((rc = queue(conn, &w)) < 0)
+    if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
         return rc;
     ffb__sync sync = {0};
     ffb__pending *p = expect(b, op, simple_reply, &sync);
@@ -570,7 +558,7 @@ static void queue_gets(ffb_blob *b, unsigned k, uint16_t h) {
         ffbp_writer w;
         ffbp_writer_init(&w, conn->alloc);
         ffbp_put_segment(&w, FFBP_OP_GET_SEGMENT, h, 65535, NULL, 0);
-        if (queue(conn, &w) < 0)
+        if (ffb__queue_free(conn, &w, 1) < 0)
             return;
         if (!expect(b, FFBP_OP_GET_SEGMENT, get_reply, NULL))
             return;
@@ -636,7 +624,7 @@ int ffb_blob_open(ffb_conn *conn, ffb_tx *tx, const uint8_t id[8],
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_info(&w, FFBP_OP_INFO_BLOB, 0xFFFF, 0, info_items,
                   sizeof(info_items), 128);
-    if ((rc = queue(conn, &w)) < 0 ||
+    if ((rc = ffb__queue_free(conn, &w, 1)) < 0 ||
         !expect(b, FFBP_OP_INFO_BLOB, info_reply, NULL))
         return rc < 0 ? rc : FFB_E_NOMEM;
     b->info_pending = 1;
@@ -725,7 +713,7 @@ int ffb_blob_read(ffb_blob *b, void *buf, size_t size, size_t *got) {
             return blob_error(b);
         if (b->eof && b->gets_inflight == 0)
             return 0;
-        int rc = need_ready(conn);
+        int rc = ffb__need_ready(conn);
         if (rc < 0)
             return rc;
         if (b->gets_inflight == 0 && (rc = refill(b)) < 0)
@@ -754,7 +742,7 @@ int ffb_blob_read_all(ffb_blob *b, const uint8_t **data, size_t *len) {
             return blob_error(b);
         if (b->eof && b->gets_inflight == 0)
             break;
-        int rc = need_ready(conn);
+        int rc = ffb__need_ready(conn);
         if (rc < 0)
             return rc;
         if (b->gets_inflight == 0 && (rc = refill(b)) < 0)
@@ -778,7 +766,7 @@ int ffb_blob_get_info(ffb_blob *b, ffb_blob_info *out) {
     while (!b->have_info) {
         if (b->failed)
             return blob_error(b);
-        int rc = need_ready(conn);
+        int rc = ffb__need_ready(conn);
         if (rc < 0)
             return rc;
         if (!b->info_pending) {
@@ -790,7 +778,7 @@ int ffb_blob_get_info(ffb_blob *b, ffb_blob_info *out) {
             ffbp_writer_init(&w, conn->alloc);
             ffbp_put_info(&w, FFBP_OP_INFO_BLOB, h, 0, info_items,
                           sizeof(info_items), 128);
-            if ((rc = queue(conn, &w)) < 0)
+            if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
                 return rc;
             ffb__sync sync = {0};
             ffb__pending *p = expect(b, FFBP_OP_INFO_BLOB, info_reply, &sync);
@@ -844,7 +832,7 @@ int ffb_blob_seek(ffb_blob *b, int whence, int64_t offset, int64_t *pos_out) {
             *pos_out = target;
         return b->rbuf.failed ? FFB_E_NOMEM : 0;
     }
-    int rc = need_ready(conn);
+    int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
     if (target < INT32_MIN || target > INT32_MAX || offset < INT32_MIN ||
@@ -865,7 +853,7 @@ int ffb_blob_seek(ffb_blob *b, int whence, int64_t offset, int64_t *pos_out) {
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_seek_blob(&w, h, whence == 2 ? 2 : 0,
                        (int32_t)(whence == 2 ? offset : target));
-    if ((rc = queue(conn, &w)) < 0)
+    if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
         return rc;
     ffb__sync sync = {0};
     ffb__pending *p = expect(b, FFBP_OP_SEEK_BLOB, simple_reply, &sync);

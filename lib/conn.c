@@ -556,17 +556,6 @@ static int request(ffb_conn *conn, ffbp_writer *w, int32_t op,
     return s->rc;
 }
 
-static int need_ready(ffb_conn *conn) {
-    if (conn->state == FFB__ST_READY)
-        return 0;
-    if (conn->state == FFB__ST_BROKEN)
-        return ffb__error_set(&conn->err, FFB_E_STATE,
-                              "the connection is broken: %s",
-                              "reconnect with a new ffb_conn");
-    return ffb__error_set(&conn->err, FFB_E_STATE,
-                          "the connection is not attached");
-}
-
 /* Say goodbye: op_disconnect (no answer), then close the socket. */
 static void finish(ffb_conn *conn) {
     if (conn->io_open && conn->state != FFB__ST_BROKEN) {
@@ -614,7 +603,7 @@ int ffb_conn_close(ffb_conn *conn) {
 int ffb_conn_drop_database(ffb_conn *conn) {
     if (!conn)
         return FFB_E_INVAL;
-    int rc = need_ready(conn);
+    int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
     return release_db(conn, FFBP_OP_DROP_DATABASE);
@@ -623,7 +612,7 @@ int ffb_conn_drop_database(ffb_conn *conn) {
 int ffb_conn_ping(ffb_conn *conn) {
     if (!conn)
         return FFB_E_INVAL;
-    int rc = need_ready(conn);
+    int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
     if (conn->protocol < 13)
@@ -644,7 +633,7 @@ int ffb_conn_info_raw(ffb_conn *conn, const uint8_t *items, size_t items_len,
     if (!conn || (!items && items_len) || (!out && out_size) ||
         items_len > 65535 || out_size > 0x7FFFFFFF)
         return FFB_E_INVAL;
-    int rc = need_ready(conn);
+    int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
     ffb__error_clear(&conn->err);

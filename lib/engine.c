@@ -451,6 +451,22 @@ unsigned ffb_conn_wants(const ffb_conn *conn) {
     return w;
 }
 
+int ffb__need_ready(ffb_conn *conn) {
+    if (conn->state == FFB__ST_READY)
+        return 0;
+    return ffb__error_set(&conn->err, FFB_E_STATE,
+                          conn->state == FFB__ST_BROKEN
+                              ? "the connection is broken: reconnect with a "
+                                "new ffb_conn"
+                              : "the connection is not attached");
+}
+
+int ffb__queue_free(ffb_conn *conn, ffbp_writer *w, int expects) {
+    int rc = ffb__engine_queue(conn, w, expects);
+    ffbp_writer_free(w);
+    return rc < 0 ? ffb__engine_fail(conn, rc) : 0;
+}
+
 int ffb__need_blocking(ffb_conn *conn) {
     if (conn->io != FFB_IO_EXTERNAL)
         return 0;

@@ -586,6 +586,11 @@ int ffb__engine_start_compression(ffb_conn *conn);
 
 /* FFB_E_STATE (with a message) when `conn` uses external I/O: blocking
    calls check it before queueing anything. */
+/* 0 when attached; else FFB_E_STATE saying why (broken or not attached). */
+int ffb__need_ready(ffb_conn *conn);
+/* Queue `w` (`expects`: a reply is owed), free it; a failure breaks the
+   connection and is returned. */
+int ffb__queue_free(ffb_conn *conn, ffbp_writer *w, int expects);
 int ffb__need_blocking(ffb_conn *conn);
 /* Blocking: flush and wait until `*done` becomes non-zero. */
 int ffb__wait(ffb_conn *conn, const int *done);

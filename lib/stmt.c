@@ -185,21 +185,6 @@ void ffb__stmts_destroy_all(ffb_conn *conn) {
         stmt_destroy(conn->stmts);
 }
 
-static int need_ready(ffb_conn *conn) {
-    if (conn->state == FFB__ST_READY)
-        return 0;
-    return ffb__error_set(&conn->err, FFB_E_STATE,
-                          conn->state == FFB__ST_BROKEN
-                              ? "the connection is broken"
-                              : "the connection is not attached");
-}
-
-static int queue(ffb_conn *conn, ffbp_writer *w, int expects) {
-    int rc = ffb__engine_queue(conn, w, expects);
-    ffbp_writer_free(w);
-    return rc < 0 ? ffb__engine_fail(conn, rc) : 0;
-}
-
 static ffb__pending *expect(ffb_conn *conn, int32_t op, ffb__reply_fn fn,
                             ffb_stmt *stmt, ffb__sync *sync) {
     ffb__pending *p = ffb__engine_expect(conn, op, fn, stmt);
@@ -259,7 +244,7 @@ static int queue_close(ffb_stmt *stmt) {
 int ffb_stmt_new(ffb_conn *conn, ffb_stmt **out) {
     if (!conn || !out)
         return FFB_E_INVAL;
-    int rc = need_ready(conn);
+    int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
     ffb_stmt *s = ffb__malloc(conn->alloc, sizeof(*s));
@@ -445,18 +430,9 @@ static uint32_t first_incomplete(const ffbp_var *v, uint32_t n) {
     return 0;
 }
 
-/* The describe is complete: keep what we need (the string views point into
-   the receive buffer, so this runs inside the reply handler). */
-static int describe_done(ffb_stmt *stmt) {
-    ffbp_sqlinfo *d = &stmt->desc;
-    stmt->stmt_type = d->stmt_type;
-    stmt->stmt_flags = d->stmt_flags;
-    int rc = build_meta(stmt, &stmt->in, d->in, d->in_count, 1);
-    if (rc == 0)
-        rc = build_meta(stmt, &stmt->out, d->out, d->out_count, 0);
-    desc_free(stmt);
-    if (rc < 0)
-        return rc;
+/* Row scratch arrays and parameter slots for the current formats (the
+   old scratch arrays are dropped; parameters were freed by the caller). */
+static int alloc_buffers(ffb_stmt *stmt) {
     ffb_conn *conn = stmt->conn;
     size_t n = stmt->out.n ? stmt->out.n : 1;
     ffb__free(conn->alloc, stmt->scratch_off);
@@ -472,6 +448,23 @@ static int describe_done(ffb_stmt *stmt) {
     if (!stmt->scratch_off || !stmt->scratch_len ||
         (stmt->in.n && !stmt->params))
         return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+    return 0;
+}
+
+/* The describe is complete: keep what we need (the string views point into
+   the receive buffer, so this runs inside the reply handler). */
+static int describe_done(ffb_stmt *stmt) {
+    ffbp_sqlinfo *d = &stmt->desc;
+    stmt->stmt_type = d->stmt_type;
+    stmt->stmt_flags = d->stmt_flags;
+    int rc = build_meta(stmt, &stmt->in, d->in, d->in_count, 1);
+    if (rc == 0)
+        rc = build_meta(stmt, &stmt->out, d->out, d->out_count, 0);
+    desc_free(stmt);
+    if (rc < 0)
+        return rc;
+    if ((rc = alloc_buffers(stmt)) < 0)
+        return rc;
     /* Message length bound, for the first fetch size (about 1 MiB). */
     size_t msg = 4;
     for (size_t i = 0; i < stmt->out.n; i++)
@@ -618,18 +611,8 @@ int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m) {
     if (ffb__meta_copy(conn, &stmt->in, &m->in) < 0 ||
         ffb__meta_copy(conn, &stmt->out, &m->out) < 0)
         return FFB_E_NOMEM;
-    size_t n = stmt->out.n ? stmt->out.n : 1;
-    stmt->scratch_off = ffb__malloc(conn->alloc, n * sizeof(uint32_t));
-    stmt->scratch_len = ffb__malloc(conn->alloc, n * sizeof(uint32_t));
-    if (stmt->in.n) {
-        stmt->params = ffb__malloc(conn->alloc,
-                                   stmt->in.n * sizeof(*stmt->params));
-        if (stmt->params)
-            memset(stmt->params, 0, stmt->in.n * sizeof(*stmt->params));
-    }
-    if (!stmt->scratch_off || !stmt->scratch_len ||
-        (stmt->in.n && !stmt->params))
-        return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+    if ((rc = alloc_buffers(stmt)) < 0)
+        return rc;
     stmt->stmt_type = m->stmt_type;
     stmt->stmt_flags = m->stmt_flags;
     stmt->fetch_count = m->fetch_count;
@@ -651,7 +634,7 @@ int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m) {
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_prepare(&w, txh, stmt->handle, (uint16_t)conn->dialect, m->sql,
                      m->len, items, ilen, PREPARE_BUFFER, conn->protocol);
-    if ((rc = queue(conn, &w, 1)) < 0)
+    if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
         return rc;
     ffb__pending *p =
         expect(conn, FFBP_OP_PREPARE_STATEMENT, prepare_reply, stmt, NULL);
@@ -808,7 +791,7 @@ int ffb__prepare_tx_check(ffb_conn *conn, ffb_tx *tx) {
 int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
                            size_t len) {
     ffb_conn *conn = stmt->conn;
-    int rc = need_ready(conn);
+    int rc = ffb__need_ready(conn);
     if (rc == 0)
         rc = ffb__need_blocking(conn);
     if (rc < 0)
@@ -871,7 +854,7 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
     if (!stmt->has_handle && !stmt->alloc_queued) {
         ffbp_writer_init(&w, conn->alloc);
         ffbp_put_object_op(&w, FFBP_OP_ALLOCATE_STATEMENT, conn->db_handle);
-        if ((rc = queue(conn, &w, 0)) < 0)
+        if ((rc = ffb__queue_free(conn, &w, 0)) < 0)
             return rc;
         ffb__pending *p =
             expect(conn, FFBP_OP_ALLOCATE_STATEMENT, alloc_reply, stmt, &sync);
@@ -895,7 +878,7 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_prepare(&w, txh, sh, (uint16_t)conn->dialect, sql, len, items,
                      ilen, PREPARE_BUFFER, conn->protocol);
-    if ((rc = queue(conn, &w, 1)) < 0)
+    if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
         return rc;
     ffb__pending *p = expect(conn, FFBP_OP_PREPARE_STATEMENT, prepare_reply,
                              stmt, &sync);
@@ -919,7 +902,7 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
         ffbp_writer_init(&w, conn->alloc);
         ffbp_put_info(&w, FFBP_OP_INFO_SQL, stmt->handle, 0, cont, clen,
                       PREPARE_BUFFER);
-        if ((rc = queue(conn, &w, 1)) < 0)
+        if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
             return rc;
         ffb__sync s2 = {0};
         p = expect(conn, FFBP_OP_INFO_SQL, describe_more_reply, stmt, &s2);
@@ -1178,7 +1161,7 @@ static int queue_fetches(ffb_stmt *stmt, unsigned depth, uint16_t count,
            every time is harmless and keeps the fetches independent. */
         ffbp_put_fetch(&w, stmt->handle, stmt->out.blr, stmt->out.blr_len,
                        count);
-        int rc = queue(conn, &w, 1);
+        int rc = ffb__queue_free(conn, &w, 1);
         if (rc < 0)
             return rc;
         ffb__pending *p =
@@ -1208,7 +1191,7 @@ static int sync_lib_fail(ffb_conn *conn, ffb__sync *sync, int rc) {
 
 int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
     ffb_conn *conn = stmt->conn;
-    int rc = need_ready(conn);
+    int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
     if (!stmt->prepared || stmt->freed || !stmt->has_handle)
@@ -1261,7 +1244,7 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_execute(&w, &e, conn->protocol);
-    if ((rc = queue(conn, &w, 1)) < 0)
+    if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
         goto out;
     ffb__pending *p;
     if (e.op == FFBP_OP_EXECUTE2) {
@@ -1311,7 +1294,7 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
             ffbp_writer_init(&w, conn->alloc);
             ffbp_put_info(&w, FFBP_OP_INFO_SQL, stmt->handle, 0, items,
                           sizeof(items), 64);
-            if ((rc = queue(conn, &w, 1)) < 0)
+            if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
                 goto out;
             p = expect(conn, FFBP_OP_INFO_SQL, records_reply, stmt, sync);
             if (!p) {
@@ -1477,13 +1460,13 @@ int ffb_stmt_fetch(ffb_stmt *stmt) {
             if (stmt->eof || !stmt->cursor_open)
                 return 0;
             if (conn->state != FFB__ST_READY)
-                return need_ready(conn);
+                return ffb__need_ready(conn);
             int rc = refill(stmt);
             if (rc < 0)
                 return rc;
         }
         /* Wait for rows or the end of the fetches in flight. */
-        int rc = need_ready(conn);
+        int rc = ffb__need_ready(conn);
         if (rc == 0 && conn->io == FFB_IO_EXTERNAL)
             return FFB_E_AGAIN; /* feed the answers, then fetch again */
         if (rc < 0)
@@ -1612,7 +1595,7 @@ int ffb_stmt_plan(ffb_stmt *stmt, int explain, const char **out) {
     if (!stmt || !out)
         return FFB_E_INVAL;
     ffb_conn *conn = stmt->conn;
-    int rc = need_ready(conn);
+    int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
     if (!stmt->prepared)
@@ -1626,7 +1609,7 @@ int ffb_stmt_plan(ffb_stmt *stmt, int explain, const char **out) {
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_info(&w, FFBP_OP_INFO_SQL, stmt->handle, 0, items, 2, 65535);
-    if ((rc = queue(conn, &w, 1)) < 0)
+    if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
         return rc;
     ffb__sync sync = {0};
     ffb__pending *p = expect(conn, FFBP_OP_INFO_SQL, plan_reply, stmt, &sync);
@@ -1651,7 +1634,7 @@ int ffb_conn_execute_immediate(ffb_conn *conn, ffb_tx *tx, const char *sql,
                                size_t len) {
     if (!conn || !sql)
         return FFB_E_INVAL;
-    int rc = need_ready(conn);
+    int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
     if (len == (size_t)-1)
@@ -1669,7 +1652,7 @@ int ffb_conn_execute_immediate(ffb_conn *conn, ffb_tx *tx, const char *sql,
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_exec_immediate(&w, txh, (uint16_t)conn->dialect, sql, len,
                             conn->protocol);
-    if ((rc = queue(conn, &w, 1)) < 0)
+    if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
         return rc;
     ffb__simple s = {0};
     if (!ffb__engine_expect(conn, FFBP_OP_EXEC_IMMEDIATE, ffb__simple_reply,
