@@ -1,0 +1,121 @@
+/*
+ * A scripted server for the engine and hostile-server tests: what a
+ * Firebird server (or a man in the middle) sends, encoded by the test, fed
+ * to a connection through the library's test transport so the blocking API
+ * runs unchanged.
+ *
+ * Each transport read feeds the next queued chunk; with nothing queued, the
+ * optional generator is asked for more (endless or growing answers), and
+ * failing that the server "closes the connection" (EOF), so a test can never
+ * hang on a missing answer. Every byte the client writes is kept.
+ */
+#ifndef FFB_TEST_HOSTILE_H
+#define FFB_TEST_HOSTILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/internal.h"
+
+/* ---- server packet encoders -------------------------------------------- */
+
+/* op_response, success. */
+void srv_response(ffbp_writer *w, uint16_t object, uint64_t blob_id,
+                  const void *data, size_t len);
+/* op_response carrying an error status: isc_arg_gds `gds`. */
+void srv_error(ffbp_writer *w, uint32_t gds);
+/* op_fetch_response: status (0 more, 100 end), count 0/1 and a message. */
+void srv_fetch(ffbp_writer *w, int32_t status, uint16_t count,
+               const void *msg, size_t len);
+/* op_sql_response with count 0/1 and a message. */
+void srv_sql_response(ffbp_writer *w, uint16_t count, const void *msg,
+                      size_t len);
+/* op_inline_blob (protocol 19). */
+void srv_inline_blob(ffbp_writer *w, uint16_t tx, uint64_t id,
+                     const void *info, size_t info_len, const void *data,
+                     size_t data_len);
+/* op_accept / op_accept_data / op_cond_accept for `protocol` (13..19),
+   generic architecture, lazy packets; auth fields only for the latter two. */
+void srv_accept(ffbp_writer *w, int32_t op, int protocol, const char *plugin,
+                const void *data, size_t data_len, int authenticated,
+                const void *keys, size_t keys_len);
+/* op_cont_auth. */
+void srv_cont_auth(ffbp_writer *w, const void *data, size_t data_len,
+                   const char *plugin, const void *keys, size_t keys_len);
+
+/* One described variable. */
+typedef struct srv_var {
+    int sqltype; /* FFBP_SQL_* (without the nullable bit) */
+    int subtype, scale, length;
+    int nullable;
+    const char *name;
+} srv_var;
+
+/* A statement info answer: statement type, the select (output) and bind
+   (input) sides with describe_vars `out_count` / `in_count` (which may
+   differ from the number of variables given, for hostile describes), each
+   variable ended by describe_end, then isc_info_end. `truncate_at`: the
+   1-based output variable at which isc_info_truncated ends the answer (0:
+   complete). `first_out`: the sqlda_seq of the first output variable
+   written (1 normally; a continuation starts further on). Returns the
+   length written to buf. */
+size_t srv_describe(uint8_t *buf, size_t cap, int stmt_type,
+                    uint32_t out_count, const srv_var *out, size_t nout,
+                    uint32_t first_out, uint32_t in_count, const srv_var *in,
+                    size_t nin, uint32_t truncate_at);
+
+/* ---- the scripted transport -------------------------------------------- */
+
+typedef struct hostile hostile;
+
+/* Asked for more server bytes when the queue is empty; append to `w` and
+   return 1, or return 0 for EOF. `n` counts the calls. */
+typedef int (*hostile_gen)(hostile *h, ffbp_writer *w, size_t n);
+
+struct hostile {
+    uint8_t **chunk;
+    size_t *chunk_len;
+    size_t nchunks, cap, next;
+    size_t feed_piece;   /* feed each chunk in pieces of this size (0 = whole) */
+    hostile_gen gen;
+    void *gen_data;
+    size_t gen_calls;
+    size_t reads;        /* transport reads served */
+    size_t max_reads;    /* a read beyond this fails the test (0 = 100000) */
+    uint8_t *written;    /* everything the client wrote */
+    size_t written_len, written_cap;
+    size_t flushes;      /* transport writes */
+};
+
+void hostile_init(hostile *h);
+void hostile_free(hostile *h);
+/* Queue the writer's bytes as one chunk (one transport read), reset it. */
+void hostile_push(hostile *h, ffbp_writer *w);
+void hostile_push_bytes(hostile *h, const void *p, size_t len);
+/* Chunks still queued. */
+size_t hostile_pending(const hostile *h);
+/* Install the transport on a connection made by the test. */
+void hostile_use(hostile *h, ffb_conn *conn);
+
+/* Options for hostile_attach: a plain connection (no encryption, no
+   compression), external identities fixed. NULL `o` = defaults. */
+void hostile_options(ffb_conn_options *o);
+/* A connection attached over the script: op_accept for `protocol` (flow C,
+   auth data in the DPB), then a successful attach answer. Asserts
+   success; the client writes of the handshake are kept. */
+ffb_conn *hostile_attach(hostile *h, int protocol,
+                         const ffb_conn_options *o);
+
+/* A counting allocator that fails allocation number `fail_at` (1-based,
+   0 = never) and every one after it while `fail_all`. */
+typedef struct fail_alloc {
+    size_t calls;
+    size_t fail_at;
+    int fail_all;
+    size_t live;
+    int failed;          /* an allocation was refused */
+} fail_alloc;
+
+void fail_alloc_install(fail_alloc *fa, ffb_allocator *out);
+
+#endif
