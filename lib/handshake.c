@@ -22,13 +22,34 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "lib/internal.h"
 #include "lib/wirecrypt.h"
 
 #define KEY_TYPE "Symmetric"
 #define MAX_AUTH_ROUNDS 16
 
+/* Secrets of the handshake: wiped as soon as the handshake ends, either
+   way (docs/security.md). */
+static void wipe_secrets(ffb_conn *conn) {
+    OPENSSL_cleanse(&conn->srp, sizeof(conn->srp));
+    conn->srp_active = 0;
+    OPENSSL_cleanse(conn->session_key, sizeof(conn->session_key));
+    OPENSSL_cleanse(conn->hs_dpb_data, sizeof(conn->hs_dpb_data));
+    conn->hs_dpb_data_len = 0;
+    /* Packets that held the proof or the hash. */
+    if (conn->stage.data)
+        OPENSSL_cleanse(conn->stage.data + conn->stage.len,
+                        conn->stage.cap - conn->stage.len);
+    if (conn->out.data)
+        OPENSSL_cleanse(conn->out.data + conn->out.len,
+                        conn->out.cap - conn->out.len);
+    conn->stage.secret = conn->out.secret = 0;
+}
+
 static int fail(ffb_conn *conn, int code) {
+    wipe_secrets(conn);
     conn->hs = FFB__HS_FAILED;
     conn->hs_finished = 1;
     /* Whatever the code, a failed handshake leaves nothing to talk to:
@@ -144,6 +165,8 @@ static int make_ciphers(ffb_conn *conn, const char *plugin,
             *tx = NULL;
         }
     }
+    /* The ciphers hold what they need: the key itself goes now. */
+    OPENSSL_cleanse(conn->session_key, sizeof(conn->session_key));
     if (rc < 0)
         return fail_msg(conn, rc == FFB_E_NOMEM ? FFB_E_NOMEM : FFB_E_CRYPT,
                         "could not set up wire cipher %s (IV of %zu bytes)",
@@ -178,6 +201,7 @@ static int plugin_step(ffb_conn *conn, const uint8_t *data, size_t len,
                 return fail_msg(conn, FFB_E_INVAL, "auth data too long");
             memcpy(out, conn->srp.A_hex, conn->srp.A_hex_len);
             *out_len = conn->srp.A_hex_len;
+            conn->hs_final_sent = 0;
             return 0;
         }
         char proof[160];
@@ -194,18 +218,29 @@ static int plugin_step(ffb_conn *conn, const uint8_t *data, size_t len,
         conn->have_key = 1;
         conn->srp_active = 0;
         memcpy(out, proof, plen);
+        OPENSSL_cleanse(proof, sizeof(proof));
         *out_len = plen;
         *is_proof = 1;
+        conn->hs_final_sent = 1;
         return 0;
     }
     if (strcmp(name, "Legacy_Auth") == 0) {
+        /* Legacy_Auth yields no session key: with encryption required its
+           hash (as good as the password) never leaves the client. */
+        if (conn->wire_crypt == FFB_CRYPT_REQUIRED)
+            return fail_msg(conn, FFB_E_CRYPT,
+                            "wire encryption is required by the client, but "
+                            "the server asks for plugin Legacy_Auth, which "
+                            "produces no session key (nothing was sent)");
         char h[12];
         int rc = ffb__legacy_hash(conn->password, strlen(conn->password), h);
         if (rc < 0)
             return fail_msg(conn, FFB_E_CRYPT,
                             "Legacy_Auth: could not hash the password");
         memcpy(out, h, 11);
+        OPENSSL_cleanse(h, sizeof(h));
         *out_len = 11;
+        conn->hs_final_sent = 1;
         return 0;
     }
     return fail_msg(conn, FFB_E_AUTH,
@@ -265,6 +300,7 @@ static int build_user_id(ffb_conn *conn, ffbp_writer *w, const uint8_t *data,
         part[0] = (uint8_t)seq;
         memcpy(part + 1, data + off, n);
         ffbp_pb_bytes(&pb, FFBP_CNCT_SPECIFIC_DATA, part, n + 1);
+        OPENSSL_cleanse(part, sizeof(part));
         off += n;
     }
     /* On the wire: 0 Disabled, 1 Enabled, 2 Required. */
@@ -285,6 +321,7 @@ static int build_user_id(ffb_conn *conn, ffbp_writer *w, const uint8_t *data,
 static int send_attach(ffb_conn *conn) {
     ffbp_writer dpbw, w;
     ffbp_writer_init(&dpbw, conn->alloc);
+    dpbw.secret = 1;
     int big = conn->hs_dpb_auth && conn->hs_dpb_data_len > 255;
     ffbp_pb pb;
     ffbp_pb_begin(&pb, &dpbw, big ? FFBP_PB_V2 : FFBP_PB_V1);
@@ -325,10 +362,13 @@ static int send_attach(ffb_conn *conn) {
                         "process name) is longer than 255 bytes");
     }
     ffbp_writer_init(&w, conn->alloc);
+    w.secret = 1;
     ffbp_put_attach(&w, conn->hs_create ? FFBP_OP_CREATE : FFBP_OP_ATTACH, 0,
                     conn->database, strlen(conn->database), dpbw.data,
                     dpbw.len);
     ffbp_writer_free(&dpbw);
+    /* The DPB copy of the answer is not needed any more. */
+    OPENSSL_cleanse(conn->hs_dpb_data, sizeof(conn->hs_dpb_data));
     conn->hs = FFB__HS_ATTACH;
     return queue(conn, &w, 1);
 }
@@ -336,6 +376,7 @@ static int send_attach(ffb_conn *conn) {
 static int send_cont_auth(ffb_conn *conn, const uint8_t *data, size_t len) {
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
+    w.secret = 1;
     ffbp_put_cont_auth(&w, data, len, conn->cur_plugin,
                        strlen(conn->cur_plugin), "", 0);
     return queue(conn, &w, 1);
@@ -512,6 +553,7 @@ int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts) {
     conn->hs_dpb_legacy = 0;
     conn->hs_keys_len = 0;
     conn->crypt_pipelined = 0;
+    conn->hs_final_sent = 0;
     conn->crypt_chosen[0] = '\0';
     snprintf(conn->cur_plugin, sizeof(conn->cur_plugin), "%s",
              conn->plugins[0]);
@@ -522,6 +564,9 @@ int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts) {
                         "or longer than 255 bytes)",
                         conn->user);
 
+    /* Packets of the handshake carry the proof or the hash: their buffers
+       are wiped when they move and when the handshake ends. */
+    conn->stage.secret = conn->out.secret = 1;
     uint8_t data[300];
     size_t len = 0;
     int is_proof;
@@ -531,7 +576,9 @@ int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts) {
         return rc;
     ffbp_writer uid, w;
     ffbp_writer_init(&uid, conn->alloc);
+    uid.secret = 1;
     rc = build_user_id(conn, &uid, data, len);
+    OPENSSL_cleanse(data, sizeof(data));
     if (rc < 0) {
         ffbp_writer_free(&uid);
         return rc;
@@ -540,6 +587,7 @@ int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts) {
                       uid.len, conn->min_protocol, FFBP_PROTOCOL_MAX,
                       conn->compress};
     ffbp_writer_init(&w, conn->alloc);
+    w.secret = 1;
     ffbp_put_connect(&w, &c);
     ffbp_writer_free(&uid);
     conn->hs = FFB__HS_ACCEPT;
@@ -547,7 +595,8 @@ int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts) {
     return queue(conn, &w, 1);
 }
 
-static int on_accept(ffb_conn *conn, const ffbp_packet *pkt) {
+static int accept_body(ffb_conn *conn, const ffbp_packet *pkt, uint8_t *out,
+                       size_t out_size) {
     const ffbp_accept *a = &pkt->u.accept;
     unsigned v = a->version;
     int proto = (int)(v & FFBP_PROTOCOL_MASK);
@@ -585,7 +634,6 @@ static int on_accept(ffb_conn *conn, const ffbp_packet *pkt) {
     if (rc < 0)
         return rc;
 
-    uint8_t out[300];
     size_t len = 0;
     int is_proof = 0;
     if (pkt->op == FFBP_OP_ACCEPT && proto < 13) {
@@ -602,13 +650,26 @@ static int on_accept(ffb_conn *conn, const ffbp_packet *pkt) {
                             "Legacy_Auth: could not hash the password");
         snprintf(conn->cur_plugin, sizeof(conn->cur_plugin), "Legacy_Auth");
         memcpy(conn->hs_dpb_data, h, 11);
+        OPENSSL_cleanse(h, sizeof(h));
         conn->hs_dpb_data_len = 11;
         conn->hs_dpb_legacy = 1;
+        conn->hs_final_sent = 1;
         return send_attach(conn);
     }
     if (pkt->op == FFBP_OP_ACCEPT) {
-        /* Flow C: the plugin's first step travels in the DPB. */
-        rc = plugin_step(conn, NULL, 0, 1, out, sizeof(out), &len, &is_proof);
+        /* Flow C: no authentication before the attach, so no key and no
+           op_crypt can ever come: a client that requires encryption stops
+           here, before anything more is sent. */
+        if (conn->wire_crypt == FFB_CRYPT_REQUIRED)
+            return fail_msg(conn, FFB_E_CRYPT,
+                            "wire encryption is required by the client, but "
+                            "the server accepted the connection without an "
+                            "authentication exchange (op_accept, protocol "
+                            "%d), so it cannot be encrypted; nothing was "
+                            "sent",
+                            proto);
+        /* The plugin's first step travels in the DPB. */
+        rc = plugin_step(conn, NULL, 0, 1, out, out_size, &len, &is_proof);
         if (rc < 0)
             return rc;
         memcpy(conn->hs_dpb_data, out, len);
@@ -617,31 +678,30 @@ static int on_accept(ffb_conn *conn, const ffbp_packet *pkt) {
         return send_attach(conn);
     }
     if (pkt->op == FFBP_OP_ACCEPT_DATA) {
-        if (a->authenticated) {
-            if (conn->wire_crypt == FFB_CRYPT_REQUIRED && !conn->have_key)
-                return fail_msg(conn, FFB_E_CRYPT,
-                                "wire encryption is required by the client, "
-                                "but plugin %s completed the login without a "
-                                "session key",
-                                conn->cur_plugin);
+        /* Flow B (the answer in the DPB of op_attach) and an accept that
+           says the login is done both attach without op_crypt: never when
+           the client requires encryption, and nothing is computed or sent
+           for it. */
+        if (conn->wire_crypt == FFB_CRYPT_REQUIRED)
+            return fail_msg(conn, FFB_E_CRYPT,
+                            "wire encryption is required by the client, but "
+                            "the server disabled it (op_accept_data%s); "
+                            "nothing was sent",
+                            a->authenticated ? ", login already complete"
+                                             : "");
+        if (a->authenticated)
             return send_attach(conn);
-        }
-        /* Flow B: the answer goes into the DPB of op_attach. */
-        rc = auth_answer(conn, a->plugin, a->data, out, sizeof(out), &len,
+        rc = auth_answer(conn, a->plugin, a->data, out, out_size, &len,
                          &is_proof);
         if (rc < 0)
             return rc;
         memcpy(conn->hs_dpb_data, out, len);
         conn->hs_dpb_data_len = len;
         conn->hs_dpb_auth = 1;
-        if (conn->wire_crypt == FFB_CRYPT_REQUIRED)
-            return fail_msg(conn, FFB_E_CRYPT,
-                            "wire encryption is required by the client, but "
-                            "the server disabled it (op_accept_data)");
         return send_attach(conn);
     }
     /* op_cond_accept: authenticate now, on the bare connection (flow A). */
-    rc = auth_answer(conn, a->plugin, a->data, out, sizeof(out), &len,
+    rc = auth_answer(conn, a->plugin, a->data, out, out_size, &len,
                      &is_proof);
     if (rc < 0)
         return rc;
@@ -663,8 +723,26 @@ static int on_accept(ffb_conn *conn, const ffbp_packet *pkt) {
     return 0;
 }
 
-static int on_cont_auth(ffb_conn *conn, const ffbp_cont_auth *ca,
-                        int in_attach) {
+static int on_accept(ffb_conn *conn, const ffbp_packet *pkt) {
+    uint8_t out[300];
+    int rc = accept_body(conn, pkt, out, sizeof(out));
+    OPENSSL_cleanse(out, sizeof(out));
+    return rc;
+}
+
+static int cont_auth_body(ffb_conn *conn, const ffbp_cont_auth *ca,
+                          int in_attach, uint8_t *out, size_t out_size) {
+    /* Authentication inside the attach runs on a connection that is not
+       encrypted unless op_crypt went first: with encryption required,
+       nothing is computed or sent for it. */
+    if (in_attach && conn->wire_crypt == FFB_CRYPT_REQUIRED &&
+        !conn->tx_cipher)
+        return fail_msg(conn, FFB_E_CRYPT,
+                        "wire encryption is required by the client, but the "
+                        "server continues authentication (plugin \"%.*s\") "
+                        "on an unencrypted attach; nothing was sent",
+                        (int)ca->name.len,
+                        ca->name.p ? (const char *)ca->name.p : "");
     int rc = add_keys(conn, ca->keys);
     if (rc < 0)
         return rc;
@@ -675,10 +753,9 @@ static int on_cont_auth(ffb_conn *conn, const ffbp_cont_auth *ca,
                         "the password)",
                         conn->user, conn->cur_plugin, (int)ca->name.len,
                         ca->name.p ? (const char *)ca->name.p : "");
-    uint8_t out[300];
     size_t len = 0;
     int is_proof = 0;
-    rc = auth_answer(conn, ca->name, ca->data, out, sizeof(out), &len,
+    rc = auth_answer(conn, ca->name, ca->data, out, out_size, &len,
                      &is_proof);
     if (rc < 0)
         return rc;
@@ -697,6 +774,14 @@ static int on_cont_auth(ffb_conn *conn, const ffbp_cont_auth *ca,
         }
     }
     return 0;
+}
+
+static int on_cont_auth(ffb_conn *conn, const ffbp_cont_auth *ca,
+                        int in_attach) {
+    uint8_t out[300];
+    int rc = cont_auth_body(conn, ca, in_attach, out, sizeof(out));
+    OPENSSL_cleanse(out, sizeof(out));
+    return rc;
 }
 
 static int unexpected(ffb_conn *conn, const ffbp_packet *pkt) {
@@ -756,8 +841,12 @@ int ffb__hs_packet(ffb_conn *conn, const ffbp_packet *pkt) {
             rc = add_keys(conn, pkt->u.response.data);
             if (rc < 0)
                 return rc;
-            snprintf(conn->auth_used, sizeof(conn->auth_used), "%s",
-                     conn->cur_plugin);
+            /* The plugin is reported only when its exchange completed
+               (proof or hash sent); a server that lets the client in
+               earlier did not authenticate it with that plugin. */
+            if (conn->hs_final_sent)
+                snprintf(conn->auth_used, sizeof(conn->auth_used), "%s",
+                         conn->cur_plugin);
             if (conn->crypt_pipelined)
                 return after_auth_pipelined(conn);
             return after_auth(conn);
@@ -787,14 +876,20 @@ int ffb__hs_packet(ffb_conn *conn, const ffbp_packet *pkt) {
                 return server_error(conn, &pkt->u.response,
                                     conn->hs_create ? "create database"
                                                     : "attach");
-            if (!conn->auth_used[0])
+            /* Required means encrypted: checked again where it counts. */
+            if (conn->wire_crypt == FFB_CRYPT_REQUIRED && !conn->tx_cipher)
+                return fail_msg(conn, FFB_E_CRYPT,
+                                "wire encryption is required by the client, "
+                                "but the attach completed on an unencrypted "
+                                "connection; it is not used");
+            if (!conn->auth_used[0] && conn->hs_final_sent)
                 snprintf(conn->auth_used, sizeof(conn->auth_used), "%s",
                          conn->cur_plugin);
             conn->db_handle = pkt->u.response.object;
             conn->hs = FFB__HS_DONE;
             conn->hs_finished = 1;
             conn->state = FFB__ST_READY;
-            memset(&conn->srp, 0, sizeof(conn->srp));
+            wipe_secrets(conn);
             return 0;
         }
         return unexpected(conn, pkt);

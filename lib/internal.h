@@ -232,6 +232,8 @@ struct ffb_conn {
     int hs_finished;      /* DONE or FAILED */
     int hs_dpb_auth;      /* put auth data into the DPB (flow B/C) */
     int hs_dpb_legacy;    /* protocol < 13: isc_dpb_password_enc */
+    int hs_final_sent;    /* the current plugin's last step (proof, hash)
+                             was sent: its success authenticates */
     uint8_t hs_dpb_data[512];
     size_t hs_dpb_data_len;
     uint8_t hs_keys[2048]; /* key lists seen during the handshake */

@@ -105,7 +105,25 @@ void ffbp_writer_init(ffbp_writer *w, const ffb_allocator *alloc) {
     w->alloc = alloc;
 }
 
+/* Called through a volatile pointer so the stores are not optimised away
+   as dead. */
+static void *(*volatile wipe_memset)(void *, int, size_t) = memset;
+
+void ffbp_wipe(void *p, size_t n) {
+    if (p && n)
+        wipe_memset(p, 0, n);
+}
+
+static void w_free(const ffb_allocator *a, void *p) {
+    if (a)
+        a->free(p, a->data);
+    else
+        free(p);
+}
+
 void ffbp_writer_free(ffbp_writer *w) {
+    if (w->data && w->secret)
+        ffbp_wipe(w->data, w->cap);
     if (w->data) {
         if (w->alloc)
             w->alloc->free(w->data, w->alloc->data);
@@ -134,7 +152,18 @@ int ffbp_writer_reserve(ffbp_writer *w, size_t n) {
         }
         cap *= 2;
     }
-    uint8_t *p = w_realloc(w->alloc, w->data, cap);
+    uint8_t *p;
+    if (w->secret && w->data) {
+        /* Move by hand so the old block is wiped before it is freed. */
+        p = w_realloc(w->alloc, NULL, cap);
+        if (p) {
+            memcpy(p, w->data, w->len);
+            ffbp_wipe(w->data, w->cap);
+            w_free(w->alloc, w->data);
+        }
+    } else {
+        p = w_realloc(w->alloc, w->data, cap);
+    }
     if (!p) {
         w->failed = 1;
         return FFB_E_NOMEM;

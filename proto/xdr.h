@@ -71,7 +71,12 @@ typedef struct ffbp_writer {
     size_t cap;
     const ffb_allocator *alloc; /* NULL = libc */
     int failed;                 /* sticky: an allocation failed */
+    int secret;                 /* holds secrets: bytes are wiped when the
+                                   buffer moves or is freed */
 } ffbp_writer;
+
+/* Overwrite n bytes with zeros in a way the compiler keeps. */
+void ffbp_wipe(void *p, size_t n);
 
 void ffbp_writer_init(ffbp_writer *w, const ffb_allocator *alloc);
 void ffbp_writer_free(ffbp_writer *w);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "tests/support/conv.h"
+#include "tests/support/srv.h"
 
 static ffb_conn *start_min(int min_protocol) {
     ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
@@ -232,6 +233,209 @@ static void test_protocol_below_offer(void **state) {
     ffb_conn_free(c);
 }
 
+/* ---- WireCrypt Required (issue 8, defect 1) --------------------------------- */
+
+/* A connection with `plugins` and `level`, op_connect taken. */
+static ffb_conn *start_crypt(const char *plugins, int level) {
+    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
+    o.dsn = "server/3050:db";
+    o.io = FFB_IO_EXTERNAL;
+    o.password = "pw";
+    o.auth_plugins = plugins;
+    o.wire_crypt = level;
+    o.os_user = "u";
+    o.client_host = "h";
+    o.process_name = "p";
+    o.process_id = 1;
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_start(c, 0, NULL), 0);
+    const uint8_t *out;
+    size_t n = ffb_conn_output(c, &out);
+    assert_true(n > 0);
+    assert_int_equal(out[3], 1); /* op_connect */
+    ffb_conn_output_done(c, n);
+    return c;
+}
+
+static void feed_writer(ffb_conn *c, ffbp_writer *w, int expect_rc) {
+    assert_int_equal(ffb_conn_feed(c, w->data, w->len), expect_rc);
+    ffbp_writer_reset(w);
+}
+
+/* Nothing more leaves the client. */
+static void expect_silent(ffb_conn *c) {
+    const uint8_t *out;
+    assert_int_equal(ffb_conn_output(c, &out), 0);
+}
+
+/* SRP server data: salt "AB", B = 0xABCDEF0123 (hex as the server sends). */
+static const uint8_t SRP_DATA[] = {2, 0, 'A', 'B', 10, 0, 'A', 'B', 'C', 'D',
+                                   'E', 'F', '0', '1', '2', '3'};
+
+static void test_required_refuses_plain_accept(void **state) {
+    (void)state;
+    /* A relay answers op_connect with a bare op_accept: no authentication
+       before the attach, so no key and no op_crypt can come. Required
+       stops before the attach (which would carry the first auth step). */
+    ffb_conn *c = start_crypt("Srp256,Srp", FFB_CRYPT_REQUIRED);
+    ffbp_writer w;
+    ffbp_writer_init(&w, NULL);
+    srv_accept(&w, FFBP_OP_ACCEPT, 16, NULL, NULL, 0, 0, NULL, 0);
+    feed_writer(c, &w, FFB_E_CRYPT);
+    expect_silent(c);
+    expect_broken(c, FFB_E_CRYPT, "without an authentication exchange");
+    assert_string_equal(ffb_conn_auth_plugin(c), "");
+    ffbp_writer_free(&w);
+    ffb_conn_free(c);
+}
+
+static void test_enabled_plain_attach_answers_srp(void **state) {
+    (void)state;
+    /* Enabled lets the plain attach go (unencrypted, the user's choice);
+       the server continuing with SRP inside it is answered, and the
+       plugin is reported because the proof went out. */
+    ffb_conn *c = start_crypt("Srp256,Srp", FFB_CRYPT_ENABLED);
+    ffbp_writer w;
+    ffbp_writer_init(&w, NULL);
+    srv_accept(&w, FFBP_OP_ACCEPT, 16, NULL, NULL, 0, 0, NULL, 0);
+    feed_writer(c, &w, 0);
+    const uint8_t *out;
+    size_t n = ffb_conn_output(c, &out);
+    assert_true(n > 4);
+    assert_int_equal(out[3], FFBP_OP_ATTACH);
+    ffb_conn_output_done(c, n);
+    srv_cont_auth(&w, SRP_DATA, sizeof(SRP_DATA), "Srp256", NULL, 0);
+    feed_writer(c, &w, 0);
+    n = ffb_conn_output(c, &out);
+    assert_true(n > 4);
+    assert_int_equal(out[3], FFBP_OP_CONT_AUTH); /* the proof, in clear */
+    ffb_conn_output_done(c, n);
+    srv_response(&w, 1, 0, NULL, 0);
+    feed_writer(c, &w, 0);
+    assert_int_equal(ffb_conn_step(c), 1);
+    assert_string_equal(ffb_conn_auth_plugin(c), "Srp256");
+    assert_string_equal(ffb_conn_wire_crypt(c), "");
+    ffbp_writer_free(&w);
+    ffb_conn_free(c);
+}
+
+static void test_plain_accept_reports_no_plugin(void **state) {
+    (void)state;
+    /* The server lets the client in after the first SRP step (A) alone:
+       Srp256 did not authenticate anything, so it is not reported. */
+    ffb_conn *c = start_crypt("Srp256,Srp", FFB_CRYPT_ENABLED);
+    ffbp_writer w;
+    ffbp_writer_init(&w, NULL);
+    srv_accept(&w, FFBP_OP_ACCEPT, 16, NULL, NULL, 0, 0, NULL, 0);
+    feed_writer(c, &w, 0);
+    const uint8_t *out;
+    ffb_conn_output_done(c, ffb_conn_output(c, &out));
+    srv_response(&w, 1, 0, NULL, 0);
+    feed_writer(c, &w, 0);
+    assert_int_equal(ffb_conn_step(c), 1);
+    assert_string_equal(ffb_conn_auth_plugin(c), "");
+    ffbp_writer_free(&w);
+    ffb_conn_free(c);
+}
+
+/* 1 when the 11 bytes of the Legacy_Auth hash of "pw" occur in p. */
+static int has_hash(const uint8_t *p, size_t n) {
+    char h[12];
+    assert_int_equal(ffb__legacy_hash("pw", 2, h), 0);
+    for (size_t i = 0; i + 11 <= n; i++)
+        if (memcmp(p + i, h, 11) == 0)
+            return 1;
+    return 0;
+}
+
+static void test_required_refuses_legacy_before_hash(void **state) {
+    (void)state;
+    /* The server switches to Legacy_Auth: with Required, its hash (as good
+       as the password) is never sent. */
+    ffb_conn *c = start_crypt("Srp256,Legacy_Auth", FFB_CRYPT_REQUIRED);
+    ffbp_writer w;
+    ffbp_writer_init(&w, NULL);
+    srv_accept(&w, FFBP_OP_COND_ACCEPT, 16, "Legacy_Auth", NULL, 0, 0, NULL,
+               0);
+    feed_writer(c, &w, FFB_E_CRYPT);
+    expect_silent(c);
+    expect_broken(c, FFB_E_CRYPT, "Legacy_Auth");
+    ffbp_writer_free(&w);
+    ffb_conn_free(c);
+
+    /* And as the first plugin: refused before op_connect. */
+    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
+    o.dsn = "server/3050:db";
+    o.io = FFB_IO_EXTERNAL;
+    o.password = "pw";
+    o.auth_plugins = "Legacy_Auth";
+    o.wire_crypt = FFB_CRYPT_REQUIRED;
+    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_start(c, 0, NULL), FFB_E_CRYPT);
+    const uint8_t *out;
+    size_t n = ffb_conn_output(c, &out);
+    assert_false(has_hash(out, n));
+    ffb_conn_free(c);
+
+    /* With Enabled the hash does go (the user's choice). */
+    c = start_crypt("Srp256,Legacy_Auth", FFB_CRYPT_ENABLED);
+    ffbp_writer_init(&w, NULL);
+    srv_accept(&w, FFBP_OP_COND_ACCEPT, 16, "Legacy_Auth", NULL, 0, 0, NULL,
+               0);
+    feed_writer(c, &w, 0);
+    n = ffb_conn_output(c, &out);
+    assert_true(has_hash(out, n));
+    ffbp_writer_free(&w);
+    ffb_conn_free(c);
+}
+
+static void test_required_refuses_accept_data(void **state) {
+    (void)state;
+    /* op_accept_data (flow B) means no op_crypt: with Required the proof
+       is not even computed. */
+    for (int authenticated = 0; authenticated <= 1; authenticated++) {
+        ffb_conn *c = start_crypt("Srp256,Srp", FFB_CRYPT_REQUIRED);
+        ffbp_writer w;
+        ffbp_writer_init(&w, NULL);
+        srv_accept(&w, FFBP_OP_ACCEPT_DATA, 16, "Srp256", SRP_DATA,
+                   sizeof(SRP_DATA), authenticated, NULL, 0);
+        feed_writer(c, &w, FFB_E_CRYPT);
+        expect_silent(c);
+        expect_broken(c, FFB_E_CRYPT, "nothing was sent");
+        assert_false(c->have_key);
+        ffbp_writer_free(&w);
+        ffb_conn_free(c);
+    }
+}
+
+static void test_secrets_wiped(void **state) {
+    (void)state;
+    /* After the attach neither the hash kept for the DPB nor the packets
+       that carried it remain in the connection's buffers. */
+    ffb_conn *c = start_crypt("Legacy_Auth", FFB_CRYPT_ENABLED);
+    ffbp_writer w;
+    ffbp_writer_init(&w, NULL);
+    srv_accept(&w, FFBP_OP_ACCEPT_DATA, 16, "Legacy_Auth", NULL, 0, 0, NULL,
+               0);
+    feed_writer(c, &w, 0);
+    const uint8_t *out;
+    size_t n = ffb_conn_output(c, &out);
+    assert_true(has_hash(out, n)); /* flow B: the hash in the DPB */
+    ffb_conn_output_done(c, n);
+    srv_response(&w, 1, 0, NULL, 0);
+    feed_writer(c, &w, 0);
+    assert_int_equal(ffb_conn_step(c), 1);
+    assert_string_equal(ffb_conn_auth_plugin(c), "Legacy_Auth");
+    assert_false(has_hash(c->hs_dpb_data, sizeof(c->hs_dpb_data)));
+    assert_false(has_hash(c->stage.data, c->stage.cap));
+    assert_false(has_hash(c->out.data, c->out.cap));
+    uint8_t zero[20] = {0};
+    assert_memory_equal(c->session_key, zero, sizeof(zero));
+    ffbp_writer_free(&w);
+    ffb_conn_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_truncated_accept_then_eof),
@@ -246,6 +450,12 @@ int main(void) {
         cmocka_unit_test(test_every_truncation_of_accept),
         cmocka_unit_test(test_protocol_12_legacy_login),
         cmocka_unit_test(test_protocol_below_offer),
+        cmocka_unit_test(test_required_refuses_plain_accept),
+        cmocka_unit_test(test_enabled_plain_attach_answers_srp),
+        cmocka_unit_test(test_plain_accept_reports_no_plugin),
+        cmocka_unit_test(test_required_refuses_legacy_before_hash),
+        cmocka_unit_test(test_required_refuses_accept_data),
+        cmocka_unit_test(test_secrets_wiped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
