@@ -9,7 +9,9 @@
  * there: time zone values (they need the zone rules) and blob contents
  * (the server creates the blob).
  */
+#include <locale.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,59 @@ static void be128(uint8_t *p, ffb__i128 v) {
 
 static ffb__i128 rd128(const uint8_t *p) {
     return (ffb__i128)((ffb__u128)rd64(p) << 64 | rd64(p + 8));
+}
+
+/* ---- number text in the "C" locale ------------------------------------- */
+
+/* strtod and the %g conversions follow LC_NUMERIC (a de_DE application
+   would get and be expected to give "2,5"). Number text on the wire and
+   at the API is locale-independent, so both run with a "C" LC_NUMERIC
+   installed for the calling thread only (uselocale), and the thread's
+   previous locale is put back at once. The locale object is made once and
+   kept for the life of the process; threads racing to make it agree on one
+   and free the others. */
+static _Atomic(locale_t) c_numeric_loc;
+
+static locale_t c_numeric(void) {
+    locale_t l = atomic_load_explicit(&c_numeric_loc, memory_order_acquire);
+    if (l != (locale_t)0)
+        return l;
+    locale_t made = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    if (made == (locale_t)0)
+        return (locale_t)0;
+    locale_t expected = (locale_t)0;
+    if (atomic_compare_exchange_strong_explicit(&c_numeric_loc, &expected,
+                                                made, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return made;
+    freelocale(made);
+    return expected;
+}
+
+/* snprintf(buf, size, "%.*g", prec, d) with '.' as decimal point. Returns
+   snprintf's value, or -1 without a "C" locale object (out of memory). */
+static int fmt_g(char *buf, size_t size, int prec, double d) {
+    locale_t c = c_numeric();
+    if (c == (locale_t)0)
+        return -1;
+    locale_t prev = uselocale(c);
+    int n = snprintf(buf, size, "%.*g", prec, d);
+    uselocale(prev);
+    return n;
+}
+
+/* strtod with '.' as decimal point. Without a "C" locale object (out of
+   memory) nothing is read: *end = s, which callers take as "not a number". */
+static double parse_double(const char *s, char **end) {
+    locale_t c = c_numeric();
+    if (c == (locale_t)0) {
+        *end = (char *)s;
+        return 0;
+    }
+    locale_t prev = uselocale(c);
+    double d = strtod(s, end);
+    uselocale(prev);
+    return d;
 }
 
 static const char *type_name(int sqltype) {
@@ -194,7 +249,7 @@ static int value_text(const value *v, char *buf, size_t size, size_t *len) {
         n = ffb__dec_format(v->num, v->scale, buf, size);
         break;
     case V_DOUBLE:
-        n = snprintf(buf, size, "%.17g", v->d);
+        n = fmt_g(buf, size, 17, v->d);
         break;
     case V_BOOL:
         n = snprintf(buf, size, "%s", v->b ? "TRUE" : "FALSE");
@@ -305,7 +360,7 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
             memcpy(buf, v->s, v->len);
             buf[v->len] = '\0';
             char *end;
-            d = strtod(buf, &end);
+            d = parse_double(buf, &end);
             while (*end == ' ')
                 end++;
             if (end == buf || *end)
@@ -336,7 +391,10 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
                     return bind_fail(stmt, idx, "value", "too long");
                 tlen = (size_t)k + (size_t)snprintf(text + k, 8, "E%d", v->scale);
             } else if (v->kind == V_DOUBLE) {
-                tlen = (size_t)snprintf(text, sizeof(text), "%.17g", v->d);
+                int k = fmt_g(text, sizeof(text), 17, v->d);
+                if (k < 0 || (size_t)k >= sizeof(text))
+                    return bind_fail(stmt, idx, "cannot take", "this value");
+                tlen = (size_t)k;
             } else {
                 return bind_fail(stmt, idx, "cannot take",
                                  "this kind of value");
@@ -808,7 +866,15 @@ int ffb_stmt_get_double(const ffb_stmt *stmt, unsigned col, double *out) {
                                           : ffb__dec128_format(p, buf, sizeof(buf));
         if (n <= 0 || (size_t)n >= sizeof(buf))
             return get_fail(stmt, col, "a double");
-        *out = strtod(buf, NULL);
+        /* A signalling NaN reads as a quiet one (strtod knows only NaN). */
+        char *s = buf + (buf[0] == '-');
+        if (s[0] == 's')
+            memmove(s, s + 1, strlen(s));
+        char *end;
+        double d = parse_double(buf, &end);
+        if (end == buf)
+            return get_fail(stmt, col, "a double");
+        *out = d;
         return 0;
     }
     return get_fail(stmt, col, "a double");
@@ -905,7 +971,7 @@ int ffb_stmt_get_text(ffb_stmt *stmt, unsigned col, const char **out,
             uint32_t u = ffb__rd32(p);
             float f;
             memcpy(&f, &u, 4);
-            n = snprintf(b, size, "%.9g", (double)f);
+            n = fmt_g(b, size, 9, (double)f);
             break;
         }
         case FFBP_BLR_DOUBLE:
@@ -915,8 +981,9 @@ int ffb_stmt_get_text(ffb_stmt *stmt, unsigned col, const char **out,
             memcpy(&d, &u, 8);
             /* The shortest form that reads back as the same double. */
             for (int prec = 15; prec <= 17; prec++) {
-                n = snprintf(b, size, "%.*g", prec, d);
-                if (strtod(b, NULL) == d)
+                char *end;
+                n = fmt_g(b, size, prec, d);
+                if (n < 0 || parse_double(b, &end) == d)
                     break;
             }
             break;
