@@ -6,7 +6,6 @@
 #define _DEFAULT_SOURCE
 #define _POSIX_C_SOURCE 200809L
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -23,6 +22,34 @@
 #include <unistd.h>
 
 #include "lib/internal.h"
+
+/* The text of an errno value, thread-safe: strerror_r, which is the XSI
+   one (int, the text in buf) or, with _GNU_SOURCE on glibc, the GNU one
+   (char *, the text in buf or a static string); _Generic takes whichever
+   this libc declares. */
+static const char *xsi_text(int rc, char *buf) {
+    return rc == 0 ? buf : NULL;
+}
+
+static const char *gnu_text(char *text, char *buf) {
+    (void)buf;
+    return text;
+}
+
+#define STRERROR_TEXT(call, buf)                                               \
+    _Generic((call), int: xsi_text, char *: gnu_text)((call), (buf))
+
+static const char *err_text(int e, char *buf, size_t size) {
+    const char *t = STRERROR_TEXT(strerror_r(e, buf, size), buf);
+    if (!t || !t[0]) {
+        snprintf(buf, size, "error %d", e);
+        t = buf;
+    }
+    return t;
+}
+
+/* Room for any strerror text. */
+#define ERR_TEXT_SIZE 256
 
 static int64_t now_ms(void) {
     struct timespec ts;
@@ -114,9 +141,10 @@ int ffb__net_connect(ffb_conn *conn, const char *host, const char *port,
                                   "connecting to %s port %s timed out after "
                                   "%d ms",
                                   host, port, timeout_ms);
+        char eb[ERR_TEXT_SIZE];
         return ffb__error_set(&conn->err, FFB_E_IO,
                               "cannot connect to %s port %s: %s", host, port,
-                              strerror(-fd));
+                              err_text(-fd, eb, sizeof(eb)));
     }
     conn->net.fd = fd;
     return 0;
@@ -143,8 +171,9 @@ static int wait_fd(ffb_conn *conn, short events) {
             conn->state = FFB__ST_BROKEN;
             return FFB_E_TIMEOUT;
         }
+        char eb[ERR_TEXT_SIZE];
         return ffb__error_set(&conn->err, FFB_E_IO, "poll failed: %s",
-                              strerror(errno));
+                              err_text(errno, eb, sizeof(eb)));
     }
 }
 
@@ -158,9 +187,10 @@ static int read_some(ffb_conn *conn) {
         return ffb_conn_feed_eof(conn) < 0 ? conn->err.code : FFB_E_CLOSED;
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
         return 0;
+    char eb[ERR_TEXT_SIZE];
     return ffb__error_set(&conn->err, FFB_E_IO,
                           "reading from the server failed: %s",
-                          strerror(errno));
+                          err_text(errno, eb, sizeof(eb)));
 }
 
 int ffb__net_flush(ffb_conn *conn) {
@@ -190,9 +220,10 @@ int ffb__net_flush(ffb_conn *conn) {
             }
             continue;
         }
+        char eb[ERR_TEXT_SIZE];
         return ffb__error_set(&conn->err, FFB_E_IO,
                               "writing to the server failed: %s",
-                              strerror(errno));
+                              err_text(errno, eb, sizeof(eb)));
     }
     return 0;
 }
@@ -216,9 +247,10 @@ int ffb__net_read(ffb_conn *conn) {
                 return rc;
             continue;
         }
+        char eb[ERR_TEXT_SIZE];
         return ffb__error_set(&conn->err, FFB_E_IO,
                               "reading from the server failed: %s",
-                              strerror(errno));
+                              err_text(errno, eb, sizeof(eb)));
     }
 }
 
@@ -229,21 +261,53 @@ void ffb__net_close(ffb_conn *conn) {
     }
 }
 
+/* The effective user's login name into user (empty when unknown), with
+   getpwuid_r: getpwuid's answer is shared by all threads. The entry's
+   strings go to a stack buffer, or a larger heap one (libc's: no allocator
+   reaches here) when sysconf asks for more or they do not fit (ERANGE),
+   up to 1 MiB. */
+static void login_name(char *user, size_t user_size) {
+    char stack_buf[4096];
+    char *buf = stack_buf, *heap = NULL;
+    size_t size = sizeof(stack_buf);
+    long hint = sysconf(_SC_GETPW_R_SIZE_MAX);
+    struct passwd pwd, *pw = NULL;
+    int rc;
+    user[0] = '\0';
+    if (hint > 0 && (size_t)hint > size && hint <= 1L << 20) {
+        size = (size_t)hint;
+        buf = heap = malloc(size);
+        if (!buf)
+            return;
+    }
+    while ((rc = getpwuid_r(geteuid(), &pwd, buf, size, &pw)) == ERANGE &&
+           size < (size_t)1 << 20) {
+        size *= 2;
+        char *b = realloc(heap, size);
+        if (!b)
+            break;
+        buf = heap = b;
+    }
+    if (rc == 0 && pw && pw->pw_name)
+        snprintf(user, user_size, "%s", pw->pw_name);
+    free(heap);
+}
+
 void ffb__os_identity(char *user, size_t user_size, char *host,
                       size_t host_size, int *pid, char *name,
                       size_t name_size) {
     const char *u = getenv("USER");
-    struct passwd *pw = NULL;
-    if (!u || !*u) {
-        pw = getpwuid(geteuid());
-        u = pw ? pw->pw_name : "";
-    }
-    snprintf(user, user_size, "%s", u);
+    if (u && *u)
+        snprintf(user, user_size, "%s", u);
+    else
+        login_name(user, user_size);
     if (gethostname(host, host_size) != 0)
         host[0] = '\0';
     host[host_size - 1] = '\0';
+    /* ASCII only, whatever LC_CTYPE says: host names are ASCII. */
     for (char *p = host; *p; p++)
-        *p = (char)tolower((unsigned char)*p);
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char)(*p - 'A' + 'a');
     *pid = (int)getpid();
     ssize_t n = readlink("/proc/self/exe", name, name_size - 1);
     name[n > 0 ? (size_t)n : 0] = '\0';
