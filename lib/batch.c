@@ -852,8 +852,13 @@ static int cs_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
 static int row_exec_reply(ffb_conn *conn, const ffbp_packet *pkt,
                           ffb__pending *p) {
     ffb_batch *b = p->ctx;
-    if (pkt->op == FFBP_OP_SQL_RESPONSE && p->op == FFBP_OP_EXECUTE2)
+    if (pkt->op == FFBP_OP_SQL_RESPONSE && p->op == FFBP_OP_EXECUTE2) {
+        if (++p->got > 1) /* one output row, then op_response */
+            return finish(p, ffb__error_set(&conn->err, FFB_E_PROTO,
+                                            "the server sent more than one "
+                                            "op_sql_response to op_execute2"));
         return 1; /* output of EXECUTE PROCEDURE: not kept */
+    }
     if (ffb__expect_response(pkt) < 0)
         return finish(p, reply_mismatch(conn, pkt, "op_response to op_execute"));
     const ffbp_response *r = &pkt->u.response;

@@ -145,6 +145,10 @@ typedef struct ffb__pending {
     const ffbp_item *items;
     size_t nitems;
     uint32_t *off, *len;
+    uint32_t limit;        /* rows the request asked for (op_fetch: its
+                              count; op_execute2: 1): more is a protocol
+                              error */
+    uint32_t got;          /* rows received for it */
 } ffb__pending;
 
 /* ---- the connection ----------------------------------------------------- */
@@ -375,6 +379,12 @@ struct ffb_stmt {
     ffb__param *params;
     ffbp_sqlinfo desc;   /* describe being read (prepare) */
     int describe_incomplete;
+    int desc_started;    /* the first describe answer sized the arrays */
+    int desc_truncated;  /* an answer of this describe was truncated */
+    uint64_t desc_asked; /* last continuation asked: side << 32 | start;
+                            each must ask for more than the one before */
+    uint32_t prep_gen;   /* bumped by each prepare: an older prepare's
+                            answer is dropped */
 
     /* cursor */
     int cursor_open;     /* on the server (until close/commit) */

@@ -29,6 +29,9 @@
 #define FIRST_FETCH_MAX 1000
 #define FETCH_MAX 4096
 #define FETCH_DEPTH_MAX 8
+/* Firebird's limit on columns and on parameters of one statement; a
+   describe announcing more is not from a real server. */
+#define MAX_VARS 32767
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -146,6 +149,9 @@ static void desc_free(ffb_stmt *stmt) {
     ffb__free(stmt->conn->alloc, stmt->desc.in);
     ffb__free(stmt->conn->alloc, stmt->desc.out);
     memset(&stmt->desc, 0, sizeof(stmt->desc));
+    stmt->desc_started = 0;
+    stmt->desc_truncated = 0;
+    stmt->desc_asked = 0;
 }
 
 static void stmt_destroy(ffb_stmt *stmt) {
@@ -388,45 +394,131 @@ nomem:
     return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
 }
 
-/* Parse (part of) a describe into stmt->desc; the arrays are sized on the
-   first answer. */
+/* Arrays for one side of the describe, sized by its announced count. */
+static int desc_side_alloc(ffb_stmt *stmt, ffbp_var **vars, size_t *cap,
+                           uint32_t count) {
+    ffb_conn *conn = stmt->conn;
+    *vars = NULL;
+    *cap = 0;
+    if (count == 0)
+        return 0;
+    *vars = ffb__malloc(conn->alloc, count * sizeof(ffbp_var));
+    if (!*vars)
+        return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+    memset(*vars, 0, count * sizeof(ffbp_var));
+    *cap = count;
+    return 0;
+}
+
+static int too_many_vars(ffb_stmt *stmt, uint32_t in, uint32_t out) {
+    return ffb__error_set(&stmt->conn->err, FFB_E_PROTO,
+                          "the server describes %u parameters and %u "
+                          "columns; Firebird allows at most %d of each",
+                          (unsigned)in, (unsigned)out, MAX_VARS);
+}
+
+/*
+ * Parse (part of) a describe into stmt->desc. The first answer sizes the
+ * arrays from the counts it announces (at most MAX_VARS each). A
+ * continuation may announce a side the first answer did not reach (the
+ * arrays for it are made then and the answer parsed again), but never a
+ * different count for a side already announced: that would not match the
+ * arrays, and no real server does it.
+ */
 static int parse_describe(ffb_stmt *stmt, const uint8_t *p, size_t len) {
     ffb_conn *conn = stmt->conn;
     ffbp_sqlinfo *d = &stmt->desc;
-    if (!d->in && !d->out) {
+    if (!stmt->desc_started) {
         ffbp_sqlinfo probe;
         ffbp_sqlinfo_init(&probe, NULL, 0, NULL, 0);
         if (ffbp_parse_describe(p, len, &probe) != FFBP_OK)
             return ffb__error_set(&conn->err, FFB_E_PROTO,
                                   "malformed describe in the answer to "
                                   "op_prepare_statement");
-        ffbp_var *in = NULL, *out = NULL;
-        if (probe.in_count) {
-            in = ffb__malloc(conn->alloc, probe.in_count * sizeof(ffbp_var));
-            if (!in)
-                return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+        if (probe.in_count > MAX_VARS || probe.out_count > MAX_VARS)
+            return too_many_vars(stmt, probe.in_count, probe.out_count);
+        ffbp_var *in, *out;
+        size_t in_cap, out_cap;
+        int rc = desc_side_alloc(stmt, &in, &in_cap, probe.in_count);
+        if (rc == 0)
+            rc = desc_side_alloc(stmt, &out, &out_cap, probe.out_count);
+        if (rc < 0) {
+            ffb__free(conn->alloc, in);
+            return rc;
         }
-        if (probe.out_count) {
-            out = ffb__malloc(conn->alloc, probe.out_count * sizeof(ffbp_var));
-            if (!out) {
-                ffb__free(conn->alloc, in);
-                return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
-            }
-        }
-        ffbp_sqlinfo_init(d, in, probe.in_count, out, probe.out_count);
+        ffbp_sqlinfo_init(d, in, in_cap, out, out_cap);
+        stmt->desc_started = 1;
     }
-    d->truncated = 0;
-    if (ffbp_parse_describe(p, len, d) != FFBP_OK)
-        return ffb__error_set(&conn->err, FFB_E_PROTO,
-                              "malformed describe from the server");
+    int had_in = d->have_in, had_out = d->have_out;
+    uint32_t in_count = d->in_count, out_count = d->out_count;
+    for (int pass = 0; pass < 2; pass++) {
+        if (ffbp_parse_describe(p, len, d) != FFBP_OK)
+            return ffb__error_set(&conn->err, FFB_E_PROTO,
+                                  "malformed describe from the server");
+        if ((had_in && d->in_count != in_count) ||
+            (had_out && d->out_count != out_count))
+            return ffb__error_set(
+                &conn->err, FFB_E_PROTO,
+                "the continued describe announces %u parameters and %u "
+                "columns where the first answer said %u and %u",
+                (unsigned)d->in_count, (unsigned)d->out_count,
+                (unsigned)in_count, (unsigned)out_count);
+        if (d->in_count > MAX_VARS || d->out_count > MAX_VARS)
+            return too_many_vars(stmt, d->in_count, d->out_count);
+        /* A side announced for the first time: arrays, then again. */
+        int grow_in = d->have_in && d->in_count > d->in_cap;
+        int grow_out = d->have_out && d->out_count > d->out_cap;
+        if (!grow_in && !grow_out)
+            break;
+        if (pass == 1)
+            return ffb__error_set(&conn->err, FFB_E_PROTO,
+                                  "inconsistent describe from the server");
+        int rc = 0;
+        if (grow_in) {
+            ffb__free(conn->alloc, d->in);
+            rc = desc_side_alloc(stmt, &d->in, &d->in_cap, d->in_count);
+        }
+        if (rc == 0 && grow_out) {
+            ffb__free(conn->alloc, d->out);
+            rc = desc_side_alloc(stmt, &d->out, &d->out_cap, d->out_count);
+        }
+        if (rc < 0)
+            return rc;
+    }
+    if (d->truncated)
+        stmt->desc_truncated = 1;
     return 0;
 }
 
-/* First incomplete variable (1-based) of a side, 0 if all are complete. */
-static uint32_t first_incomplete(const ffbp_var *v, uint32_t n) {
-    for (uint32_t i = 0; i < n; i++)
-        if (!v[i].complete)
-            return i + 1;
+/*
+ * What the describe still lacks: the side (1 = output) and the 1-based
+ * variable to continue from; 0 when it is complete. A side the answers
+ * never reached (an earlier one was truncated) is asked for from its
+ * first variable.
+ */
+static int describe_next(const ffb_stmt *stmt, int *select, uint32_t *start) {
+    const ffbp_sqlinfo *d = &stmt->desc;
+    uint32_t v;
+    if ((v = ffbp_sqlinfo_incomplete(d, 0)) != 0) {
+        *select = 0;
+        *start = v;
+        return 1;
+    }
+    if (!d->have_in && stmt->desc_truncated) {
+        *select = 0;
+        *start = 1;
+        return 1;
+    }
+    if ((v = ffbp_sqlinfo_incomplete(d, 1)) != 0) {
+        *select = 1;
+        *start = v;
+        return 1;
+    }
+    if (!d->have_out && stmt->desc_truncated) {
+        *select = 1;
+        *start = 1;
+        return 1;
+    }
     return 0;
 }
 
@@ -640,6 +732,7 @@ int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m) {
         expect(conn, FFBP_OP_PREPARE_STATEMENT, prepare_reply, stmt, NULL);
     if (!p)
         return FFB_E_NOMEM;
+    p->gen = ++stmt->prep_gen;
     stmt->prepared = 1;
     return 0;
 }
@@ -694,14 +787,16 @@ static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
         }
         return done(p, 0);
     }
-    if (p->gen != stmt->gen || stmt->freed)
+    /* Only a newer prepare makes this answer stale (executions queued
+       behind a lazy prepare bump `gen`, and must see its describe). */
+    if (p->gen != stmt->prep_gen || stmt->freed)
         return done(p, 0);
     stmt->prepare_flags = r->object;
     int rc = parse_describe(stmt, r->data.p, r->data.len);
     if (rc == 0) {
-        ffbp_sqlinfo *d = &stmt->desc;
-        if (first_incomplete(d->in, d->in_count) ||
-            first_incomplete(d->out, d->out_count))
+        int sel;
+        uint32_t start;
+        if (describe_next(stmt, &sel, &start))
             stmt->describe_incomplete = 1;
         else if (stmt->lazy)
             rc = lazy_done(stmt);
@@ -727,9 +822,9 @@ static int describe_more_reply(ffb_conn *conn, const ffbp_packet *pkt,
     }
     int rc = parse_describe(stmt, r->data.p, r->data.len);
     if (rc == 0) {
-        ffbp_sqlinfo *d = &stmt->desc;
-        if (!first_incomplete(d->in, d->in_count) &&
-            !first_incomplete(d->out, d->out_count)) {
+        int sel;
+        uint32_t start;
+        if (!describe_next(stmt, &sel, &start)) {
             stmt->describe_incomplete = 0;
             rc = describe_done(stmt);
         }
@@ -884,6 +979,7 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
                              stmt, &sync);
     if (!p)
         return FFB_E_NOMEM;
+    p->gen = ++stmt->prep_gen;
     p->completes = 1;
     rc = ffb__wait(conn, &sync.done);
     if (rc < 0)
@@ -891,14 +987,25 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
     if (sync.rc < 0)
         return sync.rc;
 
-    /* A describe too large for one answer: continue one side at a time. */
+    /* A describe too large for one answer: continue one side at a time.
+       Each answer must complete at least one more variable, so a server
+       cannot keep the client asking (at most 2 x MAX_VARS requests). */
     while (stmt->describe_incomplete) {
-        ffbp_sqlinfo *d = &stmt->desc;
-        uint32_t in_first = first_incomplete(d->in, d->in_count);
-        uint32_t out_first = first_incomplete(d->out, d->out_count);
+        int sel;
+        uint32_t start;
+        if (!describe_next(stmt, &sel, &start))
+            break;
+        uint64_t asked = (uint64_t)sel << 32 | start;
+        if (stmt->desc_asked && asked <= stmt->desc_asked)
+            return ffb__engine_fail(
+                conn, ffb__error_set(&conn->err, FFB_E_PROTO,
+                                     "the server's describe continuation "
+                                     "did not advance (still at %s %u)",
+                                     sel ? "column" : "parameter",
+                                     (unsigned)start));
+        stmt->desc_asked = asked;
         uint8_t cont[32];
-        size_t clen = ffbp_describe_continue_items(
-            cont, out_first != 0, out_first ? out_first : in_first);
+        size_t clen = ffbp_describe_continue_items(cont, sel, start);
         ffbp_writer_init(&w, conn->alloc);
         ffbp_put_info(&w, FFBP_OP_INFO_SQL, stmt->handle, 0, cont, clen,
                       PREPARE_BUFFER);
@@ -1065,6 +1172,15 @@ static int fetch_reply(ffb_conn *conn, const ffbp_packet *pkt,
     if (pkt->op == FFBP_OP_FETCH_RESPONSE) {
         const ffbp_fetch_response *f = &pkt->u.fetch;
         if (f->count) {
+            /* The server sends at most the rows asked for, then the
+               terminator: a stream of rows beyond that is not an answer
+               to this fetch (and would grow the buffer without end). */
+            if (++p->got > p->limit)
+                return done(p, ffb__error_set(
+                                   &conn->err, FFB_E_PROTO,
+                                   "the server sent more rows than the %u "
+                                   "asked for by op_fetch",
+                                   (unsigned)p->limit));
             if (current && row_append(stmt, f, p->off, p->len) < 0)
                 return done(p, ffb__error_set(&conn->err, FFB_E_NOMEM,
                                               "out of memory for rows"));
@@ -1100,6 +1216,11 @@ static int exec2_reply(ffb_conn *conn, const ffbp_packet *pkt,
                        ffb__pending *p) {
     ffb_stmt *stmt = p->ctx;
     if (pkt->op == FFBP_OP_SQL_RESPONSE) {
+        /* One output row, then op_response. */
+        if (++p->got > 1)
+            return done(p, ffb__error_set(&conn->err, FFB_E_PROTO,
+                                          "the server sent more than one "
+                                          "op_sql_response to op_execute2"));
         if (pkt->u.fetch.count && p->gen == stmt->gen &&
             row_append(stmt, &pkt->u.fetch, p->off, p->len) < 0)
             return done(p, ffb__error_set(&conn->err, FFB_E_NOMEM,
@@ -1173,6 +1294,7 @@ static int queue_fetches(ffb_stmt *stmt, unsigned depth, uint16_t count,
         p->nitems = stmt->out.n;
         p->off = stmt->scratch_off;
         p->len = stmt->scratch_len;
+        p->limit = count;
         p->completes = i + 1 == depth;
         stmt->fetches_inflight++;
     }

@@ -111,9 +111,261 @@ static void test_scripted_select(void **state) {
     ffb_conn_free(c);
 }
 
+static uint64_t rts(ffb_conn *c) {
+    ffb_stats st;
+    ffb_conn_stats(c, &st, sizeof(st));
+    return st.round_trips;
+}
+
+static const srv_var COLS3[3] = {{FFBP_SQL_LONG, 0, 0, 4, 1, "A"},
+                                 {FFBP_SQL_LONG, 0, 0, 4, 1, "B"},
+                                 {FFBP_SQL_LONG, 0, 0, 4, 1, "C"}};
+
+/* Prepare a statement; the answers are queued by the caller
+   (push_prepare, then the continuations). */
+static int prepare_with(ffb_conn *c, ffb_tx **tx, ffb_stmt **s) {
+    OK(c, ffb_tx_begin(c, tx, NULL));
+    OK(c, ffb_stmt_new(c, s));
+    return ffb_stmt_prepare(*s, *tx, "select a, b, c from t", (size_t)-1);
+}
+
+/* One continuation answer (op_response to op_info_sql). */
+static void push_cont(const uint8_t *d, size_t n) {
+    srv_response(&W, 0, 0, d, n);
+    hostile_push(&H, &W);
+}
+
+/* ---- defect 2: the describe continuation changes the counts ------------- */
+
+static void test_describe_continuation_ok(void **state) {
+    (void)state;
+    /* The honest case: 3 columns, the first answer truncated at the
+       second; the continuation from column 2 completes it. */
+    ffb_conn *c = hostile_attach(&H, 16, NULL);
+    uint8_t d1[512], d2[512];
+    size_t n1 = srv_describe(d1, sizeof(d1), FFB_STMT_SELECT, 3, COLS3, 3, 1,
+                             0, NULL, 0, 2);
+    push_prepare(d1, n1);
+    size_t n2 =
+        srv_describe_side(d2, sizeof(d2), 1, 3, COLS3 + 1, 2, 2, 0);
+    push_cont(d2, n2);
+    uint64_t b = rts(c);
+    ffb_tx *tx;
+    ffb_stmt *s;
+    OK(c, prepare_with(c, &tx, &s));
+    /* prepare; one continuation */
+    assert_int_equal(rts(c) - b, 2);
+    assert_int_equal(ffb_stmt_column_count(s), 3);
+    ffb_column_info ci;
+    OK(c, ffb_stmt_column_info(s, 2, &ci));
+    assert_string_equal(ci.alias, "C");
+    assert_int_equal(hostile_pending(&H), 0);
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
+static void test_describe_continuation_grows(void **state) {
+    (void)state;
+    /* The first answer announces 2 columns (arrays sized for 2), the
+       continuation re-announces 5 and describes 2..5: reading the
+       incomplete flags of 5 from an array of 2 was a heap over-read. */
+    ffb_conn *c = hostile_attach(&H, 16, NULL);
+    srv_var five[5];
+    for (int i = 0; i < 5; i++)
+        five[i] = INT_COL;
+    uint8_t d1[512], d2[1024];
+    size_t n1 = srv_describe(d1, sizeof(d1), FFB_STMT_SELECT, 2, five, 2, 1,
+                             0, NULL, 0, 2);
+    push_prepare(d1, n1);
+    size_t n2 = srv_describe_side(d2, sizeof(d2), 1, 5, five + 1, 4, 2, 0);
+    push_cont(d2, n2);
+    ffb_tx *tx;
+    ffb_stmt *s;
+    assert_int_equal(prepare_with(c, &tx, &s), FFB_E_PROTO);
+    expect_msg(c, "announces 0 parameters and 5 columns where the first "
+                  "answer said 0 and 2");
+    assert_true(ffb_conn_is_broken(c));
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
+static void test_describe_continuation_new_side(void **state) {
+    (void)state;
+    /* The first answer describes no parameters; the continuation of the
+       columns suddenly announces 3 of them (a NULL array before). */
+    ffb_conn *c = hostile_attach(&H, 16, NULL);
+    uint8_t d1[512], d2[1024];
+    size_t n1 = srv_describe(d1, sizeof(d1), FFB_STMT_SELECT, 3, COLS3, 3, 1,
+                             0, NULL, 0, 2);
+    push_prepare(d1, n1);
+    size_t n2 = srv_describe_side(d2, sizeof(d2), 0, 3, COLS3, 3, 1, 0);
+    push_cont(d2, n2);
+    ffb_tx *tx;
+    ffb_stmt *s;
+    assert_int_equal(prepare_with(c, &tx, &s), FFB_E_PROTO);
+    expect_msg(c, "where the first answer said 0 and 3");
+    assert_true(ffb_conn_is_broken(c));
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
+static void test_describe_continuation_stalls(void **state) {
+    (void)state;
+    /* Each continuation answer repeats column 1 and truncates again: the
+       client used to ask forever (5,001 round trips and counting). Now
+       the answer must complete at least one more column. */
+    ffb_conn *c = hostile_attach(&H, 16, NULL);
+    uint8_t d1[512], d2[512];
+    size_t n1 = srv_describe(d1, sizeof(d1), FFB_STMT_SELECT, 3, COLS3, 3, 1,
+                             0, NULL, 0, 2);
+    push_prepare(d1, n1);
+    size_t n2 = srv_describe_side(d2, sizeof(d2), 1, 3, COLS3, 3, 1, 2);
+    for (int i = 0; i < 10; i++)
+        push_cont(d2, n2);
+    uint64_t b = rts(c);
+    ffb_tx *tx;
+    ffb_stmt *s;
+    assert_int_equal(prepare_with(c, &tx, &s), FFB_E_PROTO);
+    expect_msg(c, "did not advance");
+    /* prepare; one continuation that did not advance */
+    assert_int_equal(rts(c) - b, 2);
+    assert_true(ffb_conn_is_broken(c));
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
+static void test_describe_truncated_before_select(void **state) {
+    (void)state;
+    /* The first answer ends (truncated) right after the parameters: the
+       columns were never described, and are asked for from the first. */
+    ffb_conn *c = hostile_attach(&H, 16, NULL);
+    uint8_t d1[512], d2[512];
+    size_t n1 = srv_describe_side(d1, sizeof(d1), 0, 1, &INT_COL, 1, 1, 0);
+    d1[n1 - 1] = FFBP_INFO_TRUNCATED; /* instead of isc_info_end */
+    push_prepare(d1, n1);
+    size_t n2 = srv_describe_side(d2, sizeof(d2), 1, 3, COLS3, 3, 1, 0);
+    push_cont(d2, n2);
+    uint64_t b = rts(c);
+    ffb_tx *tx;
+    ffb_stmt *s;
+    OK(c, prepare_with(c, &tx, &s));
+    assert_int_equal(rts(c) - b, 2); /* prepare; the columns */
+    assert_int_equal(ffb_stmt_column_count(s), 3);
+    assert_int_equal(ffb_stmt_param_count(s), 1);
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
+/* ---- defect 4: describe counts beyond Firebird's limit ------------------ */
+
+static void test_describe_count_too_large(void **state) {
+    (void)state;
+    /* 0x04000001 columns: times sizeof(ffbp_var) this wrapped to 64 bytes
+       on 32-bit size_t (then written past), and asked for gigabytes on
+       64-bit. Firebird has at most 32767 columns or parameters. */
+    static const uint32_t counts[] = {0x04000001u, 32768u, 0x7FFFFFFFu};
+    for (size_t k = 0; k < 3; k++) {
+        hostile_free(&H);
+        hostile_init(&H);
+        fail_alloc fa = {0};
+        ffb_allocator a;
+        fail_alloc_install(&fa, &a);
+        ffb_conn_options o;
+        hostile_options(&o);
+        o.allocator = &a;
+        ffb_conn *c = hostile_attach(&H, 16, &o);
+        uint8_t d1[512];
+        size_t n1 = srv_describe(d1, sizeof(d1), FFB_STMT_SELECT, counts[k],
+                                 &INT_COL, 1, 1, 0, NULL, 0, 0);
+        push_prepare(d1, n1);
+        ffb_tx *tx;
+        ffb_stmt *s;
+        assert_int_equal(prepare_with(c, &tx, &s), FFB_E_PROTO);
+        if (!strstr(ffb_error_message(ffb_conn_error(c)), "at most 32767"))
+            fail_msg("count %x: %s", (unsigned)counts[k],
+                     ffb_error_message(ffb_conn_error(c)));
+        assert_true(ffb_conn_is_broken(c));
+        ffb_stmt_free(s);
+        ffb_tx_free(tx);
+        ffb_conn_free(c);
+        assert_int_equal(fa.live, 0);
+    }
+}
+
+/* ---- defect 5: rows beyond what was asked --------------------------------- */
+
+static int endless_rows(hostile *h, ffbp_writer *w, size_t n) {
+    (void)h;
+    if (n > 100000)
+        return 0; /* the old client would take them all */
+    uint8_t row[8];
+    for (int i = 0; i < 100; i++)
+        srv_fetch(w, 0, 1, row, int_row(row, (int32_t)i));
+    return 1;
+}
+
+static void test_fetch_more_rows_than_asked(void **state) {
+    (void)state;
+    ffb_conn_options o;
+    hostile_options(&o);
+    o.fetch_size = 10;
+    ffb_conn *c = hostile_attach(&H, 16, &o);
+    ffb_tx *tx;
+    ffb_stmt *s = prepare_select(c, &tx);
+    srv_response(&W, 0, 0, NULL, 0); /* execute */
+    hostile_push(&H, &W);
+    H.gen = endless_rows;
+    assert_int_equal(ffb_stmt_execute(s, tx), FFB_E_PROTO);
+    expect_msg(c, "more rows than the 10 asked for");
+    assert_true(ffb_conn_is_broken(c));
+    assert_true(H.gen_calls <= 2);
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
+static void test_execute2_more_than_one_row(void **state) {
+    (void)state;
+    ffb_conn *c = hostile_attach(&H, 16, NULL);
+    uint8_t desc[512];
+    size_t n = srv_describe(desc, sizeof(desc), FFB_STMT_EXEC_PROCEDURE, 1,
+                            &INT_COL, 1, 1, 0, NULL, 0, 0);
+    push_prepare(desc, n);
+    ffb_tx *tx;
+    ffb_stmt *s;
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_stmt_new(c, &s));
+    OK(c, ffb_stmt_prepare(s, tx, "execute procedure p", (size_t)-1));
+    uint8_t row[8];
+    for (int i = 0; i < 5; i++)
+        srv_sql_response(&W, 1, row, int_row(row, i));
+    srv_response(&W, 0, 0, NULL, 0);
+    hostile_push(&H, &W);
+    assert_int_equal(ffb_stmt_execute(s, tx), FFB_E_PROTO);
+    expect_msg(c, "more than one op_sql_response");
+    assert_true(ffb_conn_is_broken(c));
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_scripted_select, setup, teardown),
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+        T(test_describe_continuation_ok),
+        T(test_describe_continuation_grows),
+        T(test_describe_continuation_new_side),
+        T(test_describe_continuation_stalls),
+        T(test_describe_truncated_before_select),
+        T(test_describe_count_too_large),
+        T(test_fetch_more_rows_than_asked),
+        T(test_execute2_more_than_one_row),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

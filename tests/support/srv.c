@@ -137,13 +137,26 @@ size_t srv_describe(uint8_t *buf, size_t cap, int stmt_type,
     ibuf b = {buf, cap, 0};
     if (stmt_type)
         ib_int(&b, FFBP_INFO_SQL_STMT_TYPE, (uint32_t)stmt_type);
-    ib_side(&b, FFBP_INFO_SQL_SELECT, out_count, out, nout,
-            first_out ? first_out : 1, truncate_at);
-    if (truncate_at && truncate_at >= (first_out ? first_out : 1) &&
-        truncate_at < (first_out ? first_out : 1) + nout)
-        return b.len;
+    /* The server answers in the order asked: bind, then select. */
     ib_side(&b, FFBP_INFO_SQL_BIND, in_count, in, nin, 1, 0);
+    uint32_t first = first_out ? first_out : 1;
+    ib_side(&b, FFBP_INFO_SQL_SELECT, out_count, out, nout, first,
+            truncate_at);
+    if (truncate_at && truncate_at >= first && truncate_at < first + nout)
+        return b.len;
     ib_byte(&b, FFBP_INFO_END);
     return b.len;
 }
 
+size_t srv_describe_side(uint8_t *buf, size_t cap, int select, uint32_t count,
+                         const srv_var *vars, size_t n, uint32_t first,
+                         uint32_t truncate_at) {
+    ibuf b = {buf, cap, 0};
+    ib_side(&b, select ? FFBP_INFO_SQL_SELECT : FFBP_INFO_SQL_BIND, count,
+            vars, n, first ? first : 1, truncate_at);
+    uint32_t f = first ? first : 1;
+    if (truncate_at && truncate_at >= f && truncate_at < f + n)
+        return b.len;
+    ib_byte(&b, FFBP_INFO_END);
+    return b.len;
+}

@@ -46,8 +46,8 @@ typedef struct srv_var {
     const char *name;
 } srv_var;
 
-/* A statement info answer: statement type, the select (output) and bind
-   (input) sides with describe_vars `out_count` / `in_count` (which may
+/* A statement info answer: statement type, the bind (input) and select
+   (output) sides, in the order servers answer, with describe_vars `out_count` / `in_count` (which may
    differ from the number of variables given, for hostile describes), each
    variable ended by describe_end, then isc_info_end. `truncate_at`: the
    1-based output variable at which isc_info_truncated ends the answer (0:
@@ -58,5 +58,11 @@ size_t srv_describe(uint8_t *buf, size_t cap, int stmt_type,
                     uint32_t out_count, const srv_var *out, size_t nout,
                     uint32_t first_out, uint32_t in_count, const srv_var *in,
                     size_t nin, uint32_t truncate_at);
+/* One side only (select = 1: output), as the answer to a describe
+   continuation: describe_vars `count`, variables from sqlda_seq `first`,
+   truncated at `truncate_at` (0: complete, then isc_info_end). */
+size_t srv_describe_side(uint8_t *buf, size_t cap, int select, uint32_t count,
+                         const srv_var *vars, size_t n, uint32_t first,
+                         uint32_t truncate_at);
 
 #endif
