@@ -354,6 +354,75 @@ static void test_execute2_more_than_one_row(void **state) {
     ffb_conn_free(c);
 }
 
+/* ---- defect 6: the lazy prepare's describe is checked -------------------- */
+
+static void test_lazy_prepare_describe_checked(void **state) {
+    (void)state;
+    /* With a statement cache of 1, text A leaves the cache (its formats
+       remembered), and preparing A again rides with the execute on a spare
+       handle. The server now describes 3 columns: the client re-runs the
+       statement with the new formats instead of keeping 1 column. */
+    ffb_conn_options o;
+    hostile_options(&o);
+    o.stmt_cache_size = 1;
+    ffb_conn *c = hostile_attach(&H, 16, &o);
+    uint8_t d1[512], d3[512];
+    size_t n1 = srv_describe(d1, sizeof(d1), FFB_STMT_SELECT, 1, &INT_COL, 1,
+                             1, 0, NULL, 0, 0);
+    size_t n3 = srv_describe(d3, sizeof(d3), FFB_STMT_SELECT, 3, COLS3, 3, 1,
+                             0, NULL, 0, 0);
+    ffb_tx *tx;
+    ffb_stmt *a, *b;
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    push_prepare(d1, n1); /* transaction 7, statement 3, describe of A */
+    OK(c, ffb_conn_prepare(c, tx, "select a from t", (size_t)-1, &a));
+    ffb_stmt_free(a);
+    srv_response(&W, 4, 0, NULL, 0); /* statement 4 */
+    srv_response(&W, 0, 0, d1, n1);  /* describe of B */
+    hostile_push(&H, &W);
+    OK(c, ffb_conn_prepare(c, tx, "select b from t", (size_t)-1, &b));
+    ffb_stmt_free(b); /* A left the cache: handle 3 is spare */
+    uint64_t before = rts(c);
+    OK(c, ffb_conn_prepare(c, tx, "select a from t", (size_t)-1, &a));
+    assert_int_equal(rts(c), before); /* lazy: nothing sent yet */
+    assert_int_equal(ffb_stmt_column_count(a), 1);
+    /* free(3) x2, prepare(3) with 3 columns now, free(4), execute, rows
+       in the 1-column format asked for, end. */
+    uint8_t row[16];
+    for (int i = 0; i < 2; i++)
+        srv_response(&W, 0, 0, NULL, 0);
+    srv_response(&W, 0, 0, d3, n3);
+    srv_response(&W, 0, 0, NULL, 0);
+    srv_response(&W, 0, 0, NULL, 0);
+    srv_fetch(&W, 0, 1, row, int_row(row, 1));
+    srv_fetch(&W, 100, 0, NULL, 0);
+    hostile_push(&H, &W);
+    /* The re-run: close, execute, a 3-column row, end. */
+    srv_response(&W, 0, 0, NULL, 0);
+    srv_response(&W, 0, 0, NULL, 0);
+    memset(row, 0, sizeof(row));
+    row[7] = 1;
+    row[11] = 2;
+    row[15] = 3;
+    srv_fetch(&W, 0, 1, row, 16);
+    srv_fetch(&W, 100, 0, NULL, 0);
+    hostile_push(&H, &W);
+    OK(c, ffb_stmt_execute(a, tx));
+    assert_int_equal(ffb_stmt_column_count(a), 3);
+    assert_int_equal(hostile_pending(&H), 0);
+    assert_int_equal(rts(c) - before, 2); /* the lazy run, the re-run */
+    assert_int_equal(ffb_stmt_fetch(a), 1);
+    for (unsigned i = 0; i < 3; i++) {
+        int64_t v;
+        OK(c, ffb_stmt_get_int64(a, i, &v));
+        assert_int_equal(v, i + 1);
+    }
+    assert_int_equal(ffb_stmt_fetch(a), 0);
+    ffb_stmt_free(a);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_scripted_select, setup, teardown),
@@ -366,6 +435,7 @@ int main(void) {
         T(test_describe_count_too_large),
         T(test_fetch_more_rows_than_asked),
         T(test_execute2_more_than_one_row),
+        T(test_lazy_prepare_describe_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
