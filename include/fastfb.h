@@ -271,6 +271,11 @@ typedef struct ffb_conn_options {
     /* Rows asked by the first fetch of a cursor; 0 = about 1 MiB of rows
        (10..1000). Later fetches grow from it. */
     int fetch_size;
+    /* The largest packet accepted from the server, in bytes after
+       decompression: 0 = 64 MiB; at least 64 KiB. A row the describe says
+       is longer is always accepted. A larger packet breaks the connection
+       with FFB_E_PROTO (docs/security.md). */
+    size_t max_packet_size;
 } ffb_conn_options;
 
 /* C99 designated initializer; from C++ use ffb_conn_options_init(). */

@@ -282,6 +282,12 @@ static int apply_options(ffb_conn *c, const ffb_conn_options *o,
         return ffb__error_set(err, FFB_E_INVAL,
                               "fetch_size must be 0..65535");
     c->fetch_size = o->fetch_size;
+    if (o->max_packet_size && o->max_packet_size < 65536)
+        return ffb__error_set(err, FFB_E_INVAL,
+                              "max_packet_size must be 0 (64 MiB) or at "
+                              "least 65536");
+    c->max_packet = o->max_packet_size ? o->max_packet_size
+                                       : (size_t)64 * 1024 * 1024;
     c->cache_size = o->stmt_cache_size == 0 ? 32
                     : o->stmt_cache_size < 0 ? 0
                                              : o->stmt_cache_size;

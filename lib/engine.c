@@ -159,23 +159,34 @@ void ffb_conn_output_done(ffb_conn *conn, size_t len) {
     output_done(conn, len);
 }
 
-/* Transform n bytes from the front of wire_in into `in`. */
+/* Inflated bytes produced per step before the packets are parsed: memory
+   stays bounded by max_packet plus this, whatever the compression ratio. */
+#define INFLATE_STEP (256u * 1024u)
+
+/* Transform up to n bytes from wire_in (at wire_pos) into `in`; with zlib
+   fewer may be used (output budget) - wire_pos tells. */
 static int rx_transform(ffb_conn *conn, size_t n) {
-    uint8_t *p = conn->wire_in.data;
+    uint8_t *p = conn->wire_in.data + conn->wire_pos;
     size_t before = conn->in.len;
-    if (conn->rx_cipher &&
-        ffb__cipher_apply(conn->rx_cipher, p, p, n) < 0)
-        return ffb__error_set(&conn->err, FFB_E_CRYPT,
-                              "wire decryption failed");
+    if (conn->rx_cipher && !conn->rx_done_upto) {
+        /* Decrypt once, in place; inflate may take it in several steps. */
+        if (ffb__cipher_apply(conn->rx_cipher, p, p, n) < 0)
+            return ffb__error_set(&conn->err, FFB_E_CRYPT,
+                                  "wire decryption failed");
+        conn->rx_done_upto = n;
+    }
+    size_t used = n;
     if (conn->z) {
-        int rc = ffb__zstream_inflate(conn->z, p, n, &conn->in.data,
-                                      &conn->in.len, &conn->in.cap);
+        int rc = ffb__zstream_inflate_some(conn->z, p, n, &used, INFLATE_STEP,
+                                           &conn->in.data, &conn->in.len,
+                                           &conn->in.cap);
         if (rc < 0)
             return ffb__error_set(
                 &conn->err, rc == FFB_E_NOMEM ? FFB_E_NOMEM : FFB_E_PROTO,
                 "the server's compressed stream is corrupt (zlib inflate "
                 "failed)");
-        for (size_t i = 0; i < n; i++)
+        conn->z_more = rc == 1;
+        for (size_t i = 0; i < used; i++)
             conn->rx_tail = conn->rx_tail << 8 | p[i];
     } else {
         ffbp_put_raw(&conn->in, p, n);
@@ -184,15 +195,43 @@ static int rx_transform(ffb_conn *conn, size_t n) {
                                   "out of memory for the input buffer");
     }
     conn->stats.bytes_received += conn->in.len - before;
-    ffbp_writer_consume(&conn->wire_in, n);
+    conn->wire_pos += used;
+    conn->rx_done_upto = conn->rx_done_upto > used ? conn->rx_done_upto - used
+                                                   : 0;
     return 0;
 }
 
-static void install_rx(ffb_conn *conn) {
+static int install_rx(ffb_conn *conn) {
     ffb__cipher_free(conn->rx_cipher);
     conn->rx_cipher = conn->rx_next;
     conn->rx_next = NULL;
     conn->rx_bytewise = 0;
+    conn->rx_done_upto = 0;
+    if (!conn->z && conn->in.len > conn->in_pos) {
+        /* Bytes after the packet that carried the key were moved as they
+           came (no cipher ran before): they are the first the new cipher
+           decrypts. */
+        uint8_t *q = conn->in.data + conn->in_pos;
+        if (ffb__cipher_apply(conn->rx_cipher, q, q,
+                              conn->in.len - conn->in_pos) < 0)
+            return ffb__error_set(&conn->err, FFB_E_CRYPT,
+                                  "wire decryption failed");
+    }
+    return 0;
+}
+
+/* With zlib and a cipher switch pending, how many of the `avail` wire
+   bytes to inflate now: up to the end of the next sync-flush marker
+   (00 00 FF FF), where the switch may happen, or all of them. */
+static size_t upto_marker(const ffb_conn *conn, size_t avail) {
+    const uint8_t *p = conn->wire_in.data + conn->wire_pos;
+    uint32_t tail = conn->rx_tail;
+    for (size_t i = 0; i < avail; i++) {
+        tail = tail << 8 | p[i];
+        if (tail == 0x0000FFFFu)
+            return i + 1;
+    }
+    return avail;
 }
 
 static const char *waiting_for(const ffb_conn *conn) {
@@ -272,6 +311,20 @@ static int decode(ffb_conn *conn, ffbp_reader *r, ffbp_packet *pkt) {
                                sizeof(conn->status_args[0]));
 }
 
+/* The longest row the request at the head of the queue can receive, by
+   its describe: such a packet is accepted whatever max_packet says. */
+static size_t row_bound(const ffb_conn *conn) {
+    if (conn->state != FFB__ST_READY || conn->fifo_len == 0)
+        return 0;
+    const ffb__pending *p = &conn->fifo[conn->fifo_head];
+    if (!p->items)
+        return 0;
+    size_t n = 64 + (p->nitems + 7) / 8;
+    for (size_t i = 0; i < p->nitems; i++)
+        n += ffbp_item_wire_size(&p->items[i]) + 8;
+    return n;
+}
+
 /* Parse and dispatch every complete packet in `in`. */
 static int parse_packets(ffb_conn *conn) {
     for (;;) {
@@ -282,9 +335,19 @@ static int parse_packets(ffb_conn *conn) {
                          conn->in.len - conn->in_pos);
         ffbp_packet pkt;
         memset(&pkt, 0, sizeof(pkt));
+        conn->parse_attempts++;
         int rc = decode(conn, &r, &pkt);
-        if (rc == FFBP_INCOMPLETE)
+        if (rc == FFBP_INCOMPLETE) {
+            size_t have = conn->in.len - conn->in_pos;
+            if (have > conn->max_packet && have > row_bound(conn))
+                return ffb__error_set(
+                    &conn->err, FFB_E_PROTO,
+                    "a packet from the server is larger than the %zu bytes "
+                    "accepted (max_packet_size; %s so far, waiting for %s)",
+                    conn->max_packet, ffbp_op_name(pkt.op),
+                    waiting_for(conn));
             break;
+        }
         if (rc != FFBP_OK) {
             if (r.len - r.pos >= 4 && pkt.op != FFBP_OP_RESPONSE &&
                 pkt.op != FFBP_OP_RESPONSE_PIGGYBACK &&
@@ -309,8 +372,8 @@ static int parse_packets(ffb_conn *conn) {
             return rc;
         if (conn->rq_head && conn->rq_head->sync.done)
             ffb__results_poll(conn);
-        if (conn->rx_next && !conn->z)
-            install_rx(conn); /* exactly at the packet boundary */
+        if (conn->rx_next && !conn->z && (rc = install_rx(conn)) < 0)
+            return rc; /* exactly at the packet boundary */
         if (conn->state == FFB__ST_BROKEN)
             return conn->err.code ? conn->err.code : FFB_E_FATAL;
     }
@@ -324,23 +387,36 @@ static int parse_packets(ffb_conn *conn) {
     return 0;
 }
 
+/*
+ * Transform and parse what was received. Each step transforms what is
+ * there (with zlib at most INFLATE_STEP of output), then parses every
+ * complete packet: linear in the bytes received, whatever the chunking,
+ * and an incomplete packet is bounded by max_packet.
+ */
 static int process(ffb_conn *conn) {
     for (;;) {
-        if (conn->wire_in.len) {
-            size_t n = conn->rx_bytewise ? 1 : conn->wire_in.len;
+        size_t avail = conn->wire_in.len - conn->wire_pos;
+        if (avail || conn->z_more) {
+            size_t n = avail;
+            if (conn->rx_bytewise && conn->z)
+                n = upto_marker(conn, avail);
             int rc = rx_transform(conn, n);
             if (rc < 0)
                 return rc;
-            /* With compression the decryptor starts after the sync flush
-               that ended the reply carrying the IV. */
-            if (conn->rx_next && conn->z && conn->rx_tail == 0x0000FFFFu)
-                install_rx(conn);
         }
         int rc = parse_packets(conn);
         if (rc < 0)
             return rc;
-        if (conn->wire_in.len == 0)
+        /* With compression the decryptor starts after the sync flush that
+           ended the reply carrying the IV. */
+        if (conn->rx_next && conn->z && conn->rx_tail == 0x0000FFFFu &&
+            !conn->z_more && (rc = install_rx(conn)) < 0)
+            return rc;
+        if (conn->wire_pos == conn->wire_in.len && !conn->z_more) {
+            conn->wire_in.len = 0;
+            conn->wire_pos = 0;
             return 0;
+        }
     }
 }
 
@@ -389,6 +465,9 @@ void ffb__engine_reset(ffb_conn *conn) {
     ffbp_writer_reset(&conn->stage);
     ffbp_writer_reset(&conn->out);
     ffbp_writer_reset(&conn->wire_in);
+    conn->wire_pos = 0;
+    conn->rx_done_upto = 0;
+    conn->z_more = 0;
     ffbp_writer_reset(&conn->in);
     conn->stage.failed = conn->out.failed = 0;
     conn->wire_in.failed = conn->in.failed = 0;

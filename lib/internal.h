@@ -248,13 +248,20 @@ struct ffb_conn {
     struct ffb__cipher *tx_cipher, *rx_cipher;
     struct ffb__cipher *tx_next;  /* installed after the next flush */
     struct ffb__cipher *rx_next;  /* installed at the next stream boundary */
-    int rx_bytewise;      /* transform one received byte at a time */
+    int rx_bytewise;      /* a receive cipher starts at a boundary not yet
+                             seen: transform no further than it */
     uint32_t rx_tail;     /* last 4 wire bytes given to inflate */
 
     /* Buffers. */
     ffbp_writer stage;    /* plaintext packets not yet flushed */
     ffbp_writer out;      /* wire bytes to write */
-    ffbp_writer wire_in;  /* received, not yet transformed */
+    ffbp_writer wire_in;  /* received, not yet transformed (from wire_pos) */
+    size_t wire_pos;
+    size_t rx_done_upto;  /* bytes at wire_pos already decrypted */
+    int z_more;           /* inflate stopped at its budget: more output */
+    uint64_t parse_attempts; /* packet decodes tried (tests check that
+                                received bytes are handled in linear time) */
+    size_t max_packet;    /* largest packet accepted (max_packet_size) */
     ffbp_writer in;       /* plaintext received, not yet parsed */
     size_t in_pos;
     int stage_expects;    /* stage holds a packet that needs an answer */

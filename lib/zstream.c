@@ -199,10 +199,12 @@ fail:
     return rc;
 }
 
-int ffb__zstream_inflate(ffb__zstream *z, const uint8_t *in, size_t len,
-                         uint8_t **buf, size_t *buf_len, size_t *buf_cap) {
+int ffb__zstream_inflate_some(ffb__zstream *z, const uint8_t *in, size_t len,
+                              size_t *consumed, size_t max_out, uint8_t **buf,
+                              size_t *buf_len, size_t *buf_cap) {
     int rc;
 
+    *consumed = 0;
     if (z == NULL || (in == NULL && len != 0))
         return FFB_E_INVAL;
     rc = check_buf(buf, buf_len, buf_cap);
@@ -211,41 +213,68 @@ int ffb__zstream_inflate(ffb__zstream *z, const uint8_t *in, size_t len,
     if (z->inf_failed)
         return FFB_E_PROTO;
 
-    while (len > 0) {
+    size_t produced = 0;
+    for (;;) {
         uInt chunk = len > UINT_MAX ? UINT_MAX : (uInt)len;
         z->inf.next_in = (Bytef *)(uintptr_t)in;
         z->inf.avail_in = chunk;
-        for (;;) {
-            int ret;
-            size_t before;
-            rc = reserve(z, buf, buf_len, buf_cap, OUT_STEP);
-            if (rc != 0)
-                goto fail;
-            set_out(&z->inf, *buf, *buf_len, *buf_cap);
-            before = z->inf.avail_out;
-            ret = inflate(&z->inf, Z_NO_FLUSH);
-            *buf_len += before - z->inf.avail_out;
-            if (ret == Z_MEM_ERROR) {
-                rc = FFB_E_NOMEM;
-                goto fail;
-            }
-            if (ret == Z_BUF_ERROR && z->inf.avail_in == 0)
-                break; /* all consumed, nothing pending */
-            if (ret != Z_OK) {
-                /* Z_DATA_ERROR, Z_NEED_DICT, Z_STREAM_END (the peer
-                 * finished a stream that must stay open), ... */
-                rc = FFB_E_PROTO;
-                goto fail;
-            }
-            if (z->inf.avail_in == 0 && z->inf.avail_out != 0)
-                break;
+        /* At most one step of output per inflate call, so a small input
+           cannot make one call produce unbounded output. */
+        rc = reserve(z, buf, buf_len, buf_cap, OUT_STEP);
+        if (rc != 0)
+            goto fail;
+        set_out(&z->inf, *buf, *buf_len, *buf_cap);
+        if (z->inf.avail_out > OUT_STEP)
+            z->inf.avail_out = OUT_STEP;
+        uInt before = z->inf.avail_out;
+        int ret = inflate(&z->inf, Z_NO_FLUSH);
+        size_t out = before - z->inf.avail_out;
+        size_t used = chunk - z->inf.avail_in;
+        *buf_len += out;
+        produced += out;
+        in += used;
+        len -= used;
+        *consumed += used;
+        if (ret == Z_MEM_ERROR) {
+            rc = FFB_E_NOMEM;
+            goto fail;
         }
-        in += chunk;
-        len -= chunk;
+        if (ret == Z_BUF_ERROR && used == 0 && out == 0) {
+            if (len == 0)
+                return 0; /* all consumed, nothing pending */
+            rc = FFB_E_PROTO;
+            goto fail;
+        }
+        if (ret != Z_OK && ret != Z_BUF_ERROR) {
+            /* Z_DATA_ERROR, Z_NEED_DICT, Z_STREAM_END (the peer finished
+               a stream that must stay open), ... */
+            rc = FFB_E_PROTO;
+            goto fail;
+        }
+        /* Output space left over: zlib holds nothing back. */
+        if (z->inf.avail_out != 0 && len == 0)
+            return 0;
+        if (produced >= max_out)
+            return 1; /* budget reached: call again (maybe with no input) */
     }
-    return 0;
 
 fail:
     z->inf_failed = 1;
     return rc;
+}
+
+int ffb__zstream_inflate(ffb__zstream *z, const uint8_t *in, size_t len,
+                         uint8_t **buf, size_t *buf_len, size_t *buf_cap) {
+    while (len > 0) {
+        size_t used;
+        int rc = ffb__zstream_inflate_some(z, in, len, &used, SIZE_MAX, buf,
+                                           buf_len, buf_cap);
+        if (rc < 0)
+            return rc;
+        in += used;
+        len -= used;
+        if (rc == 0)
+            break;
+    }
+    return z == NULL ? FFB_E_INVAL : 0;
 }

@@ -43,6 +43,19 @@ int ffb__zstream_deflate(ffb__zstream *z, const uint8_t *in, size_t len,
 int ffb__zstream_inflate(ffb__zstream *z, const uint8_t *in, size_t len,
                          uint8_t **buf, size_t *buf_len, size_t *buf_cap);
 
+/*
+ * As ffb__zstream_inflate, but stops once about max_out bytes (at most
+ * max_out + 16 KiB) were appended, so a highly compressed input cannot
+ * make one call produce unbounded output. *consumed tells how much of `in`
+ * was used. Returns 0 when everything given was inflated and nothing is
+ * held back, 1 when the budget stopped it (call again with the rest of the
+ * input, which may be empty: zlib may still hold output), or a negative
+ * code as ffb__zstream_inflate.
+ */
+int ffb__zstream_inflate_some(ffb__zstream *z, const uint8_t *in, size_t len,
+                              size_t *consumed, size_t max_out, uint8_t **buf,
+                              size_t *buf_len, size_t *buf_cap);
+
 /* Free both streams and the object. NULL is allowed. */
 void ffb__zstream_free(ffb__zstream *z);
 

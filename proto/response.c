@@ -7,6 +7,10 @@
 
 /* Longest string inside a status vector (xdr_string limit). */
 #define STATUS_STRING_MAX 65535u
+/* Entries (codes and arguments) of one status vector. Firebird's longest
+   are a few dozen; a server sending more is refused, so that an endless
+   vector costs the client bounded work however it is chunked. */
+#define STATUS_ENTRIES_MAX 1024u
 /* Auth data, plugin names, key lists: generous bounds, well below what a
    hostile server could use to make us buffer without limit. */
 #define AUTH_FIELD_MAX (1024u * 1024u)
@@ -48,6 +52,8 @@ static int get_status(ffbp_reader *r, ffbp_status *st) {
         default:
             return FFBP_EBAD; /* cstring, vms, ... never travel */
         }
+        if (st->total >= STATUS_ENTRIES_MAX)
+            return FFBP_EBAD;
         if (st->n < st->cap)
             st->args[st->n++] = a;
         st->total++;

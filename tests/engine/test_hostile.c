@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "tests/support/hostile.h"
 
@@ -423,6 +424,157 @@ static void test_lazy_prepare_describe_checked(void **state) {
     ffb_conn_free(c);
 }
 
+/* ---- defect 5: unbounded packets, status vectors, inflation ------------- */
+
+static int endless_status(hostile *h, ffbp_writer *w, size_t n) {
+    (void)h;
+    if (n == 0) { /* op_response header, then entries for ever */
+        ffbp_put_i32(w, FFBP_OP_RESPONSE);
+        ffbp_put_i16(w, 0);
+        ffbp_put_quad(w, 0);
+        ffbp_put_cstring(w, NULL, 0);
+        ffbp_put_i32(w, FFBP_ARG_GDS);
+        ffbp_put_u32(w, 335544321u);
+    }
+    if (n > 100000)
+        return 0;
+    for (int i = 0; i < 100; i++) {
+        ffbp_put_i32(w, FFBP_ARG_NUMBER);
+        ffbp_put_i32(w, i);
+    }
+    return 1;
+}
+
+static void test_endless_status_vector(void **state) {
+    (void)state;
+    /* A status vector that never ends was buffered for ever and parsed
+       again from its start on every read (quadratic). */
+    ffb_conn *c = hostile_attach(&H, 16, NULL);
+    H.gen = endless_status;
+    uint64_t parses = c->parse_attempts;
+    assert_int_equal(ffb_conn_ping(c), FFB_E_PROTO);
+    expect_msg(c, "malformed op_response");
+    assert_true(ffb_conn_is_broken(c));
+    /* 1024 entries at 100 a read */
+    assert_true(H.gen_calls <= 12);
+    assert_true(c->parse_attempts - parses <= 12);
+    ffb_conn_free(c);
+}
+
+static int huge_data(hostile *h, ffbp_writer *w, size_t n) {
+    (void)h;
+    if (n == 0) {
+        ffbp_put_i32(w, FFBP_OP_RESPONSE);
+        ffbp_put_i16(w, 0);
+        ffbp_put_quad(w, 0);
+        ffbp_put_u32(w, 60u * 1024 * 1024); /* data: 60 MiB announced */
+    }
+    if (n > 100000)
+        return 0;
+    static const uint8_t zeros[8192];
+    ffbp_put_raw(w, zeros, sizeof(zeros));
+    return 1;
+}
+
+static void test_packet_over_limit(void **state) {
+    (void)state;
+    /* A packet larger than max_packet_size is refused once that much is
+       buffered, not after 60 MiB. */
+    ffb_conn_options o;
+    hostile_options(&o);
+    o.max_packet_size = 65536;
+    ffb_conn *c = hostile_attach(&H, 16, &o);
+    H.gen = huge_data;
+    assert_int_equal(ffb_conn_ping(c), FFB_E_PROTO);
+    expect_msg(c, "larger than the 65536 bytes accepted");
+    assert_true(ffb_conn_is_broken(c));
+    assert_true(H.gen_calls <= 65536 / 8192 + 2);
+    assert_true(c->in.cap <= 256 * 1024);
+    ffb_conn_free(c);
+
+    /* Options: below 64 KiB is refused with a message. */
+    ffb_conn *bad = NULL;
+    o.max_packet_size = 1000;
+    assert_int_equal(ffb_conn_new(&bad, &o), FFB_E_INVAL);
+    assert_null(bad);
+}
+
+/* Compress `w` into the scripted server's stream (sync flush). */
+static void push_z(z_stream *zs, const uint8_t *p, size_t n) {
+    size_t cap = n + n / 100 + 1024;
+    uint8_t *out = malloc(cap);
+    assert_non_null(out);
+    zs->next_in = (Bytef *)(uintptr_t)p;
+    zs->avail_in = (uInt)n;
+    zs->next_out = out;
+    zs->avail_out = (uInt)cap;
+    assert_int_equal(deflate(zs, Z_SYNC_FLUSH), Z_OK);
+    assert_int_equal(zs->avail_in, 0);
+    hostile_push_bytes(&H, out, cap - zs->avail_out);
+    free(out);
+}
+
+static void test_inflate_bomb(void **state) {
+    (void)state;
+    /* 64 MiB of a packet compressed to about 64 KiB: inflated in steps
+       and refused at max_packet_size, with the buffers staying small. */
+    ffb_conn_options o;
+    hostile_options(&o);
+    o.compress = 1;
+    o.max_packet_size = 1024 * 1024;
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    hostile_use(&H, c);
+    ffbp_writer_reset(&W);
+    ffbp_put_i32(&W, FFBP_OP_ACCEPT);
+    ffbp_put_i16(&W, (uint16_t)(FFBP_PROTOCOL_FLAG | 16u));
+    ffbp_put_i32(&W, FFBP_ARCH_GENERIC);
+    ffbp_put_i16(&W, FFBP_PTYPE_LAZY_SEND | FFBP_PFLAG_COMPRESS);
+    hostile_push(&H, &W);
+    z_stream zs;
+    memset(&zs, 0, sizeof(zs));
+    assert_int_equal(deflateInit(&zs, Z_BEST_COMPRESSION), Z_OK);
+    srv_response(&W, 1, 0, NULL, 0);
+    push_z(&zs, W.data, W.len);
+    ffbp_writer_reset(&W);
+    OK(c, ffb_conn_connect(c));
+    assert_int_equal(ffb_conn_is_compressed(c), 1);
+    /* The ping's answer: op_response with 64 MiB of data, all zeros. */
+    ffbp_put_i32(&W, FFBP_OP_RESPONSE);
+    ffbp_put_i16(&W, 0);
+    ffbp_put_quad(&W, 0);
+    ffbp_put_u32(&W, 64u * 1024 * 1024);
+    push_z(&zs, W.data, W.len);
+    ffbp_writer_reset(&W);
+    uint8_t *zeros = calloc(1, 1024 * 1024);
+    assert_non_null(zeros);
+    size_t before = H.nchunks;
+    for (int i = 0; i < 64; i++)
+        push_z(&zs, zeros, 1024 * 1024);
+    free(zeros);
+    /* All the compressed megabytes in one read. */
+    size_t total = 0;
+    for (size_t i = before; i < H.nchunks; i++)
+        total += H.chunk_len[i];
+    uint8_t *all = malloc(total);
+    assert_non_null(all);
+    size_t k = 0;
+    for (size_t i = before; i < H.nchunks; i++) {
+        memcpy(all + k, H.chunk[i], H.chunk_len[i]);
+        k += H.chunk_len[i];
+        free(H.chunk[i]);
+    }
+    H.nchunks = before;
+    hostile_push_bytes(&H, all, total);
+    free(all);
+    deflateEnd(&zs);
+    assert_true(total < 1024 * 1024);
+    assert_int_equal(ffb_conn_ping(c), FFB_E_PROTO);
+    expect_msg(c, "larger than the 1048576 bytes accepted");
+    assert_true(c->in.cap <= 2u * 1024 * 1024);
+    ffb_conn_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_scripted_select, setup, teardown),
@@ -436,6 +588,9 @@ int main(void) {
         T(test_fetch_more_rows_than_asked),
         T(test_execute2_more_than_one_row),
         T(test_lazy_prepare_describe_checked),
+        T(test_endless_status_vector),
+        T(test_packet_over_limit),
+        T(test_inflate_bomb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

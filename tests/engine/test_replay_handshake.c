@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -182,11 +183,49 @@ static void test_replay_wrong_password_no_legacy(void **state) {
     run_all_chunkings(&rc);
 }
 
+static void test_crypt_switch_linear(void **state) {
+    (void)state;
+    /* While the switch to the new receive cipher is pending, received
+       bytes used to be moved and parsed one at a time: 256 KiB behind the
+       reply cost 256 Ki parses and as many memmoves (quadratic). They are
+       now parsed as they come and the rest decrypted in place. */
+    replay_case rc = {"fb5-handshake-srp256-chacha64.conv", 0, "Srp256,Srp",
+                      NULL, FFB_CRYPT_ENABLED, NULL, 0, 0, 3, "ChaCha64",
+                      19};
+    char path[512];
+    conv cv;
+    conv_load(&cv, conv_data_path(rc.file, path, sizeof(path)));
+    conv_seek_connection(&cv, 0);
+    size_t s_seen = 0;
+    for (size_t i = cv.pos; i < cv.n; i++) {
+        conv_line *l = &cv.lines[i];
+        if (l->kind != CONV_S || ++s_seen != 2)
+            continue;
+        /* The chunk with the plain op_cont_auth reply and the encrypted
+           op_crypt reply: 256 KiB of noise behind it. */
+        size_t extra = 256 * 1024;
+        l->bytes = realloc(l->bytes, l->len + extra);
+        assert_non_null(l->bytes);
+        memset(l->bytes + l->len, 0x5A, extra);
+        l->len += extra;
+        break;
+    }
+    ffb_conn *conn = new_conn(&rc, &cv);
+    /* The noise, decrypted, is no packet. */
+    assert_int_equal(ffb_conn_connect(conn), FFB_E_PROTO);
+    if (conn->parse_attempts > 64)
+        fail_msg("%llu packet parses for 3 server chunks",
+                 (unsigned long long)conn->parse_attempts);
+    ffb_conn_free(conn);
+    conv_free(&cv);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replay_srp256_plain),
         cmocka_unit_test(test_replay_srp256_crypt_disabled),
         cmocka_unit_test(test_replay_srp256_chacha64),
+        cmocka_unit_test(test_crypt_switch_linear),
         cmocka_unit_test(test_replay_srp_arc4),
         cmocka_unit_test(test_replay_compressed),
         cmocka_unit_test(test_replay_wrong_password_walk),
