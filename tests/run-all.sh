@@ -8,6 +8,8 @@
 #      integration against the real servers)
 #   2. clang, ASan + UBSan (halt on error): unit, engine, fuzz, integration
 #   3. valgrind: unit and engine
+#   3b. 32-bit (i386) build: unit, engine and fuzz replay, where size_t,
+#      long and pointers are 32 bits (tests/i386-cross.ini)
 #   4. short libFuzzer runs of every fuzz target (new crashes fail the run)
 #
 # The servers are stopped on exit. Needs root (or sudo) for apt-get, chroot
@@ -31,11 +33,17 @@ stage() { printf '\n======== %s ========\n' "$*"; }
 
 stage "installing build dependencies"
 export DEBIAN_FRONTEND=noninteractive
+# i386 libraries beside the amd64 ones, for stage 3b.
+"${SUDO[@]}" dpkg --add-architecture i386
 "${SUDO[@]}" apt-get update -qq
 "${SUDO[@]}" apt-get install -y -qq --no-install-recommends \
     meson ninja-build pkg-config gcc g++ clang libclang-rt-14-dev llvm \
     libssl-dev zlib1g-dev libuv1-dev libcmocka-dev valgrind python3 \
-    binutils >/dev/null
+    binutils locales \
+    gcc-multilib libssl-dev:i386 zlib1g-dev:i386 libcmocka-dev:i386 >/dev/null
+# The locale tests/unit/test_locale.c runs under (FFB_TEST_REQUIRE_LOCALE).
+locale -a 2>/dev/null | grep -qix 'de_DE.utf-\?8' ||
+    "${SUDO[@]}" localedef -i de_DE -f UTF-8 de_DE.UTF-8
 
 stage "installing and starting the Firebird 3.0 and 4.0 test servers"
 "${FBS[@]}" install
@@ -50,6 +58,7 @@ set -a
 . "$STATE/servers.env"
 set +a
 export FFB_TEST_REQUIRE_SERVER=1
+export FFB_TEST_REQUIRE_LOCALE=1
 
 total_ok=0
 total_fail=0
@@ -89,6 +98,21 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 
 stage "3. valgrind: unit and engine"
 run_suites "valgrind" build-ci-release --setup valgrind --suite unit --suite engine
+
+stage "3b. 32-bit (i386) build: unit, engine, fuzz"
+# size_t, long and pointers of 32 bits: a server's count times an element
+# size wraps here first. clang with -fforce-enable-int128 and the 128-bit
+# helpers of tests/i386-int128.c, since gcc has no __int128 on i386
+# (tests/i386-cross.ini).
+rm -rf build-ci-i386
+mkdir build-ci-i386
+clang -m32 -fforce-enable-int128 -O2 -fPIC -c tests/i386-int128.c \
+    -o build-ci-i386/int128.o
+meson setup build-ci-i386 --cross-file tests/i386-cross.ini \
+    --buildtype=debugoptimized \
+    -Dc_link_args="-m32 '$top/build-ci-i386/int128.o'" >/dev/null
+ninja -C build-ci-i386
+run_suites "i386" build-ci-i386 --suite unit --suite engine --suite fuzz
 
 if [ "$FUZZ_SECONDS" != 0 ]; then
     stage "4. libFuzzer: ${FUZZ_SECONDS}s per target"
