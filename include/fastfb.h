@@ -1168,6 +1168,15 @@ FFB_API void ffb_batch_free(ffb_batch *batch);
  * results are pending go through the same queue, so everything stays in
  * order.
  *
+ * Callbacks run inside the library call that read the answer (a blocking
+ * call, ffb_conn_next_result() or ffb_conn_feed()), in queue order. Inside
+ * a callback the application may read the result, fetch the rows of its
+ * statement, open and read blobs, queue more requests and make other
+ * blocking calls; it may not call ffb_conn_next_result(), ffb_conn_close()
+ * or ffb_conn_drop_database() (FFB_E_STATE), and ffb_conn_free() is
+ * ignored there (the connection's error says so): free it after the call
+ * that delivered the result returns.
+ *
  * Each result reports the server's own answer, with one exception: a
  * request whose failure is only the consequence of an earlier failure in
  * the pipeline - a statement run in a transaction whose start the server

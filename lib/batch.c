@@ -129,7 +129,7 @@ struct ffb_batch {
 /* ---- helpers ------------------------------------------------------------------ */
 
 static int nomem(ffb_conn *conn) {
-    return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+    return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
 }
 
 /* Grow an array to hold `need` elements. */

@@ -333,6 +333,15 @@ int ffb_conn_new(ffb_conn **out, const ffb_conn_options *opts) {
 void ffb_conn_free(ffb_conn *conn) {
     if (!conn)
         return;
+    if (conn->in_callback) {
+        /* The library call that runs the callback still uses the
+           connection: freeing it now would pull it from under that call. */
+        ffb__error_set(&conn->err, FFB_E_STATE,
+                       "ffb_conn_free() inside a result callback is ignored; "
+                       "free the connection after the call that delivered "
+                       "the result returns");
+        return;
+    }
     if (conn->state == FFB__ST_READY && conn->io == FFB_IO_BLOCKING &&
         conn->io_open) {
         ffbp_writer w;
@@ -594,9 +603,23 @@ static int release_db(ffb_conn *conn, int op) {
     return rc;
 }
 
+/* Calls that end the attachment are refused inside a result callback:
+   the call running the callback still reads answers owed. */
+static int not_in_callback(ffb_conn *conn, const char *what) {
+    if (!conn->in_callback)
+        return 0;
+    return ffb__error_set(&conn->err, FFB_E_STATE,
+                          "%s inside a result callback; call it after the "
+                          "call that delivered the result returns",
+                          what);
+}
+
 int ffb_conn_close(ffb_conn *conn) {
     if (!conn)
         return FFB_E_INVAL;
+    int rc0 = not_in_callback(conn, "ffb_conn_close()");
+    if (rc0 < 0)
+        return rc0;
     if (conn->state == FFB__ST_READY && conn->io == FFB_IO_BLOCKING)
         return release_db(conn, FFBP_OP_DETACH);
     ffb__io_close(conn);
@@ -609,7 +632,10 @@ int ffb_conn_close(ffb_conn *conn) {
 int ffb_conn_drop_database(ffb_conn *conn) {
     if (!conn)
         return FFB_E_INVAL;
-    int rc = ffb__need_ready(conn);
+    int rc = not_in_callback(conn, "ffb_conn_drop_database()");
+    if (rc < 0)
+        return rc;
+    rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
     return release_db(conn, FFBP_OP_DROP_DATABASE);

@@ -18,6 +18,8 @@
  * reply-expecting packet are handed to the transport; the first received
  * bytes while it is set count one round trip.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/internal.h"
@@ -33,14 +35,31 @@ int ffb__engine_fail(ffb_conn *conn, int code) {
     return code;
 }
 
+/* Out of memory where the wire is concerned: the requests staged and the
+   replies expected may no longer match, so the connection is broken
+   (every fatal-class error does that). */
+static int queue_nomem(ffb_conn *conn, const char *what) {
+    return ffb__engine_fail(
+        conn, ffb__fatal(conn, FFB_E_NOMEM, "out of memory %s",
+                             what));
+}
+
+int ffb__fatal(ffb_conn *conn, int code, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    ffb__error_set(&conn->err, code, "%s", msg);
+    return ffb__engine_fail(conn, code);
+}
+
 int ffb__engine_queue(ffb_conn *conn, const ffbp_writer *w, int expects) {
     if (w->failed)
-        return ffb__error_set(&conn->err, FFB_E_NOMEM,
-                              "out of memory while encoding a packet");
+        return queue_nomem(conn, "while encoding a packet");
     ffbp_put_raw(&conn->stage, w->data, w->len);
     if (conn->stage.failed)
-        return ffb__error_set(&conn->err, FFB_E_NOMEM,
-                              "out of memory while queueing a packet");
+        return queue_nomem(conn, "while queueing a packet");
     conn->stats.packets_sent++;
     if (expects)
         conn->stage_expects = 1;
@@ -53,8 +72,9 @@ ffb__pending *ffb__engine_expect(ffb_conn *conn, int32_t op, ffb__reply_fn fn,
         size_t cap = conn->fifo_cap ? conn->fifo_cap * 2 : 16;
         ffb__pending *f = ffb__malloc(conn->alloc, cap * sizeof(*f));
         if (!f) {
-            ffb__error_set(&conn->err, FFB_E_NOMEM,
-                           "out of memory for the reply queue");
+            /* The request is staged already: without its handler the next
+               answer would go to the wrong request. */
+            queue_nomem(conn, "for the reply queue");
             return NULL;
         }
         for (size_t i = 0; i < conn->fifo_len; i++)
@@ -100,7 +120,7 @@ int ffb__engine_flush(ffb_conn *conn) {
         ffbp_put_raw(&conn->out, conn->stage.data, conn->stage.len);
         if (conn->out.failed)
             return ffb__engine_fail(
-                conn, ffb__error_set(&conn->err, FFB_E_NOMEM,
+                conn, ffb__fatal(conn, FFB_E_NOMEM,
                                      "out of memory for the output buffer"));
     }
     if (conn->tx_cipher) {
@@ -191,7 +211,7 @@ static int rx_transform(ffb_conn *conn, size_t n) {
     } else {
         ffbp_put_raw(&conn->in, p, n);
         if (conn->in.failed)
-            return ffb__error_set(&conn->err, FFB_E_NOMEM,
+            return ffb__fatal(conn, FFB_E_NOMEM,
                                   "out of memory for the input buffer");
     }
     conn->stats.bytes_received += conn->in.len - before;
@@ -433,7 +453,7 @@ int ffb__engine_feed(ffb_conn *conn, const uint8_t *p, size_t len) {
     ffbp_put_raw(&conn->wire_in, p, len);
     if (conn->wire_in.failed)
         return ffb__engine_fail(
-            conn, ffb__error_set(&conn->err, FFB_E_NOMEM,
+            conn, ffb__fatal(conn, FFB_E_NOMEM,
                                  "out of memory for received data"));
     int rc = process(conn);
     if (rc < 0)

@@ -606,6 +606,13 @@ int ffb__engine_start_compression(ffb_conn *conn);
 /* FFB_E_STATE (with a message) when `conn` uses external I/O: blocking
    calls check it before queueing anything. */
 /* 0 when attached; else FFB_E_STATE saying why (broken or not attached). */
+/* A fatal-class error (FFB_E_NOMEM, ...): set conn->err and break the
+   connection; returns code. */
+int ffb__fatal(ffb_conn *conn, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 int ffb__need_ready(ffb_conn *conn);
 /* Queue `w` (`expects`: a reply is owed), free it; a failure breaks the
    connection and is returned. */

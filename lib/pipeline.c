@@ -25,7 +25,7 @@ struct ffb_result *ffb__result_new(ffb_conn *conn, int op, ffb_cb cb,
                                    void *data) {
     struct ffb_result *r = ffb__malloc(conn->alloc, sizeof(*r));
     if (!r) {
-        ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+        ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
         return NULL;
     }
     memset(r, 0, sizeof(*r));
@@ -119,6 +119,13 @@ int ffb_conn_flush(ffb_conn *conn) {
 int ffb_conn_next_result(ffb_conn *conn, const ffb_result **out) {
     if (!conn || !out)
         return FFB_E_INVAL;
+    if (conn->in_callback)
+        /* The result being delivered holds the queue: waiting for the next
+           one here could never end. */
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "ffb_conn_next_result() inside a result "
+                              "callback; results are delivered in order "
+                              "once the callback returns");
     result_free(conn, conn->delivered);
     conn->delivered = NULL;
     for (;;) {

@@ -255,7 +255,7 @@ int ffb_stmt_new(ffb_conn *conn, ffb_stmt **out) {
         return rc;
     ffb_stmt *s = ffb__malloc(conn->alloc, sizeof(*s));
     if (!s)
-        return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
     memset(s, 0, sizeof(*s));
     s->conn = conn;
     s->refs = 1;
@@ -380,7 +380,12 @@ static int build_meta(ffb_stmt *stmt, ffb__meta *m, const ffbp_var *vars,
     if (!input) {
         ffbp_writer w;
         ffbp_writer_init(&w, conn->alloc);
-        if (ffbp_put_blr(&w, m->items, n) != FFBP_OK || w.failed) {
+        int brc = ffbp_put_blr(&w, m->items, n);
+        if (w.failed) {
+            ffbp_writer_free(&w);
+            return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
+        }
+        if (brc != FFBP_OK) {
             ffbp_writer_free(&w);
             return ffb__error_set(&conn->err, FFB_E_UNSUPPORTED,
                                   "cannot describe the output message in "
@@ -391,7 +396,7 @@ static int build_meta(ffb_stmt *stmt, ffb__meta *m, const ffbp_var *vars,
     }
     return 0;
 nomem:
-    return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+    return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
 }
 
 /* Arrays for one side of the describe, sized by its announced count. */
@@ -404,7 +409,7 @@ static int desc_side_alloc(ffb_stmt *stmt, ffbp_var **vars, size_t *cap,
         return 0;
     *vars = ffb__malloc(conn->alloc, count * sizeof(ffbp_var));
     if (!*vars)
-        return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
     memset(*vars, 0, count * sizeof(ffbp_var));
     *cap = count;
     return 0;
@@ -539,7 +544,7 @@ static int alloc_buffers(ffb_stmt *stmt) {
     }
     if (!stmt->scratch_off || !stmt->scratch_len ||
         (stmt->in.n && !stmt->params))
-        return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
     return 0;
 }
 
@@ -669,7 +674,7 @@ int ffb__meta_copy(ffb_conn *conn, ffb__meta *dst, const ffb__meta *src) {
     return 0;
 nomem:
     ffb__meta_free(conn, dst);
-    return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+    return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
 }
 
 /* Prepare on a known handle with remembered formats: the prepare is queued
@@ -847,7 +852,7 @@ static int keep_sql(ffb_stmt *stmt, const char *sql, size_t len) {
         return 0;
     char *c = ffb__malloc(conn->alloc, len + 1);
     if (!c)
-        return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
     memcpy(c, sql, len);
     c[len] = '\0';
     ffb__free(conn->alloc, stmt->sql);
@@ -1062,7 +1067,7 @@ int ffb__stmt_build_input(ffb_stmt *stmt, ffbp_writer *blr, ffbp_writer *msg) {
         return 0;
     ffbp_item *items = ffb__malloc(conn->alloc, n * sizeof(*items));
     if (!items)
-        return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         const ffb__param *pa = &stmt->params[i];
         if (!pa->set) {
@@ -1088,7 +1093,7 @@ int ffb__stmt_build_input(ffb_stmt *stmt, ffbp_writer *blr, ffbp_writer *msg) {
         ffb__put_param(msg, pa);
     }
     if (blr->failed || msg->failed)
-        return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
     return 0;
 }
 
@@ -1181,8 +1186,12 @@ static int fetch_reply(ffb_conn *conn, const ffbp_packet *pkt,
                                    "the server sent more rows than the %u "
                                    "asked for by op_fetch",
                                    (unsigned)p->limit));
-            if (current && row_append(stmt, f, p->off, p->len) < 0)
-                return done(p, ffb__error_set(&conn->err, FFB_E_NOMEM,
+            /* Rows decoded with formats a lazy prepare's describe has
+               replaced are dropped: the statement runs again with the new
+               ones (and the arrays differ in length). */
+            if (current && p->items == stmt->out.items &&
+                row_append(stmt, f, p->off, p->len) < 0)
+                return done(p, ffb__fatal(conn, FFB_E_NOMEM,
                                               "out of memory for rows"));
             return 1; /* more rows or the terminator follow */
         }
@@ -1222,8 +1231,9 @@ static int exec2_reply(ffb_conn *conn, const ffbp_packet *pkt,
                                           "the server sent more than one "
                                           "op_sql_response to op_execute2"));
         if (pkt->u.fetch.count && p->gen == stmt->gen &&
+            p->items == stmt->out.items &&
             row_append(stmt, &pkt->u.fetch, p->off, p->len) < 0)
-            return done(p, ffb__error_set(&conn->err, FFB_E_NOMEM,
+            return done(p, ffb__fatal(conn, FFB_E_NOMEM,
                                           "out of memory for rows"));
         return 1;
     }
@@ -1701,7 +1711,7 @@ static int plan_reply(ffb_conn *conn, const ffbp_packet *pkt,
     if (need > stmt->textbuf_cap) {
         char *b = ffb__realloc(conn->alloc, stmt->textbuf, need);
         if (!b)
-            return done(p, ffb__error_set(&conn->err, FFB_E_NOMEM,
+            return done(p, ffb__fatal(conn, FFB_E_NOMEM,
                                           "out of memory"));
         stmt->textbuf = b;
         stmt->textbuf_cap = need;

@@ -106,7 +106,7 @@ static int build_tpb(ffb_conn *conn, const ffb_tx_options *o, ffbp_writer *w) {
             ffbp_put_raw(w, b, 1);
         }
     }
-    return w->failed ? ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory")
+    return w->failed ? ffb__fatal(conn, FFB_E_NOMEM, "out of memory")
                      : 0;
 }
 
@@ -194,7 +194,7 @@ int ffb_tx_begin(ffb_conn *conn, ffb_tx **out, const ffb_tx_options *opts) {
     ffb_tx *tx = ffb__malloc(conn->alloc, sizeof(*tx));
     if (!tx) {
         ffbp_writer_free(&tpb);
-        return ffb__error_set(&conn->err, FFB_E_NOMEM, "out of memory");
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
     }
     memset(tx, 0, sizeof(*tx));
     tx->conn = conn;

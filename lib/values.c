@@ -178,7 +178,7 @@ static int store_bytes(ffb_stmt *stmt, ffb__param *pa, const char *s,
                        size_t len) {
     uint8_t *p = ffb__malloc(stmt->conn->alloc, len ? len : 1);
     if (!p)
-        return ffb__error_set(&stmt->conn->err, FFB_E_NOMEM, "out of memory");
+        return ffb__fatal(stmt->conn, FFB_E_NOMEM, "out of memory");
     if (len)
         memcpy(p, s, len);
     pa->data = p;
@@ -899,7 +899,7 @@ static int text_buf(ffb_stmt *stmt, size_t need) {
         return 0;
     char *b = ffb__realloc(stmt->conn->alloc, stmt->textbuf, need);
     if (!b)
-        return ffb__error_set(&stmt->conn->err, FFB_E_NOMEM, "out of memory");
+        return ffb__fatal(stmt->conn, FFB_E_NOMEM, "out of memory");
     stmt->textbuf = b;
     stmt->textbuf_cap = need;
     return 0;

@@ -575,6 +575,164 @@ static void test_inflate_bomb(void **state) {
     ffb_conn_free(c);
 }
 
+/* ---- defect 7: what a result callback may call --------------------------- */
+
+typedef struct cb_seen {
+    int calls;
+    int next_rc, close_rc, rows;
+} cb_seen;
+
+static void misbehaving_cb(ffb_conn *conn, const ffb_result *res,
+                           void *data) {
+    cb_seen *s = data;
+    s->calls++;
+    assert_int_equal(ffb_result_status(res), 0);
+    const ffb_result *r;
+    s->next_rc = ffb_conn_next_result(conn, &r); /* used to hang */
+    s->close_rc = ffb_conn_close(conn);
+    ffb_conn_free(conn); /* used to be a use-after-free */
+    while (ffb_stmt_fetch(ffb_result_stmt(res)) == 1)
+        s->rows++;
+}
+
+static void test_callback_rules(void **state) {
+    (void)state;
+    ffb_conn *c = hostile_attach(&H, 16, NULL);
+    ffb_tx *tx;
+    ffb_stmt *s = prepare_select(c, &tx);
+    uint8_t row[8];
+    srv_response(&W, 0, 0, NULL, 0);
+    srv_fetch(&W, 0, 1, row, int_row(row, 5));
+    srv_fetch(&W, 100, 0, NULL, 0);
+    hostile_push(&H, &W);
+    cb_seen seen = {0};
+    OK(c, ffb_stmt_queue_execute(s, tx, misbehaving_cb, &seen));
+    OK(c, ffb_conn_flush(c));
+    const ffb_result *r;
+    assert_int_equal(ffb_conn_next_result(c, &r), 0); /* delivered to cb */
+    assert_int_equal(seen.calls, 1);
+    assert_int_equal(seen.next_rc, FFB_E_STATE);
+    assert_int_equal(seen.close_rc, FFB_E_STATE);
+    assert_int_equal(seen.rows, 1);
+    /* Still usable afterwards, and the free after the call works. */
+    assert_false(ffb_conn_is_broken(c));
+    srv_response(&W, 0, 0, NULL, 0);
+    hostile_push(&H, &W);
+    OK(c, ffb_conn_ping(c));
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
+/* ---- defect 8: out of memory at every allocation of a conversation ------ */
+
+/* The conversation: attach, ping, database info, then a transaction with
+   a prepared SELECT, its rows, and the commit. 0 when every step
+   succeeded (and gave the right answers); else the first failure. */
+static int conversation(fail_alloc *fa, int *step) {
+    hostile_free(&H);
+    hostile_init(&H);
+    ffbp_writer_reset(&W);
+    ffb_allocator a;
+    fail_alloc_install(fa, &a);
+    ffb_conn_options o;
+    hostile_options(&o);
+    o.allocator = &a;
+    *step = 0;
+    ffb_conn *c = NULL;
+    int rc = ffb_conn_new(&c, &o);
+    if (rc < 0)
+        return rc;
+    hostile_use(&H, c);
+    srv_accept(&W, FFBP_OP_ACCEPT, 16, NULL, NULL, 0, 0, NULL, 0);
+    hostile_push(&H, &W);
+    srv_response(&W, 1, 0, NULL, 0); /* attach */
+    hostile_push(&H, &W);
+    srv_response(&W, 0, 0, NULL, 0); /* ping */
+    hostile_push(&H, &W);
+    static const uint8_t info[] = {FFBP_INFO_PAGE_SIZE, 4, 0, 0, 0x20, 0, 0,
+                                   1};
+    srv_response(&W, 0, 0, info, sizeof(info)); /* page size 8192 */
+    hostile_push(&H, &W);
+    uint8_t desc[512];
+    size_t n = srv_describe(desc, sizeof(desc), FFB_STMT_SELECT, 1, &INT_COL,
+                            1, 1, 0, NULL, 0, 0);
+    push_prepare(desc, n);
+    uint8_t row[8];
+    srv_response(&W, 0, 0, NULL, 0);
+    for (int i = 1; i <= 3; i++)
+        srv_fetch(&W, 0, 1, row, int_row(row, i));
+    srv_fetch(&W, 100, 0, NULL, 0);
+    hostile_push(&H, &W);
+    srv_response(&W, 0, 0, NULL, 0); /* commit */
+    hostile_push(&H, &W);
+
+    ffb_tx *tx = NULL;
+    ffb_stmt *s = NULL;
+    ffb_db_info di;
+    int64_t sum = 0, v;
+    if ((*step = 1, rc = ffb_conn_connect(c)) < 0 ||
+        (*step = 2, rc = ffb_conn_ping(c)) < 0 ||
+        (*step = 3, rc = ffb_conn_db_info(c, &di)) < 0)
+        goto out;
+    assert_int_equal(di.page_size, 8192); /* no answer went astray */
+    if ((*step = 4, rc = ffb_tx_begin(c, &tx, NULL)) < 0 ||
+        (*step = 5, rc = ffb_stmt_new(c, &s)) < 0 ||
+        (*step = 6, rc = ffb_stmt_prepare(s, tx, "select id from t",
+                                          (size_t)-1)) < 0 ||
+        (*step = 7, rc = ffb_stmt_execute(s, tx)) < 0)
+        goto out;
+    *step = 8;
+    while ((rc = ffb_stmt_fetch(s)) == 1) {
+        assert_int_equal(ffb_stmt_get_int64(s, 0, &v), 0);
+        sum += v;
+    }
+    if (rc < 0)
+        goto out;
+    assert_int_equal(sum, 6);
+    *step = 9;
+    rc = ffb_tx_commit(tx);
+out:
+    if (rc < 0) {
+        /* Out of memory is fatal: the connection is broken, never left
+           with staged requests and reply handlers out of step. */
+        if (rc == FFB_E_NOMEM && c->state == FFB__ST_READY)
+            fail_msg("allocation %zu: step %d returned FFB_E_NOMEM and left "
+                     "the connection usable: %s",
+                     fa->fail_at, *step, ffb_error_message(ffb_conn_error(c)));
+        if (rc != FFB_E_NOMEM)
+            fail_msg("allocation %zu: step %d returned %d: %s", fa->fail_at,
+                     *step, rc, ffb_error_message(ffb_conn_error(c)));
+    }
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+    return rc;
+}
+
+static void test_out_of_memory_everywhere(void **state) {
+    (void)state;
+    fail_alloc fa = {0};
+    int step;
+    assert_int_equal(conversation(&fa, &step), 0);
+    assert_int_equal(fa.live, 0);
+    size_t total = fa.calls;
+    assert_true(total > 20);
+    size_t refused = 0;
+    for (size_t k = 1; k <= total; k++) {
+        fail_alloc f = {0};
+        f.fail_at = k;
+        int rc = conversation(&f, &step);
+        if (f.failed)
+            refused++;
+        if (f.live != 0)
+            fail_msg("allocation %zu refused (step %d, rc %d): %zu blocks "
+                     "leaked",
+                     k, step, rc, f.live);
+    }
+    assert_int_equal(refused, total);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_scripted_select, setup, teardown),
@@ -591,6 +749,8 @@ int main(void) {
         T(test_endless_status_vector),
         T(test_packet_over_limit),
         T(test_inflate_bomb),
+        T(test_callback_rules),
+        T(test_out_of_memory_everywhere),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
