@@ -369,6 +369,15 @@ FFB_API int ffb_conn_drop_database(ffb_conn *conn);
 /**
  * Free the connection. NULL is fine. A connected connection is closed
  * abruptly (op_disconnect is written if possible, nothing is waited for).
+ *
+ * Ownership: statements, transactions, blobs and batches belong to their
+ * connection; ffb_conn_free() frees every one still alive, so none of them
+ * may be used or freed afterwards. Each object is freed at most once.
+ * Builds without NDEBUG recognise a second free, or a free after
+ * ffb_conn_free(), of objects made with the default allocator, and abort
+ * with a message naming the call (docs/security.md). Inside a result
+ * callback ffb_conn_free() is ignored (see the pipelining section).
+ * Round trips: 0.
  * Since: 0.1
  */
 FFB_API void ffb_conn_free(ffb_conn *conn);

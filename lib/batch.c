@@ -237,7 +237,7 @@ static void batch_destroy(ffb_batch *b) {
     ffbp_writer_free(&b->msgs);
     ffbp_writer_free(&b->blob_data);
     ffb__stmt_unref(b->stmt);
-    ffb__free(conn->alloc, b);
+    ffb__obj_release(conn->alloc, b, "batch");
 }
 
 static void pb_int(ffb_batch *b, uint8_t tag, uint32_t v) {
@@ -352,6 +352,7 @@ int ffb_batch_new(ffb_stmt *stmt, const ffb_batch_options *opts,
 }
 
 void ffb_batch_free(ffb_batch *b) {
+    ffb__obj_check(b, "ffb_batch_free");
     if (!b || b->freed)
         return;
     b->freed = 1;

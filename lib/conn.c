@@ -331,6 +331,7 @@ int ffb_conn_new(ffb_conn **out, const ffb_conn_options *opts) {
 }
 
 void ffb_conn_free(ffb_conn *conn) {
+    ffb__obj_check(conn, "ffb_conn_free");
     if (!conn)
         return;
     if (conn->in_callback) {
@@ -370,7 +371,7 @@ void ffb_conn_free(ffb_conn *conn) {
         ffb_allocator copy = *a;
         copy.free(conn, copy.data);
     } else {
-        free(conn);
+        ffb__obj_release(NULL, conn, "connection");
     }
 }
 

@@ -23,6 +23,12 @@ void *ffb__realloc(const ffb_allocator *a, void *p, size_t size);
 void ffb__free(const ffb_allocator *a, void *p);
 /* Copy of a NUL-terminated string (NULL stays NULL). */
 char *ffb__strdup(const ffb_allocator *a, const char *s);
+/* Release the struct of an application object (`kind`: "statement", ...);
+   builds without NDEBUG keep it a while so that misuse is recognised. */
+void ffb__obj_release(const ffb_allocator *a, void *p, const char *kind);
+/* Abort with a message naming `call` when p is an object released by
+   ffb__obj_release (builds without NDEBUG; nothing otherwise). */
+void ffb__obj_check(const void *p, const char *call);
 
 /* ---- errors ------------------------------------------------------------- */
 

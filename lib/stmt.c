@@ -183,7 +183,7 @@ static void stmt_destroy(ffb_stmt *stmt) {
     ffb__free(conn->alloc, stmt->old_scratch_off);
     ffb__free(conn->alloc, stmt->old_scratch_len);
     ffb__tx_unref(stmt->cursor_tx);
-    ffb__free(conn->alloc, stmt);
+    ffb__obj_release(conn->alloc, stmt, "statement");
 }
 
 void ffb__stmts_destroy_all(ffb_conn *conn) {
@@ -272,6 +272,7 @@ int ffb_stmt_new(ffb_conn *conn, ffb_stmt **out) {
 }
 
 void ffb_stmt_free(ffb_stmt *stmt) {
+    ffb__obj_check(stmt, "ffb_stmt_free");
     if (!stmt || stmt->freed)
         return;
     if (stmt->cached && ffb__cache_release(stmt))

@@ -122,7 +122,7 @@ static void tx_destroy(ffb_tx *tx) {
         conn->last_obj = NULL;
     }
     ffb__free(conn->alloc, tx->start_err);
-    ffb__free(conn->alloc, tx);
+    ffb__obj_release(conn->alloc, tx, "transaction");
 }
 
 void ffb__txs_destroy_all(ffb_conn *conn) {
@@ -414,6 +414,7 @@ int ffb_tx_id(ffb_tx *tx, int64_t *out) {
 }
 
 void ffb_tx_free(ffb_tx *tx) {
+    ffb__obj_check(tx, "ffb_tx_free");
     if (!tx || tx->freed)
         return;
     ffb_conn *conn = tx->conn;

@@ -15,6 +15,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <stdio.h>
 #include <zlib.h>
 
 #include "tests/support/hostile.h"
@@ -733,6 +737,100 @@ static void test_out_of_memory_everywhere(void **state) {
     assert_int_equal(refused, total);
 }
 
+/* ---- defect 11: freeing twice, or after the connection ------------------- */
+
+/* Run `misuse` in a child: it must abort with a message naming `call`. */
+static void expect_abort(void (*misuse)(void), const char *call) {
+#ifdef NDEBUG
+    (void)misuse;
+    (void)call;
+    skip(); /* the checks are those of builds without NDEBUG */
+#else
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        close(fds[0]);
+        misuse();
+        _exit(0); /* not detected */
+    }
+    close(fds[1]);
+    char msg[1024] = "";
+    size_t n = 0;
+    ssize_t k;
+    while (n + 1 < sizeof(msg) &&
+           (k = read(fds[0], msg + n, sizeof(msg) - 1 - n)) > 0)
+        n += (size_t)k;
+    msg[n] = '\0';
+    close(fds[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT)
+        fail_msg("%s misuse not detected (status %d): %s", call, st, msg);
+    if (!strstr(msg, call) || !strstr(msg, "freed already"))
+        fail_msg("message \"%s\" lacks %s", msg, call);
+#endif
+}
+
+static ffb_conn *misuse_conn(ffb_tx **tx, ffb_stmt **s) {
+    hostile_init(&H);
+    ffb_conn *c = hostile_attach(&H, 16, NULL);
+    *s = prepare_select(c, tx);
+    return c;
+}
+
+static void double_stmt_free(void) {
+    ffb_tx *tx;
+    ffb_stmt *s;
+    ffb_conn *c = misuse_conn(&tx, &s);
+    ffb_stmt_free(s);
+    ffb_stmt_free(s);
+    (void)c;
+}
+
+static void stmt_free_after_conn(void) {
+    ffb_tx *tx;
+    ffb_stmt *s;
+    ffb_conn *c = misuse_conn(&tx, &s);
+    ffb_conn_free(c);
+    ffb_stmt_free(s);
+}
+
+static void tx_free_after_conn(void) {
+    ffb_tx *tx;
+    ffb_stmt *s;
+    ffb_conn *c = misuse_conn(&tx, &s);
+    ffb_conn_free(c);
+    ffb_tx_free(tx);
+}
+
+static void double_conn_free(void) {
+    ffb_tx *tx;
+    ffb_stmt *s;
+    ffb_conn *c = misuse_conn(&tx, &s);
+    ffb_conn_free(c);
+    ffb_conn_free(c);
+}
+
+static void test_misuse_detected(void **state) {
+    (void)state;
+    expect_abort(double_stmt_free, "ffb_stmt_free");
+    expect_abort(stmt_free_after_conn, "ffb_stmt_free");
+    expect_abort(tx_free_after_conn, "ffb_tx_free");
+    expect_abort(double_conn_free, "ffb_conn_free");
+    /* The right order is quiet. */
+    ffb_tx *tx;
+    ffb_stmt *s;
+    hostile_free(&H);
+    ffb_conn *c = misuse_conn(&tx, &s);
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_scripted_select, setup, teardown),
@@ -751,6 +849,7 @@ int main(void) {
         T(test_inflate_bomb),
         T(test_callback_rules),
         T(test_out_of_memory_everywhere),
+        T(test_misuse_detected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
