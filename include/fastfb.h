@@ -6,8 +6,12 @@
  * round-trip cost: one round trip is one flush of requests that need an
  * answer, followed by waiting for that answer (see docs/architecture.md).
  *
- * Objects are used by one thread at a time. Nothing here prints, installs
- * signal handlers or keeps global mutable state.
+ * Objects are used by one thread at a time; different connections may be
+ * used from different threads at once. Nothing here installs signal
+ * handlers. The only process-wide state is created once and never changed
+ * (the "C" numeric locale of number text) or, in builds without NDEBUG,
+ * the lock-protected list of freed objects that catches a second free;
+ * only that check prints (to stderr, before it aborts).
  */
 #ifndef FASTFB_H
 #define FASTFB_H
