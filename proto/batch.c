@@ -198,7 +198,9 @@ int ffbp_get_batch_cs_body(ffbp_reader *r, ffbp_batch_cs *out) {
     TRY(ffbp_get_u32(r, &out->updates));
     TRY(ffbp_get_u32(r, &out->vectors));
     TRY(ffbp_get_u32(r, &out->errors));
-    if (out->updates > (1u << 26) || out->vectors > (1u << 20) ||
+    /* Firebird keeps at most 256 detailed vectors (TAG_DETAILED_ERRORS);
+       more would make each parse of an incomplete answer long. */
+    if (out->updates > (1u << 26) || out->vectors > 256 ||
         out->errors > (1u << 26)) {
         r->pos = save;
         return FFBP_EBAD;
