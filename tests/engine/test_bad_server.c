@@ -15,12 +15,15 @@
 #include "tests/support/conv.h"
 #include "tests/support/srv.h"
 
-static ffb_conn *start_min(int min_protocol) {
+/* A connection with external I/O whose op_connect has been taken. */
+static ffb_conn *start_with(const char *plugins, int level, int min_protocol) {
     ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
     o.min_protocol = min_protocol;
     o.dsn = "server/3050:db";
     o.io = FFB_IO_EXTERNAL;
     o.password = "pw";
+    o.auth_plugins = plugins;
+    o.wire_crypt = level;
     o.os_user = "u";
     o.client_host = "h";
     o.process_name = "p";
@@ -35,6 +38,10 @@ static ffb_conn *start_min(int min_protocol) {
     ffb_conn_output_done(c, n);
     assert_int_equal(ffb_conn_wants(c), FFB_WANT_READ);
     return c;
+}
+
+static ffb_conn *start_min(int min_protocol) {
+    return start_with(NULL, FFB_CRYPT_ENABLED, min_protocol);
 }
 
 static ffb_conn *start(void) { return start_min(0); }
@@ -235,27 +242,8 @@ static void test_protocol_below_offer(void **state) {
 
 /* ---- WireCrypt Required (issue 8, defect 1) --------------------------------- */
 
-/* A connection with `plugins` and `level`, op_connect taken. */
 static ffb_conn *start_crypt(const char *plugins, int level) {
-    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
-    o.dsn = "server/3050:db";
-    o.io = FFB_IO_EXTERNAL;
-    o.password = "pw";
-    o.auth_plugins = plugins;
-    o.wire_crypt = level;
-    o.os_user = "u";
-    o.client_host = "h";
-    o.process_name = "p";
-    o.process_id = 1;
-    ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
-    assert_int_equal(ffb_conn_start(c, 0, NULL), 0);
-    const uint8_t *out;
-    size_t n = ffb_conn_output(c, &out);
-    assert_true(n > 0);
-    assert_int_equal(out[3], 1); /* op_connect */
-    ffb_conn_output_done(c, n);
-    return c;
+    return start_with(plugins, level, 0);
 }
 
 static void feed_writer(ffb_conn *c, ffbp_writer *w, int expect_rc) {
