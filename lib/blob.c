@@ -18,56 +18,85 @@
  * all at once. Blobs that Firebird 5.0.3+ pushed inline are served from the
  * connection's cache, keyed by transaction and blob id, with no I/O.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/internal.h"
 #include "proto/blob.h"
 
 #define SEGMENT_MAX 65535u
-#define GET_PAYLOAD 65533u       /* one op_get_segment of 65535 bytes */
+#define GET_LENGTH 65535u        /* the buffer every op_get_segment asks for */
+#define GET_PAYLOAD 65533u       /* its payload as one record */
 #define QUEUE_THRESHOLD (1024u * 1024u)
 #define MAX_GETS 256
+#define INFO_LENGTH 128          /* the buffer every op_info_blob asks for */
+/* An op_inline_blob's data: Firebird's MAX_INLINE_BLOB_SIZE (C.3.3). */
+#define INLINE_MAX 65535u
 /* ffb_blob_read() asks for the next part when less than this is left. */
 #define READ_AHEAD_LOW (1024u * 1024u)
 #define DEFAULT_BUDGET (10u * 1024u * 1024u)
 
 static const uint8_t info_items[] = {4, 5, 6, 7, FFBP_INFO_END};
 
+/* The inline cache's index (see "inline blobs" below). */
+struct ffb__inline_index {
+    ffb__inline **slot;
+    unsigned bits;     /* 1 << bits slots */
+    size_t count;
+};
+
 /* ---- helpers ----------------------------------------------------------------------- */
 
 static int64_t le_int(const uint8_t *p, size_t n) { return ffbp_le_int(p, n); }
 
-/* Parse an answer to info items 4, 5, 6, 7. Returns 1 when all four were
-   there. */
-static int parse_info(const uint8_t *p, size_t len, ffb_blob_info *out) {
+/* Parse an answer to info items 4, 5, 6, 7 (C.2.7). Returns 1 when all
+   four are there with values a blob can have: 1-8 byte integers, no
+   negative count or length, a max segment of at most 65535 (segments are
+   16-bit in Firebird), the type 0 or 1. With `exact`, isc_info_end must be
+   the last byte, as in an op_inline_blob (C.3.2). Nothing is allocated
+   from these values: a blob's real size is what its reads bring. */
+static int parse_info(const uint8_t *p, size_t len, int exact,
+                      ffb_blob_info *out) {
     size_t pos = 0, n;
     uint8_t item;
     const uint8_t *d;
     int seen = 0, rc;
     memset(out, 0, sizeof(*out));
     while ((rc = ffbp_info_next(p, len, &pos, &item, &d, &n)) == 1) {
+        if (item < 4 || item > 7)
+            continue; /* isc_info_truncated ends the loop: incomplete */
+        if (n == 0 || n > 8)
+            return 0;
+        int64_t v = le_int(d, n);
         switch (item) {
         case 4:
-            out->segments = le_int(d, n);
-            seen |= 1;
+            out->segments = v;
             break;
         case 5:
-            out->max_segment = le_int(d, n);
-            seen |= 2;
+            out->max_segment = v;
             break;
         case 6:
-            out->length = le_int(d, n);
-            seen |= 4;
-            break;
-        case 7:
-            out->stream = n > 0 && d[0] != 0;
-            seen |= 8;
+            out->length = v;
             break;
         default:
+            if (v != 0 && v != 1)
+                return 0;
+            out->stream = (int)v;
             break;
         }
+        seen |= 1 << (item - 4);
     }
-    return rc >= 0 && seen == 15 && out->length >= 0;
+    if (rc < 0 || seen != 15)
+        return 0;
+    if (exact && (pos + 1 != len || p[pos] != FFBP_INFO_END))
+        return 0;
+    return out->segments >= 0 && out->max_segment >= 0 &&
+           out->max_segment <= (int64_t)SEGMENT_MAX && out->length >= 0;
+}
+
+/* The blob id as Firebird prints it: relation, then number. */
+static void id_text(uint64_t id, char out[18]) {
+    snprintf(out, 18, "%08X:%08X", (unsigned)(id >> 32), (unsigned)id);
 }
 
 static uint64_t id_from_bytes(const uint8_t b[8]) {
@@ -112,11 +141,15 @@ static void blob_unref(ffb_blob *b) {
 void ffb__blobs_destroy_all(ffb_conn *conn) {
     while (conn->blobs)
         blob_destroy(conn->blobs);
+    struct ffb__inline_index *x = conn->inl ? conn->inl->index : NULL;
     while (conn->inl) {
         ffb__inline *e = conn->inl;
         conn->inl = e->next;
-        ffb__free(conn->alloc, e->data);
-        ffb__free(conn->alloc, e);
+        ffb__free(conn->alloc, e); /* its data is in the same block */
+    }
+    if (x) {
+        ffb__free(conn->alloc, x->slot);
+        ffb__free(conn->alloc, x);
     }
     conn->inl_bytes = 0;
 }
@@ -221,8 +254,20 @@ static int simple_reply(ffb_conn *conn, const ffbp_packet *pkt,
         if (p->sync && p->sync->rc == 0)
             p->sync->rc = FFB_E_SERVER;
     } else if (p->op == FFBP_OP_SEEK_BLOB) {
-        /* The new position is in the low word of the blob id. */
-        b->position = b->received = (int64_t)(uint32_t)r->blob_id;
+        /* The new position is in the low word of the blob id; the server
+           clamps it to [0, length] (C.2.6), so it cannot pass the target
+           or the blob's end. */
+        int64_t pos = (int64_t)(uint32_t)r->blob_id;
+        if ((b->seek_max >= 0 && pos > b->seek_max) ||
+            (b->have_info && pos > b->info.length))
+            return blob_done(p, ffb__error_set(
+                                    &conn->err, FFB_E_PROTO,
+                                    "op_seek_blob answered position %lld, "
+                                    "beyond the target or the blob's %lld "
+                                    "bytes",
+                                    (long long)pos,
+                                    (long long)b->info.length));
+        b->position = b->received = pos;
     } else if (p->op == FFBP_OP_CLOSE_BLOB || p->op == FFBP_OP_CANCEL_BLOB) {
         b->on_server = 0;
         if (b->writing && conn->write_blobs_open)
@@ -242,13 +287,20 @@ static int info_reply(ffb_conn *conn, const ffbp_packet *pkt,
         return blob_done(p, 0);
     if (ffb__status_is_error(&r->status)) {
         fail_blob(b, &r->status, "reading the blob's info failed");
-    } else if (parse_info(r->data.p, r->data.len, &b->info)) {
+    } else if (r->data.len <= INFO_LENGTH &&
+               parse_info(r->data.p, r->data.len, 0, &b->info)) {
         b->have_info = 1;
         if (b->received >= b->info.length && b->gets_inflight == 0)
             b->eof = 1;
     } else {
-        return blob_done(p, ffb__error_set(&conn->err, FFB_E_PROTO,
-                                           "malformed blob info answer"));
+        memset(&b->info, 0, sizeof(b->info));
+        return blob_done(
+            p, ffb__error_set(&conn->err, FFB_E_PROTO,
+                              "malformed blob info answer (%zu bytes; "
+                              "items 4-7 with counts and length >= 0, max "
+                              "segment <= 65535, type 0 or 1, in at most "
+                              "the %d bytes asked)",
+                              (size_t)r->data.len, INFO_LENGTH));
     }
     return blob_done(p, 0);
 }
@@ -259,6 +311,20 @@ static int get_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
         return blob_done(p, mismatch(conn, pkt,
                                      "op_response to op_get_segment"));
     const ffbp_response *r = &pkt->u.response;
+    /* Whoever it is for: the server fills at most the buffer asked for,
+       records and their length words included, and reports state 0, 1
+       or 2 (C.2.4). */
+    if (r->data.len > GET_LENGTH)
+        return blob_done(p, ffb__error_set(
+                                &conn->err, FFB_E_PROTO,
+                                "an op_get_segment answer of %zu bytes: more "
+                                "than the %u bytes asked for",
+                                (size_t)r->data.len, GET_LENGTH));
+    if (r->object > 2)
+        return blob_done(p, ffb__error_set(&conn->err, FFB_E_PROTO,
+                                           "op_get_segment answered state %u "
+                                           "(0, 1 or 2 expected)",
+                                           (unsigned)r->object));
     if (p->gen != b->gen)
         return blob_done(p, 0); /* before a seek, or the open failed */
     if (b->gets_inflight)
@@ -270,6 +336,11 @@ static int get_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
         b->eof = 1;
         return blob_done(p, 0);
     }
+    if (b->end_seen && r->data.len)
+        /* After state 2 the server answers empty buffers only. */
+        return blob_done(p, ffb__error_set(&conn->err, FFB_E_PROTO,
+                                           "op_get_segment returned data "
+                                           "after the end of the blob"));
     size_t pos = 0, n;
     const uint8_t *d;
     int rc;
@@ -280,12 +351,16 @@ static int get_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
     }
     if (rc < 0)
         return blob_done(p, ffb__error_set(&conn->err, FFB_E_PROTO,
-                                           "malformed op_get_segment buffer"));
+                                           "malformed op_get_segment buffer: "
+                                           "a record runs past its %zu bytes",
+                                           (size_t)r->data.len));
     if (b->rbuf.failed)
         return blob_done(p, ffb__error_set(&conn->err, FFB_E_NOMEM,
                                            "out of memory for blob data"));
     /* State 2: end of blob. State 0 with every byte received: also the end
        (C.2.4: the last chunk may leave fewer than 3 bytes unused). */
+    if (r->object == 2)
+        b->end_seen = 1;
     if (r->object == 2 || (b->have_info && b->received >= b->info.length))
         b->eof = 1;
     return blob_done(p, 0);
@@ -557,7 +632,7 @@ static void queue_gets(ffb_blob *b, unsigned k, uint16_t h) {
     for (unsigned i = 0; i < k; i++) {
         ffbp_writer w;
         ffbp_writer_init(&w, conn->alloc);
-        ffbp_put_segment(&w, FFBP_OP_GET_SEGMENT, h, 65535, NULL, 0);
+        ffbp_put_segment(&w, FFBP_OP_GET_SEGMENT, h, GET_LENGTH, NULL, 0);
         if (ffb__queue_free(conn, &w, 1) < 0)
             return;
         if (!expect(b, FFBP_OP_GET_SEGMENT, get_reply, NULL))
@@ -566,27 +641,130 @@ static void queue_gets(ffb_blob *b, unsigned k, uint16_t h) {
     }
 }
 
-/* Drop the cached inline copies nobody reads: of transaction `tx`, or all
-   of them. A copy being read goes when its blob is freed. */
-static void inline_drop(ffb_conn *conn, int all, uint16_t tx) {
-    for (ffb__inline **pp = &conn->inl; *pp;) {
-        ffb__inline *e = *pp;
-        if ((all || e->tx == tx) && !e->in_use) {
-            *pp = e->next;
-            conn->inl_bytes -= e->cost;
-            ffb__free(conn->alloc, e->data);
-            ffb__free(conn->alloc, e);
-        } else {
-            pp = &e->next;
-        }
-    }
+/*
+ * The inline cache: a list (conn->inl, newest first) and a hash index on
+ * (transaction, blob id) that every entry points to, so that storing,
+ * finding and dropping a copy cost O(1) however many the budget holds
+ * (up to 10 MiB / sizeof(ffb__inline) of empty blobs). A chain never holds
+ * more than INDEX_CHAIN entries: ids a server picks to collide make the
+ * cache refuse copies, never slow down. The index (struct ffb__inline_index,
+ * above) is freed with the last entry.
+ */
+#define INDEX_BITS_MIN 6
+#define INDEX_CHAIN 8
+
+/* Fibonacci hashing; doubling the table splits chains, never joins them. */
+static size_t inline_slot(uint16_t tx, uint64_t id, unsigned bits) {
+    uint64_t x = (id ^ (uint64_t)tx * 0xC2B2AE3D27D4EB4Full) *
+                 0x9E3779B97F4A7C15ull;
+    return (size_t)(x >> (64 - bits));
+}
+
+static struct ffb__inline_index *inline_index(const ffb_conn *conn) {
+    return conn->inl ? conn->inl->index : NULL;
 }
 
 static ffb__inline *inline_find(ffb_conn *conn, uint16_t tx, uint64_t id) {
-    for (ffb__inline *e = conn->inl; e; e = e->next)
+    struct ffb__inline_index *x = inline_index(conn);
+    if (!x)
+        return NULL;
+    for (ffb__inline *e = x->slot[inline_slot(tx, id, x->bits)]; e;
+         e = e->hnext)
         if (e->tx == tx && e->id == id)
             return e;
     return NULL;
+}
+
+/* Double the index when it is full (a failure keeps the old one). */
+static void inline_grow(ffb_conn *conn, struct ffb__inline_index *x) {
+    if (x->bits >= 8 * sizeof(size_t) - 2 ||
+        x->count < ((size_t)1 << x->bits))
+        return;
+    unsigned bits = x->bits + 1;
+    size_t cap = (size_t)1 << bits;
+    ffb__inline **slot = ffb__malloc(conn->alloc, cap * sizeof(*slot));
+    if (!slot)
+        return;
+    memset(slot, 0, cap * sizeof(*slot));
+    for (ffb__inline *e = conn->inl; e; e = e->next) {
+        size_t h = inline_slot(e->tx, e->id, bits);
+        e->hnext = slot[h];
+        slot[h] = e;
+    }
+    ffb__free(conn->alloc, x->slot);
+    x->slot = slot;
+    x->bits = bits;
+}
+
+/* Link a new entry into the list and the index; -1 (the entry is not
+   linked) when the index cannot be made or its chain is full. */
+static int inline_insert(ffb_conn *conn, ffb__inline *e) {
+    struct ffb__inline_index *x = inline_index(conn);
+    if (!x) {
+        size_t cap = (size_t)1 << INDEX_BITS_MIN;
+        x = ffb__malloc(conn->alloc, sizeof(*x));
+        if (!x)
+            return -1;
+        x->slot = ffb__malloc(conn->alloc, cap * sizeof(*x->slot));
+        if (!x->slot) {
+            ffb__free(conn->alloc, x);
+            return -1;
+        }
+        memset(x->slot, 0, cap * sizeof(*x->slot));
+        x->bits = INDEX_BITS_MIN;
+        x->count = 0;
+    } else {
+        inline_grow(conn, x);
+    }
+    size_t h = inline_slot(e->tx, e->id, x->bits), chain = 0;
+    for (const ffb__inline *o = x->slot[h]; o; o = o->hnext)
+        chain++;
+    if (chain >= INDEX_CHAIN)
+        return -1; /* x is in use: an empty index has no full chain */
+    e->index = x;
+    e->hnext = x->slot[h];
+    x->slot[h] = e;
+    x->count++;
+    e->prev = NULL;
+    e->next = conn->inl;
+    if (conn->inl)
+        conn->inl->prev = e;
+    conn->inl = e;
+    return 0;
+}
+
+/* Take a cached inline copy out of the cache and free it. */
+static void inline_remove(ffb_conn *conn, ffb__inline *victim) {
+    struct ffb__inline_index *x = victim->index;
+    ffb__inline **pp = &x->slot[inline_slot(victim->tx, victim->id, x->bits)];
+    while (*pp && *pp != victim)
+        pp = &(*pp)->hnext;
+    if (*pp)
+        *pp = victim->hnext;
+    x->count--;
+    if (victim->prev)
+        victim->prev->next = victim->next;
+    else
+        conn->inl = victim->next;
+    if (victim->next)
+        victim->next->prev = victim->prev;
+    conn->inl_bytes -= victim->cost;
+    ffb__free(conn->alloc, victim); /* data in the same block */
+    if (!conn->inl) {
+        ffb__free(conn->alloc, x->slot);
+        ffb__free(conn->alloc, x);
+    }
+}
+
+/* Drop the cached inline copies nobody reads: of transaction `tx`, or all
+   of them. A copy being read goes when its blob is freed. */
+static void inline_drop(ffb_conn *conn, int all, uint16_t tx) {
+    ffb__inline *next;
+    for (ffb__inline *e = conn->inl; e; e = next) {
+        next = e->next;
+        if ((all || e->tx == tx) && !e->in_use)
+            inline_remove(conn, e);
+    }
 }
 
 int ffb_blob_open(ffb_conn *conn, ffb_tx *tx, const uint8_t id[8],
@@ -623,12 +801,13 @@ int ffb_blob_open(ffb_conn *conn, ffb_tx *tx, const uint8_t id[8],
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_info(&w, FFBP_OP_INFO_BLOB, 0xFFFF, 0, info_items,
-                  sizeof(info_items), 128);
+                  sizeof(info_items), INFO_LENGTH);
     if ((rc = ffb__queue_free(conn, &w, 1)) < 0 ||
         !expect(b, FFBP_OP_INFO_BLOB, info_reply, NULL))
         return rc < 0 ? rc : FFB_E_NOMEM;
     b->info_pending = 1;
-    size_t k = prefetch ? (prefetch + GET_PAYLOAD - 1) / GET_PAYLOAD : 1;
+    size_t k = prefetch ? prefetch / GET_PAYLOAD + (prefetch % GET_PAYLOAD != 0)
+                        : 1;
     if (k > MAX_GETS)
         k = MAX_GETS;
     queue_gets(b, (unsigned)k, 0xFFFF);
@@ -649,9 +828,11 @@ static int refill(ffb_blob *b) {
             b->eof = 1;
             return 0;
         }
-        k = (unsigned)((left + GET_PAYLOAD - 1) / GET_PAYLOAD);
-        if (k > MAX_GETS)
-            k = MAX_GETS;
+        /* Whatever the info claims (up to INT64_MAX), one part is at most
+           MAX_GETS requests: memory grows with what the answers bring. */
+        uint64_t parts = (uint64_t)left / GET_PAYLOAD +
+                         ((uint64_t)left % GET_PAYLOAD != 0);
+        k = parts > MAX_GETS ? MAX_GETS : (unsigned)parts;
     }
     if (b->has_handle && !b->on_server)
         /* Its transaction ended (or it was closed): the handle may name
@@ -777,7 +958,7 @@ int ffb_blob_get_info(ffb_blob *b, ffb_blob_info *out) {
             ffbp_writer w;
             ffbp_writer_init(&w, conn->alloc);
             ffbp_put_info(&w, FFBP_OP_INFO_BLOB, h, 0, info_items,
-                          sizeof(info_items), 128);
+                          sizeof(info_items), INFO_LENGTH);
             if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
                 return rc;
             ffb__sync sync = {0};
@@ -807,17 +988,19 @@ int ffb_blob_seek(ffb_blob *b, int whence, int64_t offset, int64_t *pos_out) {
     if (b->writing)
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "seeking is for blobs opened for reading");
-    int64_t target = whence == 0 ? offset
-                     : whence == 1 ? b->position + offset
-                                   : -1;
     if (b->cached) {
-        int64_t len = b->info.length;
+        /* Bounded by the bytes held (which the store checked equal the
+           info's length). */
+        const int64_t len = (int64_t)b->cached->len;
         if (!b->info.stream)
             return ffb__error_set(&conn->err, FFB_E_SERVER,
                                   "a segmented blob cannot seek "
                                   "[bad_segstr_type]");
-        if (whence == 2)
-            target = len + offset;
+        int64_t base = whence == 0 ? 0 : whence == 1 ? b->position : len;
+        /* base >= 0: only a positive offset can overflow; clamp it. */
+        int64_t target = offset > 0 && base > INT64_MAX - offset
+                             ? len
+                             : base + offset;
         if (target < 0)
             target = 0;
         if (target > len)
@@ -835,8 +1018,13 @@ int ffb_blob_seek(ffb_blob *b, int whence, int64_t offset, int64_t *pos_out) {
     int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
-    if (target < INT32_MIN || target > INT32_MAX || offset < INT32_MIN ||
-        offset > INT32_MAX)
+    /* The offset first: position + offset cannot overflow then. */
+    int64_t target = 0;
+    if (offset >= INT32_MIN && offset <= INT32_MAX)
+        target = whence == 0 ? offset : whence == 1 ? b->position + offset
+                                                    : -1;
+    if (offset < INT32_MIN || offset > INT32_MAX || target < INT32_MIN ||
+        target > INT32_MAX)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "blob offsets are limited to 32 bits");
     uint16_t h;
@@ -849,6 +1037,11 @@ int ffb_blob_seek(ffb_blob *b, int whence, int64_t offset, int64_t *pos_out) {
     ffbp_writer_reset(&b->rbuf);
     b->rpos = 0;
     b->eof = 0;
+    b->end_seen = 0;
+    /* What the answer may report (the server clamps to [0, length]). */
+    b->seek_max = whence != 2 ? (target > 0 ? target : 0)
+                  : b->have_info ? b->info.length
+                                 : -1;
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_seek_blob(&w, h, whence == 2 ? 2 : 0,
@@ -881,14 +1074,7 @@ void ffb_blob_free(ffb_blob *b) {
     b->freed = 1;
     if (b->cached) {
         /* One inline copy serves one open (C.3.7). */
-        for (ffb__inline **pp = &conn->inl; *pp; pp = &(*pp)->next)
-            if (*pp == b->cached) {
-                *pp = b->cached->next;
-                conn->inl_bytes -= b->cached->cost;
-                ffb__free(conn->alloc, b->cached->data);
-                ffb__free(conn->alloc, b->cached);
-                break;
-            }
+        inline_remove(conn, b->cached);
         b->cached = NULL;
     } else if (b->on_server && conn->state == FFB__ST_READY) {
         /* Closed with the next request; its answer is read and ignored. */
@@ -924,64 +1110,127 @@ void ffb__inline_clear(ffb_conn *conn) { inline_drop(conn, 1, 0); }
 
 /* ---- inline blobs ----------------------------------------------------------------------- */
 
-void ffb__inline_store(ffb_conn *conn, const ffbp_inline_blob *ib) {
-    ffb_blob_info info;
-    if (!parse_info(ib->info.p, ib->info.len, &info))
-        return; /* incomplete info: not usable (C.3.5) */
-    /* Join the records defensively: exactly num_segments for a segmented
-       blob, up to a zero-length record for a stream one, never past the
-       buffer; a tail after that is ignored (C.3.5). */
-    size_t pos = 0, n, total = 0;
-    const uint8_t *d;
-    int64_t count = 0;
-    while (ffbp_segment_next(ib->data.p, ib->data.len, &pos, &d, &n) == 1) {
-        if (!info.stream && count == info.segments)
-            break;
-        if (info.stream && n == 0)
-            break;
-        total += n;
-        count++;
+/*
+ * Check an op_inline_blob against what Firebird 5 sends (C.3.2, C.3.3:
+ * sendInlineBlob sizes the data as total_length + 2 bytes per record, the
+ * records being num_segments for a segmented blob and ceil(total_length /
+ * max_segment) for a stream one, each at most max_segment bytes, and sends
+ * at most 65535 bytes). Returns 1 when the records hold exactly the info's
+ * length (*total), 0 when they are well-formed but hold less (the info was
+ * an estimate: Firebird's transliteration filter reports upper bounds for
+ * text blobs, and the unused tail of the buffer is not meaningful, C.3.5),
+ * or FFB_E_PROTO (conn->err names the blob) when the packet contradicts
+ * itself.
+ */
+static int inline_check(ffb_conn *conn, const ffbp_inline_blob *ib,
+                        ffb_blob_info *info, size_t *total) {
+    char id[18];
+    const char *why;
+    const size_t len = ib->data.len;
+    uint64_t records = 0;
+    *total = 0;
+    if (!parse_info(ib->info.p, ib->info.len, 1, info)) {
+        why = "its info is not a complete answer to items 4-7 with values a "
+              "blob can have, ended by isc_info_end";
+        goto bad;
     }
-    size_t cost = sizeof(ffb__inline) + total;
+    if (len > INLINE_MAX) {
+        why = "its data is longer than the 65535 bytes an inline blob may "
+              "have";
+        goto bad;
+    }
+    if (info->length == 0) {
+        if (len == 0)
+            return 1;
+        why = "an empty blob carries data";
+        goto bad;
+    }
+    if (!info->stream) {
+        records = (uint64_t)info->segments;
+    } else if (info->max_segment > 0) {
+        records = (uint64_t)info->length / (uint64_t)info->max_segment +
+                  ((uint64_t)info->length % (uint64_t)info->max_segment != 0);
+    } else {
+        why = "a stream blob with data has a max segment of 0";
+        goto bad;
+    }
+    /* Once length <= len <= 65535, nothing below can overflow. */
+    if (records == 0 || (uint64_t)info->length > len ||
+        records > (len - (size_t)info->length) / 2 ||
+        (size_t)info->length + 2 * (size_t)records != len) {
+        why = "its data is not the info's length plus 2 bytes per record";
+        goto bad;
+    }
+    size_t pos = 0, n, sum = 0;
+    const uint8_t *d;
+    for (uint64_t i = 0; i < records; i++) {
+        if (ffbp_segment_next(ib->data.p, len, &pos, &d, &n) != 1) {
+            why = "a record runs past its data";
+            goto bad;
+        }
+        if ((int64_t)n > info->max_segment) {
+            why = "a record is longer than the info's max segment";
+            goto bad;
+        }
+        sum += n;
+        if (info->stream && n == 0)
+            break; /* the stream ended before the estimate */
+    }
+    *total = sum;
+    return pos == len; /* else: less than announced, the tail unused */
+bad:
+    id_text(ib->blob_id, id);
+    return ffb__error_set(&conn->err, FFB_E_PROTO,
+                          "inconsistent op_inline_blob for blob %s "
+                          "(transaction %u, info of %u bytes, data of %zu "
+                          "bytes): %s",
+                          id, (unsigned)ib->tx, (unsigned)ib->info.len, len,
+                          why);
+}
+
+int ffb__inline_store(ffb_conn *conn, const ffbp_inline_blob *ib) {
+    ffb_blob_info info;
+    size_t total;
+    int exact = inline_check(conn, ib, &info, &total);
+    if (exact < 0)
+        return exact;
     ffb__inline *old = inline_find(conn, ib->tx, ib->blob_id);
     if (old && old->in_use)
-        return; /* the application is reading that one */
-    size_t freed = old ? old->cost : 0;
-    if (conn->inl_bytes - freed + cost > conn->inline_budget)
-        return; /* over budget: dropped, read normally later */
-    uint8_t *data = ffb__malloc(conn->alloc, total ? total : 1);
-    if (!data)
-        return;
-    pos = 0;
-    count = 0;
-    size_t at = 0;
+        return 0; /* the application is reading that one */
+    /* A newer copy makes an unused one stale (C.3.5 step 3, the fixed
+       behaviour of Firebird issue #9060), whether or not the new one can
+       be kept. */
+    if (old)
+        inline_remove(conn, old);
+    if (!exact)
+        return 0; /* read from the server when opened */
+    /* Entry and data in one block, all of it charged to the budget. */
+    size_t cost = sizeof(ffb__inline) + total;
+    if (conn->inl_bytes > conn->inline_budget ||
+        cost > conn->inline_budget - conn->inl_bytes)
+        return 0; /* over budget: dropped, read normally later */
+    ffb__inline *e = ffb__malloc(conn->alloc, cost);
+    if (!e)
+        return 0; /* the cache is an optimisation */
+    memset(e, 0, sizeof(*e));
+    e->data = (uint8_t *)(e + 1);
+    size_t pos = 0, n, at = 0;
+    const uint8_t *d;
+    /* inline_check saw these records sum to `total`. */
     while (at < total &&
            ffbp_segment_next(ib->data.p, ib->data.len, &pos, &d, &n) == 1) {
-        memcpy(data + at, d, n);
+        memcpy(e->data + at, d, n);
         at += n;
-    }
-    ffb__inline *e = old;
-    if (e) {
-        /* Replace an unused copy with the newer one (C.3.5 step 3, the
-           fixed behaviour of Firebird issue #9060). */
-        conn->inl_bytes -= e->cost;
-        ffb__free(conn->alloc, e->data);
-    } else {
-        e = ffb__malloc(conn->alloc, sizeof(*e));
-        if (!e) {
-            ffb__free(conn->alloc, data);
-            return;
-        }
-        memset(e, 0, sizeof(*e));
-        e->next = conn->inl;
-        conn->inl = e;
     }
     e->tx = ib->tx;
     e->id = ib->blob_id;
-    e->data = data;
     e->len = total;
     e->info = info;
-    e->in_use = 0;
     e->cost = cost;
+    if (inline_insert(conn, e) < 0) {
+        ffb__free(conn->alloc, e);
+        return 0;
+    }
     conn->inl_bytes += cost;
+    return 0;
 }
