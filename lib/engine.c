@@ -279,10 +279,28 @@ static int dispatch(ffb_conn *conn, const ffbp_packet *pkt) {
     if (conn->state == FFB__ST_HANDSHAKE)
         return ffb__hs_packet(conn, pkt);
     if (pkt->op == FFBP_OP_INLINE_BLOB) {
-        /* Pushed in front of the row (or op_sql_response) that references
-           it; not an answer of its own. */
-        ffb__inline_store(conn, &pkt->u.inline_blob);
-        return 0;
+        /* Not an answer of its own: Firebird 5 pushes it in front of a row
+           of an op_fetch answer or of the op_sql_response of op_execute2,
+           for that request's transaction. Anywhere else (nothing owed, in
+           front of any other answer, below protocol 19, a transaction
+           that is not active) it is a protocol violation (docs/blobs.md). */
+        const ffbp_inline_blob *ib = &pkt->u.inline_blob;
+        const ffb__pending *h =
+            conn->fifo_len ? &conn->fifo[conn->fifo_head] : NULL;
+        int ok = conn->protocol >= 19 && h && h->off &&
+                 (h->op == FFBP_OP_FETCH || h->op == FFBP_OP_EXECUTE2);
+        const ffb_tx *t = conn->txs;
+        while (ok && t && !(t->state == FFB__TX_ACTIVE && t->handle == ib->tx))
+            t = t->next;
+        if (!ok || !t)
+            return ffb__error_set(&conn->err, FFB_E_PROTO,
+                                  "unsolicited op_inline_blob for blob "
+                                  "%08X:%08X (transaction %u) while waiting "
+                                  "for %s",
+                                  (unsigned)(ib->blob_id >> 32),
+                                  (unsigned)ib->blob_id, (unsigned)ib->tx,
+                                  waiting_for(conn));
+        return ffb__inline_store(conn, ib);
     }
     if (conn->fifo_len == 0) {
         char d[160];

@@ -467,11 +467,16 @@ typedef struct ffb__inline {
     struct ffb__inline *next;
     uint16_t tx;
     uint64_t id;
-    uint8_t *data;     /* payload, records joined */
+    uint8_t *data;     /* payload, records joined: len bytes, in the same
+                          allocation as the entry (cost = sizeof + len) */
     size_t len;
     ffb_blob_info info;
     int in_use;
     size_t cost;
+    struct ffb__inline *prev;            /* conn->inl, the other way */
+    struct ffb__inline *hnext;           /* same slot of the index */
+    struct ffb__inline_index *index;     /* the cache's (lib/blob.c), shared
+                                            by all entries */
 } ffb__inline;
 
 struct ffb_blob {
@@ -498,6 +503,10 @@ struct ffb_blob {
     size_t rpos;
     unsigned gets_inflight;
     int eof;
+    int end_seen;       /* an op_get_segment answered state 2 (since the
+                           open or the last seek): no more data may come */
+    int64_t seek_max;   /* the highest position the pending seek's answer
+                           may report (-1: not known) */
     int64_t received;   /* bytes received since the open or the last seek */
     int64_t position;   /* bytes handed to the application */
     int have_info;
@@ -508,8 +517,11 @@ struct ffb_blob {
     ffb__inline *cached;
 };
 
-/* op_inline_blob arrived. */
-void ffb__inline_store(ffb_conn *conn, const ffbp_inline_blob *ib);
+/* op_inline_blob arrived (where the engine accepts one: docs/blobs.md).
+   Checks it against its info; keeps it if it is exact and fits the
+   budget. 0, or FFB_E_PROTO (message naming the blob) when the packet
+   contradicts itself. */
+int ffb__inline_store(ffb_conn *conn, const ffbp_inline_blob *ib);
 /* Commit/rollback of the transaction with this handle. */
 void ffb__blobs_tx_ended(ffb_conn *conn, ffb_tx *tx);
 /* Drop every inline copy not being read (detach: C.3.7). */
@@ -604,6 +616,13 @@ int ffb__engine_flush(ffb_conn *conn);
 int ffb__engine_feed(ffb_conn *conn, const uint8_t *p, size_t len);
 /* Mark the connection broken with `code` (if not already); returns code. */
 int ffb__engine_fail(ffb_conn *conn, int code);
+/* A fatal-class error (FFB_E_NOMEM, ...): set conn->err and break the
+   connection; returns code. */
+int ffb__fatal(ffb_conn *conn, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 /* Release transform state and buffers (not the options). */
 void ffb__engine_reset(ffb_conn *conn);
 /* Set up compression after the accept. */
@@ -612,13 +631,6 @@ int ffb__engine_start_compression(ffb_conn *conn);
 /* FFB_E_STATE (with a message) when `conn` uses external I/O: blocking
    calls check it before queueing anything. */
 /* 0 when attached; else FFB_E_STATE saying why (broken or not attached). */
-/* A fatal-class error (FFB_E_NOMEM, ...): set conn->err and break the
-   connection; returns code. */
-int ffb__fatal(ffb_conn *conn, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 int ffb__need_ready(ffb_conn *conn);
 /* Queue `w` (`expects`: a reply is owed), free it; a failure breaks the
    connection and is returned. */
