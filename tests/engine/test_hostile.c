@@ -21,38 +21,11 @@
 #include <stdio.h>
 #include <zlib.h>
 
+#include "tests/support/check.h"
 #include "tests/support/hostile.h"
 
-static hostile H;
-static ffbp_writer W;
-
-static int setup(void **state) {
-    (void)state;
-    hostile_init(&H);
-    ffbp_writer_init(&W, NULL);
-    return 0;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    hostile_free(&H);
-    ffbp_writer_free(&W);
-    return 0;
-}
-
-#define OK(conn, expr)                                                         \
-    do {                                                                       \
-        int rc_ = (expr);                                                      \
-        if (rc_ < 0)                                                           \
-            fail_msg("%s:%d: %s = %d: %s", __FILE__, __LINE__, #expr, rc_,     \
-                     ffb_error_message(ffb_conn_error(conn)));                 \
-    } while (0)
-
-static void expect_msg(ffb_conn *c, const char *needle) {
-    const char *msg = ffb_error_message(ffb_conn_error(c));
-    if (!strstr(msg, needle))
-        fail_msg("message \"%s\" lacks \"%s\"", msg, needle);
-}
+#define setup hostile_setup
+#define teardown hostile_teardown
 
 static const srv_var INT_COL = {FFBP_SQL_LONG, 0, 0, 4, 1, "ID"};
 

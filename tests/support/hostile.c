@@ -15,6 +15,23 @@
 
 void hostile_init(hostile *h) { memset(h, 0, sizeof(*h)); }
 
+hostile H;
+ffbp_writer W;
+
+int hostile_setup(void **state) {
+    (void)state;
+    hostile_init(&H);
+    ffbp_writer_init(&W, NULL);
+    return 0;
+}
+
+int hostile_teardown(void **state) {
+    (void)state;
+    hostile_free(&H);
+    ffbp_writer_free(&W);
+    return 0;
+}
+
 void hostile_free(hostile *h) {
     for (size_t i = 0; i < h->nchunks; i++)
         free(h->chunk[i]);

@@ -42,6 +42,13 @@ struct hostile {
 };
 
 void hostile_init(hostile *h);
+
+/* The scripted server and a writer for its answers, shared by a suite's
+   tests; hostile_setup/hostile_teardown (cmocka fixtures) reset them. */
+extern hostile H;
+extern ffbp_writer W;
+int hostile_setup(void **state);
+int hostile_teardown(void **state);
 void hostile_free(hostile *h);
 /* Queue the writer's bytes as one chunk (one transport read), reset it. */
 void hostile_push(hostile *h, ffbp_writer *w);

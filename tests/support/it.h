@@ -14,14 +14,7 @@
 
 #include "include/fastfb.h"
 
-/* `expr` (a libfastfb call) must not fail; the message names it. */
-#define OK(conn, expr)                                                         \
-    do {                                                                       \
-        int rc_ = (expr);                                                      \
-        if (rc_ < 0)                                                           \
-            fail_msg("%s:%d: %s = %d: %s", __FILE__, __LINE__, #expr, rc_,     \
-                     ffb_error_message(ffb_conn_error(conn)));                 \
-    } while (0)
+#include "tests/support/check.h"
 
 /* One instance of tests/servers/fbservers.sh, from FFB_TEST_<NAME>_*. */
 typedef struct it_server {
