@@ -8,11 +8,13 @@
  *
  * Switching the receive cipher on mid-chunk: when op_crypt was written in
  * the same flush as the final op_cont_auth, the server's answer chunk holds
- * the op_cont_auth reply in clear and then the op_crypt reply encrypted. The
- * engine then transforms received bytes one at a time (rx_bytewise), so it
- * can install the decryptor exactly after the reply that carries the IV -
- * with compression, after the end of that reply's sync flush (the 00 00 FF
- * FF marker). Everywhere else whole chunks are transformed at once.
+ * the op_cont_auth reply in clear and then the op_crypt reply encrypted.
+ * While that switch is pending (rx_bytewise) the engine installs the
+ * decryptor exactly after the reply that carries the IV: without
+ * compression the bytes behind that packet, moved as they came, are
+ * decrypted in place; with compression inflate is fed up to each sync-flush
+ * marker (00 00 FF FF) and the decryptor starts after the one ending that
+ * reply. Every received byte is transformed once, whatever the chunking.
  *
  * Round trips: `awaiting` is set when bytes of a flush that holds a
  * reply-expecting packet are handed to the transport; the first received
