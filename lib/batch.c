@@ -332,9 +332,11 @@ int ffb_batch_new(ffb_stmt *stmt, const ffb_batch_options *opts,
         b->items[i] = it;
     }
     if (ffbp_put_blr(&b->blr, b->items, n) != FFBP_OK || b->blr.failed) {
-        int code = b->blr.failed ? FFB_E_NOMEM : FFB_E_UNSUPPORTED;
+        int nomem = b->blr.failed;
         batch_unref(b);
-        return ffb__error_set(&conn->err, code,
+        if (nomem)
+            return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
+        return ffb__error_set(&conn->err, FFB_E_UNSUPPORTED,
                               "cannot describe the batch message in BLR");
     }
     b->msglen = ffbp_batch_msglen(b->items, n, &b->aligned);

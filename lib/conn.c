@@ -403,6 +403,13 @@ int ffb__io_read(ffb_conn *conn) {
     if (!conn->io_open)
         return ffb__error_set(&conn->err, FFB_E_CLOSED,
                               "the connection is closed");
+    /* Answers already received but not parsed yet (a blocking call made
+       inside a result callback, while the packets behind the one that ran
+       it wait): parse them instead of reading - every wait loop comes
+       here, so none waits on the wire for bytes it already has. */
+    int rc = ffb__engine_drain(conn);
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
     return conn->tp ? conn->tp->read(conn, conn->tp_data)
                     : ffb__net_read(conn);
 }

@@ -30,6 +30,8 @@
 #include "lib/zstream.h"
 
 int ffb__engine_fail(ffb_conn *conn, int code) {
+    if (conn->state == FFB__ST_HANDSHAKE && code <= FFB_E_FATAL)
+        ffb__hs_wipe(conn); /* the handshake ends here */
     if (conn->state != FFB__ST_BROKEN && code <= FFB_E_FATAL) {
         conn->state = FFB__ST_BROKEN;
         conn->hs = conn->hs == FFB__HS_NONE ? FFB__HS_NONE : FFB__HS_FAILED;
@@ -190,9 +192,12 @@ void ffb_conn_output_done(ffb_conn *conn, size_t len) {
 static int rx_transform(ffb_conn *conn, size_t n) {
     uint8_t *p = conn->wire_in.data + conn->wire_pos;
     size_t before = conn->in.len;
-    if (conn->rx_cipher && !conn->rx_done_upto) {
-        /* Decrypt once, in place; inflate may take it in several steps. */
-        if (ffb__cipher_apply(conn->rx_cipher, p, p, n) < 0)
+    if (conn->rx_cipher && n > conn->rx_done_upto) {
+        /* Decrypt each byte once, in place: inflate may take them in
+           several steps, and bytes may arrive in between. */
+        uint8_t *q = p + conn->rx_done_upto;
+        if (ffb__cipher_apply(conn->rx_cipher, q, q, n - conn->rx_done_upto) <
+            0)
             return ffb__error_set(&conn->err, FFB_E_CRYPT,
                                   "wire decryption failed");
         conn->rx_done_upto = n;
@@ -351,18 +356,28 @@ static int decode(ffb_conn *conn, ffbp_reader *r, ffbp_packet *pkt) {
                                sizeof(conn->status_args[0]));
 }
 
-/* The longest row the request at the head of the queue can receive, by
-   its describe: such a packet is accepted whatever max_packet says. */
-static size_t row_bound(const ffb_conn *conn) {
-    if (conn->state != FFB__ST_READY || conn->fifo_len == 0)
-        return 0;
+/* A row packet may be as long as the describe of the request at the head
+   of the queue allows, whatever max_packet says - but never more than
+   this (the describe comes from the server too). */
+#define ROW_BOUND_MAX ((size_t)256 * 1024 * 1024)
+
+/* The largest packet accepted now: max_packet, or for a row answer
+   (op_fetch_response, op_sql_response) the longest row its describe
+   allows, up to ROW_BOUND_MAX. */
+static size_t packet_limit(const ffb_conn *conn, int32_t op) {
+    size_t limit = conn->max_packet;
+    if (conn->state != FFB__ST_READY || conn->fifo_len == 0 ||
+        (op != FFBP_OP_FETCH_RESPONSE && op != FFBP_OP_SQL_RESPONSE))
+        return limit;
     const ffb__pending *p = &conn->fifo[conn->fifo_head];
     if (!p->items)
-        return 0;
+        return limit;
     size_t n = 64 + (p->nitems + 7) / 8;
-    for (size_t i = 0; i < p->nitems; i++)
+    for (size_t i = 0; i < p->nitems && n < ROW_BOUND_MAX; i++)
         n += ffbp_item_wire_size(&p->items[i]) + 8;
-    return n;
+    if (n > ROW_BOUND_MAX)
+        n = ROW_BOUND_MAX;
+    return n > limit ? n : limit;
 }
 
 /* Parse and dispatch every complete packet in `in`. */
@@ -370,6 +385,13 @@ static int parse_packets(ffb_conn *conn) {
     for (;;) {
         if (conn->in_pos >= conn->in.len)
             break;
+        /* The last attempt said how long the packet is at least: until
+           that much is here, trying again cannot get further (so a large
+           packet is not parsed again on every read). */
+        if (conn->in.len - conn->in_pos < conn->in_need) {
+            conn->in_stalled = 1;
+            break;
+        }
         ffbp_reader r;
         ffbp_reader_init(&r, conn->in.data + conn->in_pos,
                          conn->in.len - conn->in_pos);
@@ -379,15 +401,22 @@ static int parse_packets(ffb_conn *conn) {
         int rc = decode(conn, &r, &pkt);
         if (rc == FFBP_INCOMPLETE) {
             size_t have = conn->in.len - conn->in_pos;
-            if (have > conn->max_packet && have > row_bound(conn))
+            size_t at_least = r.need > have ? r.need : have;
+            size_t limit = packet_limit(conn, pkt.op);
+            if (at_least > limit)
                 return ffb__error_set(
                     &conn->err, FFB_E_PROTO,
                     "a packet from the server is larger than the %zu bytes "
-                    "accepted (max_packet_size; %s so far, waiting for %s)",
-                    conn->max_packet, ffbp_op_name(pkt.op),
+                    "accepted (max_packet_size; %s of at least %zu bytes, "
+                    "while waiting for %s)",
+                    limit, ffbp_op_name(pkt.op), at_least,
                     waiting_for(conn));
+            conn->in_need = r.need;
+            conn->in_stalled = 1;
             break;
         }
+        conn->in_need = 0;
+        conn->in_stalled = 0;
         if (rc != FFBP_OK) {
             if (r.len - r.pos >= 4 && pkt.op != FFBP_OP_RESPONSE &&
                 pkt.op != FFBP_OP_RESPONSE_PIGGYBACK &&
@@ -439,7 +468,11 @@ static int process(ffb_conn *conn) {
         if (avail || conn->z_more) {
             size_t n = avail;
             if (conn->rx_bytewise && conn->z)
-                n = upto_marker(conn, avail);
+                /* Up to the next marker; while inflate still holds output
+                   from before it, no further. */
+                n = conn->z_more && conn->rx_tail == 0x0000FFFFu
+                        ? 0
+                        : upto_marker(conn, avail);
             int rc = rx_transform(conn, n);
             if (rc < 0)
                 return rc;
@@ -460,6 +493,16 @@ static int process(ffb_conn *conn) {
     }
 }
 
+int ffb__engine_drain(ffb_conn *conn) {
+    if (conn->state == FFB__ST_BROKEN)
+        return conn->err.code ? conn->err.code : FFB_E_FATAL;
+    if (conn->wire_pos == conn->wire_in.len && !conn->z_more &&
+        (conn->in_pos >= conn->in.len || conn->in_stalled))
+        return 0;
+    int rc = process(conn);
+    return rc < 0 ? ffb__engine_fail(conn, rc) : 1;
+}
+
 int ffb__engine_feed(ffb_conn *conn, const uint8_t *p, size_t len) {
     if (conn->state == FFB__ST_BROKEN)
         return conn->err.code ? conn->err.code : FFB_E_FATAL;
@@ -471,6 +514,7 @@ int ffb__engine_feed(ffb_conn *conn, const uint8_t *p, size_t len) {
         conn->awaiting = 0;
     }
     ffbp_put_raw(&conn->wire_in, p, len);
+    conn->in_stalled = 0;
     if (conn->wire_in.failed)
         return ffb__engine_fail(
             conn, ffb__fatal(conn, FFB_E_NOMEM,
@@ -512,6 +556,8 @@ void ffb__engine_reset(ffb_conn *conn) {
     conn->stage.failed = conn->out.failed = 0;
     conn->wire_in.failed = conn->in.failed = 0;
     conn->in_pos = 0;
+    conn->in_need = 0;
+    conn->in_stalled = 0;
     conn->stage_expects = conn->out_expects = conn->awaiting = 0;
     conn->eof = 0;
     conn->fifo_head = conn->fifo_len = 0;
@@ -524,9 +570,9 @@ void ffb__engine_reset(ffb_conn *conn) {
     conn->last_kind = FFB__LAST_NONE;
     conn->last_obj = NULL;
     conn->detaching = 0;
-    memset(conn->session_key, 0, sizeof(conn->session_key));
+    ffbp_wipe(conn->session_key, sizeof(conn->session_key));
     conn->have_key = 0;
-    memset(&conn->srp, 0, sizeof(conn->srp));
+    ffbp_wipe(&conn->srp, sizeof(conn->srp));
     conn->srp_active = 0;
 }
 

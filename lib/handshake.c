@@ -48,6 +48,8 @@ static void wipe_secrets(ffb_conn *conn) {
     conn->stage.secret = conn->out.secret = 0;
 }
 
+void ffb__hs_wipe(ffb_conn *conn) { wipe_secrets(conn); }
+
 static int fail(ffb_conn *conn, int code) {
     wipe_secrets(conn);
     conn->hs = FFB__HS_FAILED;
@@ -435,6 +437,14 @@ static int after_auth(ffb_conn *conn) {
         }
         return send_attach(conn);
     }
+    /* The receive cipher starts with the next byte: bytes already here
+       behind the authentication answer were received in clear, before
+       op_crypt was even sent - no server sends them. */
+    if (conn->in.len > conn->in_pos || conn->wire_pos < conn->wire_in.len ||
+        conn->z_more)
+        return fail_msg(conn, FFB_E_PROTO,
+                        "the server sent data behind its authentication "
+                        "answer, before op_crypt was sent");
     struct ffb__cipher *tx = NULL, *rx = NULL;
     int rc = make_ciphers(conn, choice, iv, iv_len, &tx, &rx);
     if (rc < 0)

@@ -265,6 +265,9 @@ struct ffb_conn {
     size_t wire_pos;
     size_t rx_done_upto;  /* bytes at wire_pos already decrypted */
     int z_more;           /* inflate stopped at its budget: more output */
+    size_t in_need;       /* the incomplete packet at in_pos is at least
+                             this long (from the last decode) */
+    int in_stalled;       /* ... and no byte arrived since that decode */
     uint64_t parse_attempts; /* packet decodes tried (tests check that
                                 received bytes are handled in linear time) */
     size_t max_packet;    /* largest packet accepted (max_packet_size) */
@@ -614,6 +617,10 @@ int ffb__engine_owes_flushed(const ffb_conn *conn);
 int ffb__engine_flush(ffb_conn *conn);
 /* Give received wire bytes to the engine. */
 int ffb__engine_feed(ffb_conn *conn, const uint8_t *p, size_t len);
+/* Parse what was received but not parsed yet (a result callback ran a
+   blocking call while packets behind it waited): 1 when something was
+   processed, 0 when nothing could be, or a fatal code. */
+int ffb__engine_drain(ffb_conn *conn);
 /* Mark the connection broken with `code` (if not already); returns code. */
 int ffb__engine_fail(ffb_conn *conn, int code);
 /* A fatal-class error (FFB_E_NOMEM, ...): set conn->err and break the
@@ -642,6 +649,8 @@ int ffb__wait(ffb_conn *conn, const int *done);
 /* ---- handshake (lib/handshake.c) ---------------------------------------- */
 
 int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts);
+/* The handshake ended (failed below it, in the engine): wipe its secrets. */
+void ffb__hs_wipe(ffb_conn *conn);
 /* Handle a packet received during the handshake. */
 int ffb__hs_packet(ffb_conn *conn, const ffbp_packet *pkt);
 

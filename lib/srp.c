@@ -500,6 +500,8 @@ done:
     OPENSSL_cleanse(s_buf, sizeof(s_buf));
     OPENSSL_cleanse(h, sizeof(h));
     OPENSSL_cleanse(h2, sizeof(h2));
+    OPENSSL_cleanse(m, sizeof(m));
+    OPENSSL_cleanse(k_in, sizeof(k_in));
     BN_CTX_end(ctx);
     BN_CTX_free(ctx); /* clears every BIGNUM of the pool */
     return rc;

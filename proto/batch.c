@@ -209,11 +209,19 @@ int ffbp_get_batch_cs_body(ffbp_reader *r, ffbp_batch_cs *out) {
     TRY(ffbp_get_opaque(r, (size_t)out->updates * 4, &p));
     out->counts = p;
     size_t dstart = r->pos;
+    size_t entries = 0;
     for (uint32_t i = 0; i < out->vectors; i++) {
         uint32_t pos;
         ffbp_status st = {NULL, 0, 0, 0};
         TRY(ffbp_get_u32(r, &pos));
         TRY(ffbp_get_status(r, &st));
+        /* 8192 status entries in all: each attempt to parse an incomplete
+           answer stays cheap. */
+        entries += st.total;
+        if (entries > 8192) {
+            r->pos = save;
+            return FFBP_EBAD;
+        }
     }
     out->detail = r->p + dstart;
     out->detail_len = r->pos - dstart;

@@ -3,6 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* n more bytes are needed at the cursor. */
+static int short_by(ffbp_reader *r, size_t n) {
+    size_t want = r->pos + n < r->pos ? SIZE_MAX : r->pos + n;
+    if (want > r->need)
+        r->need = want;
+    return FFBP_INCOMPLETE;
+}
+
 static uint32_t load_be32(const uint8_t *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
            (uint32_t)p[3];
@@ -10,7 +18,7 @@ static uint32_t load_be32(const uint8_t *p) {
 
 int ffbp_get_u32(ffbp_reader *r, uint32_t *out) {
     if (ffbp_reader_left(r) < 4)
-        return FFBP_INCOMPLETE;
+        return short_by(r, 4);
     *out = load_be32(r->p + r->pos);
     r->pos += 4;
     return FFBP_OK;
@@ -34,7 +42,7 @@ int ffbp_get_u16(ffbp_reader *r, uint16_t *out) {
 
 int ffbp_get_i64(ffbp_reader *r, int64_t *out) {
     if (ffbp_reader_left(r) < 8)
-        return FFBP_INCOMPLETE;
+        return short_by(r, 8);
     uint64_t hi = load_be32(r->p + r->pos);
     uint64_t lo = load_be32(r->p + r->pos + 4);
     *out = (int64_t)(hi << 32 | lo);
@@ -55,7 +63,7 @@ int ffbp_get_opaque(ffbp_reader *r, size_t len, const uint8_t **out) {
     if (total < len)
         return FFBP_EBAD;
     if (ffbp_reader_left(r) < total)
-        return FFBP_INCOMPLETE;
+        return short_by(r, total);
     *out = r->p ? r->p + r->pos : NULL; /* an empty reader may have no bytes */
     r->pos += total;
     return FFBP_OK;
@@ -87,7 +95,7 @@ int ffbp_get_cstring(ffbp_reader *r, uint32_t max, ffbp_bytes *out) {
 
 int ffbp_skip(ffbp_reader *r, size_t n) {
     if (ffbp_reader_left(r) < n)
-        return FFBP_INCOMPLETE;
+        return short_by(r, n);
     r->pos += n;
     return FFBP_OK;
 }

@@ -28,6 +28,11 @@ typedef struct ffbp_reader {
     const uint8_t *p;
     size_t len;
     size_t pos;
+    /* After FFBP_INCOMPLETE: the reader needs at least this many bytes
+       (from p) before the same decode can get further. A lower bound on
+       the length of what is being decoded, so the caller may wait for that
+       much before trying again. */
+    size_t need;
 } ffbp_reader;
 
 /* A view into the reader's bytes. */
@@ -41,6 +46,7 @@ static inline void ffbp_reader_init(ffbp_reader *r, const uint8_t *p,
     r->p = p;
     r->len = len;
     r->pos = 0;
+    r->need = 0;
 }
 
 static inline size_t ffbp_reader_left(const ffbp_reader *r) {

@@ -424,6 +424,76 @@ static void test_secrets_wiped(void **state) {
     ffb_conn_free(c);
 }
 
+static void test_required_no_bytes_before_crypt(void **state) {
+    (void)state;
+    /* op_crypt sent on its own after the proof's answer: bytes that came
+       behind that answer arrived in clear before op_crypt existed, so
+       they cannot be the encrypted answer to it (they were taken as such,
+       and op_crypt and op_attach then went out unencrypted). */
+    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
+    o.dsn = "server/3050:db";
+    o.io = FFB_IO_EXTERNAL;
+    o.password = "pw";
+    o.auth_plugins = "Srp256";
+    o.wire_crypt = FFB_CRYPT_REQUIRED;
+    o.wire_crypt_plugins = "Arc4";
+    o.no_pipeline_crypt = 1;
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_start(c, 0, NULL), 0);
+    const uint8_t *out;
+    ffb_conn_output_done(c, ffb_conn_output(c, &out));
+    ffbp_writer w;
+    ffbp_writer_init(&w, NULL);
+    srv_accept(&w, FFBP_OP_COND_ACCEPT, 15, "Srp256", SRP_DATA,
+               sizeof(SRP_DATA), 0, NULL, 0);
+    feed_writer(c, &w, 0);
+    size_t n = ffb_conn_output(c, &out);
+    assert_true(n > 4);
+    assert_int_equal(out[3], FFBP_OP_CONT_AUTH); /* the proof, alone */
+    ffb_conn_output_done(c, n);
+    static const uint8_t keys[] = {FFBP_TAG_KEY_TYPE, 9, 'S', 'y', 'm', 'm',
+                                   'e', 't', 'r', 'i', 'c',
+                                   FFBP_TAG_KEY_PLUGINS, 4, 'A', 'r', 'c',
+                                   '4'};
+    srv_response(&w, 0, 0, keys, sizeof(keys)); /* login accepted */
+    srv_response(&w, 0, 0, NULL, 0);            /* "op_crypt accepted" */
+    feed_writer(c, &w, FFB_E_PROTO);
+    expect_silent(c);
+    expect_broken(c, FFB_E_PROTO, "before op_crypt was sent");
+    ffbp_writer_free(&w);
+    ffb_conn_free(c);
+}
+
+static void test_secrets_wiped_on_engine_failure(void **state) {
+    (void)state;
+    /* The proof went out; the server then hangs up (or sends garbage):
+       the failure comes from the engine, not the handshake, and the SRP
+       state and session key go all the same. */
+    for (int garbage = 0; garbage <= 1; garbage++) {
+        ffb_conn *c = start_crypt("Srp256", FFB_CRYPT_ENABLED);
+        ffbp_writer w;
+        ffbp_writer_init(&w, NULL);
+        srv_accept(&w, FFBP_OP_COND_ACCEPT, 17, "Srp256", SRP_DATA,
+                   sizeof(SRP_DATA), 0, NULL, 0);
+        feed_writer(c, &w, 0);
+        assert_true(c->have_key);
+        if (garbage) {
+            uint8_t junk[8] = {0, 0, 0, 0xEE, 1, 2, 3, 4};
+            assert_int_equal(ffb_conn_feed(c, junk, sizeof(junk)),
+                             FFB_E_PROTO);
+        } else {
+            assert_int_equal(ffb_conn_feed_eof(c), FFB_E_CLOSED);
+        }
+        uint8_t zero[sizeof(c->srp)];
+        memset(zero, 0, sizeof(zero));
+        assert_memory_equal(&c->srp, zero, sizeof(c->srp));
+        assert_memory_equal(c->session_key, zero, sizeof(c->session_key));
+        ffbp_writer_free(&w);
+        ffb_conn_free(c);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_truncated_accept_then_eof),
@@ -444,6 +514,8 @@ int main(void) {
         cmocka_unit_test(test_required_refuses_legacy_before_hash),
         cmocka_unit_test(test_required_refuses_accept_data),
         cmocka_unit_test(test_secrets_wiped),
+        cmocka_unit_test(test_required_no_bytes_before_crypt),
+        cmocka_unit_test(test_secrets_wiped_on_engine_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -804,6 +804,83 @@ static void test_misuse_detected(void **state) {
     ffb_conn_free(c);
 }
 
+static void test_large_packet_parsed_once(void **state) {
+    (void)state;
+    /* A 4 MiB answer arriving in 1460-byte pieces: the first attempt
+       learns how long it is at least, and it is parsed again only when
+       that much is here (before: once per piece, 2,900 times). */
+    ffb_conn *c = hostile_attach(&H, 16, NULL);
+    size_t n = 4u * 1024 * 1024;
+    uint8_t *data = calloc(1, n);
+    assert_non_null(data);
+    srv_response(&W, 0, 0, data, n);
+    free(data);
+    hostile_push(&H, &W);
+    H.feed_piece = 1460;
+    uint64_t before = c->parse_attempts;
+    OK(c, ffb_conn_ping(c));
+    assert_true(c->parse_attempts - before <= 4);
+    ffb_conn_free(c);
+}
+
+typedef struct nested_seen {
+    ffb_stmt *other;
+    int calls, rows_other;
+    int fetch_rc;
+} nested_seen;
+
+static void fetch_other_cb(ffb_conn *conn, const ffb_result *res,
+                           void *data) {
+    (void)conn;
+    (void)res;
+    nested_seen *x = data;
+    if (x->calls++)
+        return;
+    /* The other statement's answer is received but not parsed yet: the
+       blocking fetch parses it instead of waiting on the wire for ever. */
+    while ((x->fetch_rc = ffb_stmt_fetch(x->other)) == 1)
+        x->rows_other++;
+}
+
+static void test_blocking_call_in_callback_parses_buffered(void **state) {
+    (void)state;
+    ffb_conn *c = hostile_attach(&H, 16, NULL);
+    ffb_tx *tx;
+    ffb_stmt *a = prepare_select(c, &tx);
+    uint8_t desc[512];
+    size_t n = srv_describe(desc, sizeof(desc), FFB_STMT_SELECT, 1, &INT_COL,
+                            1, 1, 0, NULL, 0, 0);
+    srv_response(&W, 4, 0, NULL, 0);
+    srv_response(&W, 0, 0, desc, n);
+    hostile_push(&H, &W);
+    ffb_stmt *b;
+    OK(c, ffb_stmt_new(c, &b));
+    OK(c, ffb_stmt_prepare(b, tx, "select id from u", (size_t)-1));
+    /* Both executions answered in one read. */
+    uint8_t row[8];
+    for (int k = 0; k < 2; k++) {
+        srv_response(&W, 0, 0, NULL, 0);
+        for (int i = 0; i < 2; i++)
+            srv_fetch(&W, 0, 1, row, int_row(row, i));
+        srv_fetch(&W, 100, 0, NULL, 0);
+    }
+    hostile_push(&H, &W);
+    nested_seen x = {b, 0, 0, -99};
+    OK(c, ffb_stmt_queue_execute(a, tx, fetch_other_cb, &x));
+    OK(c, ffb_stmt_queue_execute(b, tx, fetch_other_cb, &x));
+    OK(c, ffb_conn_flush(c));
+    const ffb_result *r;
+    assert_int_equal(ffb_conn_next_result(c, &r), 0);
+    assert_int_equal(x.calls, 2);
+    assert_int_equal(x.fetch_rc, 0);
+    assert_int_equal(x.rows_other, 2);
+    assert_false(ffb_conn_is_broken(c));
+    ffb_stmt_free(a);
+    ffb_stmt_free(b);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_scripted_select, setup, teardown),
@@ -820,7 +897,9 @@ int main(void) {
         T(test_endless_status_vector),
         T(test_packet_over_limit),
         T(test_inflate_bomb),
+        T(test_large_packet_parsed_once),
         T(test_callback_rules),
+        T(test_blocking_call_in_callback_parses_buffered),
         T(test_out_of_memory_everywhere),
         T(test_misuse_detected),
     };

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -744,6 +745,71 @@ static void test_tx_options(void **state) {
     ffb_conn_free(c);
 }
 
+/* ---- blocking calls inside a result callback ---------------------------------- */
+
+typedef struct nested {
+    ffb_stmt *other;
+    int calls, rows_self, rows_other, info_rc;
+    uint8_t info[64];
+} nested;
+
+static void nested_cb(ffb_conn *conn, const ffb_result *res, void *data) {
+    nested *x = data;
+    if (x->calls++)
+        return; /* the second result: its rows were read below */
+    assert_int_equal(ffb_result_status(res), 0);
+    /* A blocking call whose answer queues up behind the other statement's
+       rows, which are already received and not yet parsed. */
+    static const uint8_t items[] = {14 /* isc_info_page_size */, 1};
+    size_t len = 0;
+    x->info_rc = ffb_conn_info_raw(conn, items, sizeof(items), x->info,
+                                   sizeof(x->info), &len);
+    /* The other statement's rows, buffered behind this result. */
+    int r;
+    while ((r = ffb_stmt_fetch(x->other)) == 1)
+        x->rows_other++;
+    assert_int_equal(r, 0);
+    while ((r = ffb_stmt_fetch(ffb_result_stmt(res))) == 1)
+        x->rows_self++;
+    assert_int_equal(r, 0);
+}
+
+static void test_blocking_call_in_callback(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = it_active_tx(c);
+    /* Wide rows: with zlib the two answers inflate past the engine's
+       256 KiB step, so the first callback runs with input still to
+       inflate (and, on FB4E, to decrypt). */
+    const char *sql = "select first 300 id, rpad('x', 2000, 'y') from %s";
+    ffb_stmt *a = prepare(c, tx, sql, t->table);
+    ffb_stmt *b = prepare(c, tx, sql, t->table);
+    nested x = {0};
+    x.other = b;
+    OK(c, ffb_stmt_queue_execute(a, tx, nested_cb, &x));
+    OK(c, ffb_stmt_queue_execute(b, tx, nested_cb, &x));
+    OK(c, ffb_conn_flush(c));
+    /* Let both answers reach the socket, so that (compressed, on FB4E)
+       one read takes them both: the second is then buffered, not on the
+       wire, when the first callback makes its blocking calls. */
+    struct timespec pause = {0, 300 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    const ffb_result *res;
+    assert_int_equal(ffb_conn_next_result(c, &res), 0);
+    assert_int_equal(x.calls, 2);
+    assert_int_equal(x.info_rc, 0);
+    assert_int_equal(x.info[0], 14);
+    assert_int_equal(x.rows_self, 300);
+    assert_int_equal(x.rows_other, 300);
+    assert_false(ffb_conn_is_broken(c));
+    ffb_stmt_free(a);
+    ffb_stmt_free(b);
+    OK(c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
 int main(void) {
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
     it_server sv[3];
@@ -772,6 +838,7 @@ int main(void) {
             T(test_describe_continuation), T(test_execute2_singleton),
             T(test_tx_options),           T(test_prepare_without_tx),
             T(test_pipeline_same_statement),
+            T(test_blocking_call_in_callback),
         };
 #undef T
         void *st = t;
