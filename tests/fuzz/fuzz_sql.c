@@ -29,7 +29,7 @@
  * Environment:
  *   FFB_FUZZ_SQL_ONLY=1,3,7   run only these scenarios (others return)
  *   FFB_FUZZ_SQL_TRACE=1      print every read, answer and call
- *   FFB_FUZZ_SQL_LAX=nobreak,state  do not stop on these known classes of
+ *   FFB_FUZZ_SQL_LAX=nobreak,state,unsup  do not stop on these known classes of
  *                             finding (see check()), to explore past them
  *   FFB_FUZZ_SQL_GEN=DIR      write the seed corpus (one valid answer stream
  *                             per scenario and variant, named by SHA-256)
@@ -731,8 +731,20 @@ static const ffb__transport fz_transport = {t_connect, t_flush, t_read,
 
 /* FFB_FUZZ_SQL_LAX: known findings not to stop on (exploring past them):
    "nobreak" a fatal code on a connection left unbroken, "state" an
-   undocumented code from a call on a broken connection. */
-static int lax_nobreak, lax_state;
+   undocumented code from a call on a broken connection, "unsup"
+   FFB_E_UNSUPPORTED where it is not documented. */
+static int lax_nobreak, lax_state, lax_unsup;
+
+/* Say once per call site that a known finding was passed over. */
+static void lax_note(int line, const char *what, const char *kind, int rc) {
+    static unsigned char seen[4096];
+    if (line >= 0 && line < (int)sizeof(seen) && !seen[line]) {
+        seen[line] = 1;
+        fprintf(stderr, "LAX %s: fuzz_sql.c:%d: %s = %s: %s\n", kind, line,
+                what, ffb_err_name(rc),
+                ffb_error_message(ffb_conn_error(F.conn)));
+    }
+}
 
 static int check(int rc, unsigned allowed, const char *what, int line) {
     ffb_conn *c = F.conn;
@@ -744,13 +756,19 @@ static int check(int rc, unsigned allowed, const char *what, int line) {
     int ok = rc == 0 || (rc == 1 && (allowed & A_ONE)) ||
              (rc <= FFB_E_FATAL && rc >= FFB_E_NOMEM) ||
              (rc < 0 && rc >= FFB_E_ABORTED && (allowed & (1u << -rc)));
-    if (!ok && !(lax_state && F.was_broken)) {
+    if (!ok && lax_state && F.was_broken)
+        lax_note(line, what, "state", rc);
+    else if (!ok && lax_unsup && rc == FFB_E_UNSUPPORTED)
+        lax_note(line, what, "unsup", rc);
+    else if (!ok) {
         fprintf(stderr, "fuzz_sql.c:%d: %s returned %d (%s), not documented: "
                         "%s\n",
                 line, what, rc, ffb_err_name(rc), ffb_error_message(e));
         abort();
     }
-    if (rc <= FFB_E_FATAL && !(lax_nobreak && !broken)) {
+    if (rc <= FFB_E_FATAL && lax_nobreak && !broken)
+        lax_note(line, what, "nobreak", rc);
+    else if (rc <= FFB_E_FATAL) {
         if (!broken)
             fprintf(stderr, "fuzz_sql.c:%d: %s returned %s (%s) but the "
                             "connection is not broken\n",
@@ -1621,6 +1639,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const char *lax = getenv("FFB_FUZZ_SQL_LAX");
         lax_nobreak = lax && strstr(lax, "nobreak") != NULL;
         lax_state = lax && strstr(lax, "state") != NULL;
+        lax_unsup = lax && strstr(lax, "unsup") != NULL;
         const char *dir = getenv("FFB_FUZZ_SQL_GEN");
         if (dir && *dir) {
             gen_all(dir);
