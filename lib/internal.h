@@ -430,8 +430,10 @@ struct ffb_stmt {
     int lazy;            /* prepared from remembered metadata: the
                             describe in the answer is checked */
     int meta_changed;    /* ... and it differed: 1 inputs, 2 outputs */
-    ffb__meta old_out;   /* formats replaced while requests used them */
-    uint32_t *old_scratch_off, *old_scratch_len;
+    struct ffb__retired *retired; /* output formats replaced while queued
+                            requests still decode rows with them */
+    int lazy_truncated;  /* a lazy prepare's describe did not fit its
+                            answer: the statement is prepared again */
     ffb_error *prepare_err; /* a lazy prepare failed */
 };
 

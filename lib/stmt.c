@@ -154,6 +154,79 @@ static void desc_free(ffb_stmt *stmt) {
     stmt->desc_asked = 0;
 }
 
+/*
+ * Output formats that were replaced (a new prepare, a lazy prepare's new
+ * describe) while queued requests still decode rows with them - the
+ * decoder reads p->items, p->off and p->len before any handler runs - are
+ * kept until no request refers to them.
+ */
+typedef struct ffb__retired {
+    struct ffb__retired *next;
+    ffb__meta out;
+    uint32_t *off, *len;
+} ffb__retired;
+
+static void retired_free(ffb_conn *conn, ffb__retired *r) {
+    ffb__meta_free(conn, &r->out);
+    ffb__free(conn->alloc, r->off);
+    ffb__free(conn->alloc, r->len);
+    ffb__free(conn->alloc, r);
+}
+
+/* 1 when a request owed an answer decodes with these formats. */
+static int formats_in_use(const ffb_conn *conn, const ffbp_item *items,
+                          const uint32_t *off) {
+    if (conn->state != FFB__ST_READY)
+        return 0; /* nothing is decoded any more */
+    for (size_t i = 0; i < conn->fifo_len; i++) {
+        const ffb__pending *p = &conn->fifo[(conn->fifo_head + i) %
+                                            conn->fifo_cap];
+        if ((items && p->items == items) || (off && p->off == off))
+            return 1;
+    }
+    return 0;
+}
+
+/* Free the retired formats no request uses any more. */
+static void retired_prune(ffb_stmt *stmt) {
+    ffb_conn *conn = stmt->conn;
+    for (ffb__retired **pp = &stmt->retired; *pp;) {
+        ffb__retired *r = *pp;
+        if (formats_in_use(conn, r->out.items, r->off)) {
+            pp = &r->next;
+            continue;
+        }
+        *pp = r->next;
+        retired_free(conn, r);
+    }
+}
+
+/* The statement's output formats and row scratch are about to be
+   replaced: free them, or keep them while requests still use them. */
+static void retire_out(ffb_stmt *stmt) {
+    ffb_conn *conn = stmt->conn;
+    retired_prune(stmt);
+    if (formats_in_use(conn, stmt->out.items, stmt->scratch_off)) {
+        ffb__retired *r = ffb__malloc(conn->alloc, sizeof(*r));
+        if (r) {
+            r->out = stmt->out;
+            r->off = stmt->scratch_off;
+            r->len = stmt->scratch_len;
+            r->next = stmt->retired;
+            stmt->retired = r;
+            memset(&stmt->out, 0, sizeof(stmt->out));
+            stmt->scratch_off = stmt->scratch_len = NULL;
+            return;
+        }
+        /* Nothing will be decoded on a broken connection: free them. */
+        ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
+    }
+    ffb__meta_free(conn, &stmt->out);
+    ffb__free(conn->alloc, stmt->scratch_off);
+    ffb__free(conn->alloc, stmt->scratch_len);
+    stmt->scratch_off = stmt->scratch_len = NULL;
+}
+
 static void stmt_destroy(ffb_stmt *stmt) {
     ffb_conn *conn = stmt->conn;
     for (ffb_stmt **pp = &conn->stmts; *pp; pp = &(*pp)->next)
@@ -179,9 +252,11 @@ static void stmt_destroy(ffb_stmt *stmt) {
     ffb__free(conn->alloc, stmt->textbuf);
     ffb__free(conn->alloc, stmt->sql);
     ffb__free(conn->alloc, stmt->prepare_err);
-    ffb__meta_free(conn, &stmt->old_out);
-    ffb__free(conn->alloc, stmt->old_scratch_off);
-    ffb__free(conn->alloc, stmt->old_scratch_len);
+    while (stmt->retired) {
+        ffb__retired *r = stmt->retired;
+        stmt->retired = r->next;
+        retired_free(conn, r);
+    }
     ffb__tx_unref(stmt->cursor_tx);
     ffb__obj_release(conn->alloc, stmt, "statement");
 }
@@ -603,15 +678,8 @@ static int lazy_done(ffb_stmt *stmt) {
     }
     ffb_conn *conn = stmt->conn;
     stmt->meta_changed = (in_same ? 0 : 1) | (out_same ? 0 : 2);
-    /* Stash what in-flight requests may still point at. */
-    ffb__meta_free(conn, &stmt->old_out);
-    stmt->old_out = stmt->out;
-    memset(&stmt->out, 0, sizeof(stmt->out));
-    ffb__free(conn->alloc, stmt->old_scratch_off);
-    ffb__free(conn->alloc, stmt->old_scratch_len);
-    stmt->old_scratch_off = stmt->scratch_off;
-    stmt->old_scratch_len = stmt->scratch_len;
-    stmt->scratch_off = stmt->scratch_len = NULL;
+    /* In-flight requests may still decode with the old formats. */
+    retire_out(stmt);
     ffb__param *params = stmt->params;
     ffb__meta in = stmt->in;
     stmt->params = NULL;
@@ -702,7 +770,7 @@ int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m) {
         return rc;
     params_free(stmt);
     ffb__meta_free(conn, &stmt->in);
-    ffb__meta_free(conn, &stmt->out);
+    retire_out(stmt);
     desc_free(stmt);
     stmt->gen++;
     rows_reset(stmt);
@@ -716,6 +784,7 @@ int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m) {
     stmt->fetch_count = m->fetch_count;
     stmt->lazy = 1;
     stmt->meta_changed = 0;
+    stmt->lazy_truncated = 0;
     ffb__free(conn->alloc, stmt->prepare_err);
     stmt->prepare_err = NULL;
 
@@ -802,7 +871,14 @@ static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
     if (rc == 0) {
         int sel;
         uint32_t start;
-        if (describe_next(stmt, &sel, &start))
+        if (describe_next(stmt, &sel, &start) && stmt->lazy) {
+            /* The new describe did not fit one answer, so the remembered
+               formats cannot be checked here: the statement is prepared
+               again before the blocking execute runs it once more. */
+            stmt->lazy_truncated = 1;
+            stmt->meta_changed = 3;
+            desc_free(stmt);
+        } else if (describe_next(stmt, &sel, &start))
             stmt->describe_incomplete = 1;
         else if (stmt->lazy)
             rc = lazy_done(stmt);
@@ -911,6 +987,7 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
         return rc;
     stmt->lazy = 0;
     stmt->meta_changed = 0;
+    stmt->lazy_truncated = 0;
     ffb__free(conn->alloc, stmt->prepare_err);
     stmt->prepare_err = NULL;
     take_spare(stmt);
@@ -942,7 +1019,7 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
     stmt->stmt_flags = -1;
     params_free(stmt);
     ffb__meta_free(conn, &stmt->in);
-    ffb__meta_free(conn, &stmt->out);
+    retire_out(stmt);
     desc_free(stmt);
     stmt->describe_incomplete = 0;
     stmt->singleton = 0;
@@ -1028,6 +1105,8 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
         if (s2.rc < 0)
             return s2.rc;
     }
+    if (stmt->retired)
+        retired_prune(stmt); /* the answers that used them are in */
     return stmt->prepared ? 0
                           : ffb__error_set(&conn->err, FFB_E_PROTO,
                                            "prepare answered without a "
@@ -1170,6 +1249,20 @@ static int exec_reply(ffb_conn *conn, const ffbp_packet *pkt,
     return done(p, 0);
 }
 
+/* Rows of the current execution arrived in formats a lazy prepare's
+   describe has replaced: they are dropped, and the execution fails with a
+   clear error (the blocking execute then runs it again with the new
+   formats). */
+static void stale_formats(ffb_conn *conn, ffb__pending *p) {
+    if (!p->sync || p->sync->rc != 0)
+        return;
+    ffb__error_set(ffb__sync_error(conn, p->sync), FFB_E_STATE,
+                   "the statement changed on the server since its formats "
+                   "were remembered: its rows were not kept; execute it "
+                   "again");
+    p->sync->rc = FFB_E_STATE;
+}
+
 /* Answers to op_fetch: rows, then a terminator or an error. */
 static int fetch_reply(ffb_conn *conn, const ffbp_packet *pkt,
                        ffb__pending *p) {
@@ -1190,8 +1283,9 @@ static int fetch_reply(ffb_conn *conn, const ffbp_packet *pkt,
             /* Rows decoded with formats a lazy prepare's describe has
                replaced are dropped: the statement runs again with the new
                ones (and the arrays differ in length). */
-            if (current && p->items == stmt->out.items &&
-                row_append(stmt, f, p->off, p->len) < 0)
+            if (current && p->items != stmt->out.items)
+                stale_formats(conn, p);
+            else if (current && row_append(stmt, f, p->off, p->len) < 0)
                 return done(p, ffb__fatal(conn, FFB_E_NOMEM,
                                               "out of memory for rows"));
             return 1; /* more rows or the terminator follow */
@@ -1232,8 +1326,10 @@ static int exec2_reply(ffb_conn *conn, const ffbp_packet *pkt,
                                           "the server sent more than one "
                                           "op_sql_response to op_execute2"));
         if (pkt->u.fetch.count && p->gen == stmt->gen &&
-            p->items == stmt->out.items &&
-            row_append(stmt, &pkt->u.fetch, p->off, p->len) < 0)
+            p->items != stmt->out.items)
+            stale_formats(conn, p);
+        else if (pkt->u.fetch.count && p->gen == stmt->gen &&
+                 row_append(stmt, &pkt->u.fetch, p->off, p->len) < 0)
             return done(p, ffb__fatal(conn, FFB_E_NOMEM,
                                           "out of memory for rows"));
         return 1;
@@ -1341,6 +1437,8 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
                               "set or output runs one execution at a time "
                               "(queue other statements, for example from "
                               "ffb_conn_prepare())");
+    if (stmt->retired)
+        retired_prune(stmt);
     ffbp_writer blr, msg;
     ffbp_writer_init(&blr, conn->alloc);
     ffbp_writer_init(&msg, conn->alloc);
@@ -1515,7 +1613,15 @@ int ffb_stmt_execute(ffb_stmt *stmt, ffb_tx *tx) {
     }
     if (stmt->lazy) {
         stmt->lazy = 0;
-        if (stmt->meta_changed) {
+        if (stmt->meta_changed && stmt->lazy_truncated) {
+            /* Its new describe was too long to check in place: prepare it
+               again (keeping the parameters that still fit), then run. */
+            stmt->meta_changed = 0;
+            stmt->lazy_truncated = 0;
+            rc = reprepare(stmt, tx);
+            if (rc == 0)
+                rc = execute_once(stmt, tx);
+        } else if (stmt->meta_changed) {
             /* The statement changed since its formats were remembered: run
                it again with the formats the server described. */
             int changed = stmt->meta_changed;

@@ -881,6 +881,114 @@ static void test_blocking_call_in_callback_parses_buffered(void **state) {
     ffb_conn_free(c);
 }
 
+static void test_lazy_prepare_truncated_describe(void **state) {
+    (void)state;
+    /* As above, but the new describe does not fit its answer: the client
+       cannot check the remembered formats in place, so it prepares the
+       statement again before running it once more. */
+    ffb_conn_options o;
+    hostile_options(&o);
+    o.stmt_cache_size = 1;
+    ffb_conn *c = hostile_attach(&H, 16, &o);
+    uint8_t d1[512], d3[512], dt[512];
+    size_t n1 = srv_describe(d1, sizeof(d1), FFB_STMT_SELECT, 1, &INT_COL, 1,
+                             1, 0, NULL, 0, 0);
+    size_t n3 = srv_describe(d3, sizeof(d3), FFB_STMT_SELECT, 3, COLS3, 3, 1,
+                             0, NULL, 0, 0);
+    size_t nt = srv_describe(dt, sizeof(dt), FFB_STMT_SELECT, 3, COLS3, 3, 1,
+                             0, NULL, 0, 2);
+    ffb_tx *tx;
+    ffb_stmt *a, *b;
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    push_prepare(d1, n1);
+    OK(c, ffb_conn_prepare(c, tx, "select a from t", (size_t)-1, &a));
+    ffb_stmt_free(a);
+    srv_response(&W, 4, 0, NULL, 0);
+    srv_response(&W, 0, 0, d1, n1);
+    hostile_push(&H, &W);
+    OK(c, ffb_conn_prepare(c, tx, "select b from t", (size_t)-1, &b));
+    ffb_stmt_free(b);
+    uint64_t before = rts(c);
+    OK(c, ffb_conn_prepare(c, tx, "select a from t", (size_t)-1, &a));
+    uint8_t row[16];
+    for (int i = 0; i < 2; i++)
+        srv_response(&W, 0, 0, NULL, 0);
+    srv_response(&W, 0, 0, dt, nt); /* truncated at column 2 */
+    srv_response(&W, 0, 0, NULL, 0);
+    srv_response(&W, 0, 0, NULL, 0);
+    srv_fetch(&W, 0, 1, row, int_row(row, 1));
+    srv_fetch(&W, 100, 0, NULL, 0);
+    hostile_push(&H, &W);
+    /* Prepared again: close of the cursor, the whole describe. */
+    srv_response(&W, 0, 0, NULL, 0);
+    srv_response(&W, 0, 0, d3, n3);
+    hostile_push(&H, &W);
+    /* The run with the new formats. */
+    srv_response(&W, 0, 0, NULL, 0);
+    memset(row, 0, sizeof(row));
+    row[7] = 1;
+    row[11] = 2;
+    row[15] = 3;
+    srv_fetch(&W, 0, 1, row, 16);
+    srv_fetch(&W, 100, 0, NULL, 0);
+    hostile_push(&H, &W);
+    OK(c, ffb_stmt_execute(a, tx));
+    assert_int_equal(ffb_stmt_column_count(a), 3);
+    assert_int_equal(hostile_pending(&H), 0);
+    assert_int_equal(rts(c) - before, 3); /* lazy run, prepare, run */
+    assert_int_equal(ffb_stmt_fetch(a), 1);
+    int64_t v;
+    OK(c, ffb_stmt_get_int64(a, 2, &v));
+    assert_int_equal(v, 3);
+    assert_int_equal(ffb_stmt_fetch(a), 0);
+    ffb_stmt_free(a);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
+static void test_reprepare_with_fetches_in_flight(void **state) {
+    (void)state;
+    /* Read-ahead fetches are on the wire when the statement is prepared
+       again: their rows are decoded with the old formats, which used to be
+       freed by the prepare (heap use-after-free under ASan). */
+    ffb_conn_options o;
+    hostile_options(&o);
+    o.fetch_size = 10;
+    ffb_conn *c = hostile_attach(&H, 16, &o);
+    ffb_tx *tx;
+    ffb_stmt *s = prepare_select(c, &tx);
+    uint8_t row[8];
+    srv_response(&W, 0, 0, NULL, 0);
+    for (int i = 0; i < 10; i++)
+        srv_fetch(&W, 0, 1, row, int_row(row, i));
+    srv_fetch(&W, 0, 0, NULL, 0); /* more may follow */
+    hostile_push(&H, &W);
+    OK(c, ffb_stmt_execute(s, tx));
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(ffb_stmt_fetch(s), 1); /* refill sent at half */
+    assert_true(s->fetches_inflight > 0);
+    unsigned inflight = s->fetches_inflight;
+    /* The refill's answers (a row each, in the old format), the close,
+       the new prepare. */
+    for (unsigned i = 0; i < inflight; i++) {
+        srv_fetch(&W, 0, 1, row, int_row(row, 77));
+        srv_fetch(&W, 100, 0, NULL, 0);
+    }
+    srv_response(&W, 0, 0, NULL, 0);
+    uint8_t d3[512];
+    size_t n3 = srv_describe(d3, sizeof(d3), FFB_STMT_SELECT, 3, COLS3, 3, 1,
+                             0, NULL, 0, 0);
+    srv_response(&W, 0, 0, d3, n3);
+    hostile_push(&H, &W);
+    OK(c, ffb_stmt_prepare(s, tx, "select a, b, c from t", (size_t)-1));
+    assert_int_equal(ffb_stmt_column_count(s), 3);
+    assert_int_equal(hostile_pending(&H), 0);
+    assert_null(s->retired); /* nothing uses the old formats any more */
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_scripted_select, setup, teardown),
@@ -894,6 +1002,8 @@ int main(void) {
         T(test_fetch_more_rows_than_asked),
         T(test_execute2_more_than_one_row),
         T(test_lazy_prepare_describe_checked),
+        T(test_lazy_prepare_truncated_describe),
+        T(test_reprepare_with_fetches_in_flight),
         T(test_endless_status_vector),
         T(test_packet_over_limit),
         T(test_inflate_bomb),
