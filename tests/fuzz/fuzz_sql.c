@@ -29,7 +29,7 @@
  * Environment:
  *   FFB_FUZZ_SQL_ONLY=1,3,7   run only these scenarios (others return)
  *   FFB_FUZZ_SQL_TRACE=1      print every read, answer and call
- *   FFB_FUZZ_SQL_LAX=nobreak,state,unsup  do not stop on these known classes of
+ *   FFB_FUZZ_SQL_LAX=nobreak,state,unsup,colinfo  do not stop on these known classes of
  *                             finding (see check()), to explore past them
  *   FFB_FUZZ_SQL_GEN=DIR      write the seed corpus (one valid answer stream
  *                             per scenario and variant, named by SHA-256)
@@ -732,8 +732,9 @@ static const ffb__transport fz_transport = {t_connect, t_flush, t_read,
 /* FFB_FUZZ_SQL_LAX: known findings not to stop on (exploring past them):
    "nobreak" a fatal code on a connection left unbroken, "state" an
    undocumented code from a call on a broken connection, "unsup"
-   FFB_E_UNSUPPORTED where it is not documented. */
-static int lax_nobreak, lax_state, lax_unsup;
+   FFB_E_UNSUPPORTED where it is not documented, "colinfo" the describe
+   of a statement whose prepare failed (not read). */
+static int lax_nobreak, lax_state, lax_unsup, lax_colinfo;
 
 /* Say once per call site that a known finding was passed over. */
 static void lax_note(int line, const char *what, const char *kind, int rc) {
@@ -934,7 +935,8 @@ static void sc_prepare(ffb_conn *c) {
                   ffb_stmt_prepare(s, tx, "select * from w", (size_t)-1));
     }
     if (s) {
-        describe_all(s);
+        if (rc == 0 || !lax_colinfo)
+            describe_all(s);
         if (rc == 0) {
             bind_all(s, 0);
             if (CALL(A_INVAL | A_REQ, ffb_stmt_execute(s, tx)) == 0)
@@ -944,9 +946,10 @@ static void sc_prepare(ffb_conn *c) {
             /* Prepared again over the open cursor: closed in the same
                write. */
             F.desc = &SP_SELECT;
-            CALL(A_INVAL | A_REQ,
-                 ffb_stmt_prepare(s, tx, "select * from t", (size_t)-1));
-            describe_all(s);
+            if (CALL(A_INVAL | A_REQ, ffb_stmt_prepare(s, tx, "select * from t",
+                                                       (size_t)-1)) == 0 ||
+                !lax_colinfo)
+                describe_all(s);
         }
         ffb_stmt_free(s);
     }
@@ -1640,6 +1643,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         lax_nobreak = lax && strstr(lax, "nobreak") != NULL;
         lax_state = lax && strstr(lax, "state") != NULL;
         lax_unsup = lax && strstr(lax, "unsup") != NULL;
+        lax_colinfo = lax && strstr(lax, "colinfo") != NULL;
         const char *dir = getenv("FFB_FUZZ_SQL_GEN");
         if (dir && *dir) {
             gen_all(dir);
