@@ -125,7 +125,9 @@ for d in $delays; do
     proxy_pid=$!
     pport=""
     for _ in $(seq 100); do
-        pport=$(awk '/^port /{print $2; exit}' "$out/proxy-$d.out" 2>/dev/null)
+        # The background shell may not have opened the file yet.
+        pport=$(awk '/^port /{print $2; exit}' "$out/proxy-$d.out" \
+            2>/dev/null || true)
         [ -n "$pport" ] && break
         sleep 0.05
     done

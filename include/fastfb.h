@@ -52,7 +52,11 @@ FFB_API const char *ffb_version(void);
 
 /*
  * X-macro: name, value, short text. Codes at or below FFB_E_FATAL leave the
- * connection unusable (ffb_conn_is_broken() then returns 1).
+ * connection unusable (ffb_conn_is_broken() then returns 1): every later
+ * call that needs the server returns that same code, and ffb_conn_error()
+ * keeps the error that broke it. Out of memory (FFB_E_NOMEM) is one of
+ * them: the requests staged and the answers expected can no longer be
+ * trusted to match.
  */
 #define FFB_ERRNO_MAP(X)                                                       \
     X(OK, 0, "success")                                                        \

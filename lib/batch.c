@@ -288,7 +288,7 @@ int ffb_batch_new(ffb_stmt *stmt, const ffb_batch_options *opts,
                               "a batch runs INSERT, UPDATE, DELETE, EXECUTE "
                               "PROCEDURE or EXECUTE BLOCK, not a statement "
                               "with a cursor");
-    ffb__error_clear(&conn->err);
+    ffb__conn_error_clear(conn);
 
     ffb_batch *b = ffb__malloc(conn->alloc, sizeof(*b));
     if (!b)
@@ -366,7 +366,7 @@ void ffb_batch_free(ffb_batch *b) {
         ffbp_writer_init(&w, conn->alloc);
         ffbp_put_object_op(&w, FFBP_OP_BATCH_RLS, b->stmt->handle);
         if (ffb__queue_fire_and_forget(conn, &w, FFBP_OP_BATCH_RLS, 1) < 0)
-            ffb__error_clear(&conn->err);
+            ffb__conn_error_clear(conn);
         ffbp_writer_free(&w);
         b->created = 0;
     }
@@ -1327,7 +1327,7 @@ int ffb_batch_execute(ffb_batch *b, ffb_tx *tx) {
     if (b->nrows > 0xFFFFFFFFu)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "a batch holds at most 2^32 - 1 rows");
-    ffb__error_clear(&conn->err);
+    ffb__conn_error_clear(conn);
     results_clear(b);
     if (b->nrows == 0) {
         round_clear(b);

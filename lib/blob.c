@@ -484,7 +484,7 @@ static int new_blob(ffb_conn *conn, ffb_tx *tx, int writing, ffb_blob **out) {
     ffbp_writer_init(&b->rbuf, conn->alloc);
     b->next = conn->blobs;
     conn->blobs = b;
-    ffb__error_clear(&conn->err);
+    ffb__conn_error_clear(conn);
     *out = b;
     return 0;
 }
@@ -582,7 +582,7 @@ static int finish_write(ffb_blob *b, int op, uint8_t id_out[8]) {
     if (!b->writing || b->closed)
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "not a blob being written");
-    ffb__error_clear(&conn->err);
+    ffb__conn_error_clear(conn);
     if (op == FFBP_OP_CANCEL_BLOB && !b->create_queued) {
         b->closed = 1; /* nothing reached the server */
         return 0;
@@ -1084,7 +1084,7 @@ void ffb_blob_free(ffb_blob *b) {
                                           : FFBP_OP_CLOSE_BLOB,
                            b->handle);
         if (ffb__queue_fire_and_forget(conn, &w, FFBP_OP_CLOSE_BLOB, 0) < 0)
-            ffb__error_clear(&conn->err);
+            ffb__conn_error_clear(conn);
         ffbp_writer_free(&w);
         b->on_server = 0;
         if (b->writing && conn->write_blobs_open)

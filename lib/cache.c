@@ -59,7 +59,7 @@ static void memo_add(ffb_conn *conn, const ffb_stmt *stmt) {
     if (ffb__meta_copy(conn, &m->in, &stmt->in) < 0 ||
         ffb__meta_copy(conn, &m->out, &stmt->out) < 0) {
         memo_free(conn, m);
-        ffb__error_clear(&conn->err);
+        ffb__conn_error_clear(conn);
     }
 }
 
@@ -135,7 +135,7 @@ int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql, size_t len,
             memcmp(s->sql, sql, len) == 0) {
             e->in_use = 1;
             e->tick = ++conn->cache_tick;
-            ffb__error_clear(&conn->err);
+            ffb__conn_error_clear(conn);
             *out = s;
             return 0;
         }

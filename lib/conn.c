@@ -431,7 +431,7 @@ static int connect_once(ffb_conn *conn, int create,
     ffb__cache_free_all(conn); /* statements of an earlier attachment */
     ffb__blobs_destroy_all(conn);
     ffb__engine_reset(conn);
-    ffb__error_clear(&conn->err);
+    ffb__conn_error_clear(conn);
     conn->state = FFB__ST_NEW;
     int rc = ffb__io_connect(conn);
     if (rc < 0) {
@@ -511,7 +511,7 @@ int ffb_conn_start(ffb_conn *conn, int create,
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "the connection is already started");
     ffb__engine_reset(conn);
-    ffb__error_clear(&conn->err);
+    ffb__conn_error_clear(conn);
     return ffb__hs_start(conn, create, copts);
 }
 
@@ -521,7 +521,7 @@ int ffb_conn_step(ffb_conn *conn) {
     if (conn->state == FFB__ST_READY)
         return 1;
     if (conn->state == FFB__ST_BROKEN)
-        return conn->err.code ? conn->err.code : FFB_E_FATAL;
+        return ffb__broken_code(conn);
     if (conn->hs == FFB__HS_FAILED)
         return conn->hs_rc ? conn->hs_rc : FFB_E_PROTO;
     return 0;
@@ -596,7 +596,7 @@ static void finish(ffb_conn *conn) {
 }
 
 static int release_db(ffb_conn *conn, int op) {
-    ffb__error_clear(&conn->err);
+    ffb__conn_error_clear(conn);
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_object_op(&w, op, conn->db_handle);
@@ -660,7 +660,7 @@ int ffb_conn_ping(ffb_conn *conn) {
                               "op_ping needs protocol 13 (Firebird 3.0); the "
                               "server speaks protocol %d",
                               conn->protocol);
-    ffb__error_clear(&conn->err);
+    ffb__conn_error_clear(conn);
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_empty_op(&w, FFBP_OP_PING);
@@ -676,7 +676,7 @@ int ffb_conn_info_raw(ffb_conn *conn, const uint8_t *items, size_t items_len,
     int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
-    ffb__error_clear(&conn->err);
+    ffb__conn_error_clear(conn);
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_info(&w, FFBP_OP_INFO_DATABASE, conn->db_handle, 0, items,

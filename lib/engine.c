@@ -34,6 +34,7 @@ int ffb__engine_fail(ffb_conn *conn, int code) {
         ffb__hs_wipe(conn); /* the handshake ends here */
     if (conn->state != FFB__ST_BROKEN && code <= FFB_E_FATAL) {
         conn->state = FFB__ST_BROKEN;
+        conn->fatal_code = code;
         conn->hs = conn->hs == FFB__HS_NONE ? FFB__HS_NONE : FFB__HS_FAILED;
     }
     return code;
@@ -444,7 +445,7 @@ static int parse_packets(ffb_conn *conn) {
         if (conn->rx_next && !conn->z && (rc = install_rx(conn)) < 0)
             return rc; /* exactly at the packet boundary */
         if (conn->state == FFB__ST_BROKEN)
-            return conn->err.code ? conn->err.code : FFB_E_FATAL;
+            return ffb__broken_code(conn);
     }
     if (conn->in_pos == conn->in.len) {
         conn->in.len = 0;
@@ -495,7 +496,7 @@ static int process(ffb_conn *conn) {
 
 int ffb__engine_drain(ffb_conn *conn) {
     if (conn->state == FFB__ST_BROKEN)
-        return conn->err.code ? conn->err.code : FFB_E_FATAL;
+        return ffb__broken_code(conn);
     if (conn->wire_pos == conn->wire_in.len && !conn->z_more &&
         (conn->in_pos >= conn->in.len || conn->in_stalled))
         return 0;
@@ -505,7 +506,7 @@ int ffb__engine_drain(ffb_conn *conn) {
 
 int ffb__engine_feed(ffb_conn *conn, const uint8_t *p, size_t len) {
     if (conn->state == FFB__ST_BROKEN)
-        return conn->err.code ? conn->err.code : FFB_E_FATAL;
+        return ffb__broken_code(conn);
     if (len == 0)
         return 0;
     conn->stats.wire_bytes_received += len;
@@ -570,6 +571,7 @@ void ffb__engine_reset(ffb_conn *conn) {
     conn->last_kind = FFB__LAST_NONE;
     conn->last_obj = NULL;
     conn->detaching = 0;
+    conn->fatal_code = 0;
     ffbp_wipe(conn->session_key, sizeof(conn->session_key));
     conn->have_key = 0;
     ffbp_wipe(&conn->srp, sizeof(conn->srp));
@@ -619,11 +621,11 @@ unsigned ffb_conn_wants(const ffb_conn *conn) {
 int ffb__need_ready(ffb_conn *conn) {
     if (conn->state == FFB__ST_READY)
         return 0;
+    if (conn->state == FFB__ST_BROKEN)
+        /* The error object keeps what broke it. */
+        return ffb__broken_code(conn);
     return ffb__error_set(&conn->err, FFB_E_STATE,
-                          conn->state == FFB__ST_BROKEN
-                              ? "the connection is broken: reconnect with a "
-                                "new ffb_conn"
-                              : "the connection is not attached");
+                          "the connection is not attached");
 }
 
 int ffb__queue_free(ffb_conn *conn, ffbp_writer *w, int expects) {
@@ -648,7 +650,7 @@ int ffb__wait(ffb_conn *conn, const int *done) {
                               "I/O; drive it with ffb_conn_feed/output");
     for (;;) {
         if (conn->state == FFB__ST_BROKEN)
-            return conn->err.code ? conn->err.code : FFB_E_FATAL;
+            return ffb__broken_code(conn);
         int rc = ffb__engine_flush(conn);
         if (rc < 0)
             return rc;

@@ -57,6 +57,8 @@ static int fail(ffb_conn *conn, int code) {
     /* Whatever the code, a failed handshake leaves nothing to talk to:
        later bytes are not parsed (they would only bury the real error). */
     conn->state = FFB__ST_BROKEN;
+    if (!conn->fatal_code)
+        conn->fatal_code = code <= FFB_E_FATAL ? code : FFB_E_FATAL;
     conn->hs_rc = code;
     return code;
 }
@@ -67,7 +69,7 @@ static int fail_msg(ffb_conn *conn, int code, const char *fmt, ...)
 #endif
     ;
 static int fail_msg(ffb_conn *conn, int code, const char *fmt, ...) {
-    ffb__error_clear(&conn->err);
+    ffb__conn_error_clear(conn);
     conn->err.code = code;
     va_list ap;
     va_start(ap, fmt);

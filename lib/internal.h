@@ -223,6 +223,7 @@ struct ffb_conn {
     char auth_used[FFB__PLUGIN_NAME];
     char crypt_used[FFB__PLUGIN_NAME];
     int detaching;    /* op_detach/op_drop sent: EOF afterwards is fine */
+    int fatal_code;   /* the fatal code that broke the connection */
 
     /* Handshake. */
     int hs;
@@ -396,6 +397,9 @@ struct ffb_stmt {
     ffbp_sqlinfo desc;   /* describe being read (prepare) */
     int describe_incomplete;
     int desc_started;    /* the first describe answer sized the arrays */
+    struct ffb__strblock *desc_strings; /* names of earlier answers of a
+                            continued describe (the views would point into
+                            a receive buffer that is reused) */
     int desc_truncated;  /* an answer of this describe was truncated */
     uint64_t desc_asked; /* last continuation asked: side << 32 | start;
                             each must ask for more than the one before */
@@ -625,6 +629,17 @@ int ffb__engine_feed(ffb_conn *conn, const uint8_t *p, size_t len);
 int ffb__engine_drain(ffb_conn *conn);
 /* Mark the connection broken with `code` (if not already); returns code. */
 int ffb__engine_fail(ffb_conn *conn, int code);
+/* What every call returns once the connection is broken: the fatal code
+   that broke it (its error object keeps the cause). */
+static inline int ffb__broken_code(const ffb_conn *conn) {
+    return conn->fatal_code ? conn->fatal_code : FFB_E_FATAL;
+}
+/* Clear the connection's error at the start of a call - unless the
+   connection is broken: then the error says why, for every later call. */
+static inline void ffb__conn_error_clear(ffb_conn *conn) {
+    if (conn->state != FFB__ST_BROKEN)
+        ffb__error_clear(&conn->err);
+}
 /* A fatal-class error (FFB_E_NOMEM, ...): set conn->err and break the
    connection; returns code. */
 int ffb__fatal(ffb_conn *conn, int code, const char *fmt, ...)

@@ -109,7 +109,7 @@ int ffb_conn_flush(ffb_conn *conn) {
     if (!conn)
         return FFB_E_INVAL;
     if (conn->state == FFB__ST_BROKEN)
-        return conn->err.code ? conn->err.code : FFB_E_FATAL;
+        return ffb__broken_code(conn);
     int rc = ffb__engine_flush(conn);
     if (rc == 0 && conn->io == FFB_IO_BLOCKING && conn->out.len)
         rc = ffb__io_flush(conn);
@@ -147,7 +147,7 @@ int ffb_conn_next_result(ffb_conn *conn, const ffb_result **out) {
             ffb_error *e = ffb__sync_error(conn, &r->sync);
             if (e != &conn->err)
                 *e = conn->err;
-            r->sync.rc = conn->err.code ? conn->err.code : FFB_E_FATAL;
+            r->sync.rc = ffb__broken_code(conn);
             r->sync.done = 1;
             ffb__results_poll(conn);
             continue;

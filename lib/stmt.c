@@ -145,10 +145,20 @@ static void rows_reset(ffb_stmt *stmt) {
     ffbp_writer_reset(&stmt->rows);
 }
 
+typedef struct ffb__strblock {
+    struct ffb__strblock *next;
+    char bytes[];
+} ffb__strblock;
+
 static void desc_free(ffb_stmt *stmt) {
     ffb__free(stmt->conn->alloc, stmt->desc.in);
     ffb__free(stmt->conn->alloc, stmt->desc.out);
     memset(&stmt->desc, 0, sizeof(stmt->desc));
+    while (stmt->desc_strings) {
+        ffb__strblock *b = stmt->desc_strings;
+        stmt->desc_strings = b->next;
+        ffb__free(stmt->conn->alloc, b);
+    }
     stmt->desc_started = 0;
     stmt->desc_truncated = 0;
     stmt->desc_asked = 0;
@@ -364,7 +374,7 @@ void ffb_stmt_free(ffb_stmt *stmt) {
         ffbp_put_free_statement(&w, stmt->handle,
                                 keep ? FFBP_DSQL_UNPREPARE : FFBP_DSQL_DROP);
         if (ffb__queue_fire_and_forget(conn, &w, FFBP_OP_FREE_STATEMENT, 1) < 0)
-            ffb__error_clear(&conn->err);
+            ffb__conn_error_clear(conn);
         else if (keep)
             conn->spare[conn->nspare++] = stmt->handle;
         ffbp_writer_free(&w);
@@ -568,6 +578,47 @@ static int parse_describe(ffb_stmt *stmt, const uint8_t *p, size_t len) {
     }
     if (d->truncated)
         stmt->desc_truncated = 1;
+    return 0;
+}
+
+/* The string views of variables that point into this answer (p, len):
+   copied into a block the statement owns, since the answer's buffer is
+   reused before the describe is complete. */
+static int own_strings(ffb_stmt *stmt, const uint8_t *p, size_t len) {
+    ffbp_sqlinfo *d = &stmt->desc;
+    ffbp_var *sides[2] = {d->in, d->out};
+    size_t caps[2] = {d->in ? d->in_cap : 0, d->out ? d->out_cap : 0};
+    size_t total = 0;
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < caps[k]; i++) {
+            ffbp_var *v = &sides[k][i];
+            ffbp_bytes *strs[5] = {&v->field, &v->relation, &v->owner,
+                                   &v->alias, &v->relation_alias};
+            for (int j = 0; j < 5; j++)
+                if (strs[j]->len && strs[j]->p >= p && strs[j]->p < p + len)
+                    total += strs[j]->len;
+        }
+    if (total == 0)
+        return 0;
+    ffb__strblock *b =
+        ffb__malloc(stmt->conn->alloc, sizeof(*b) + total);
+    if (!b)
+        return ffb__fatal(stmt->conn, FFB_E_NOMEM, "out of memory");
+    b->next = stmt->desc_strings;
+    stmt->desc_strings = b;
+    char *q = b->bytes;
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < caps[k]; i++) {
+            ffbp_var *v = &sides[k][i];
+            ffbp_bytes *strs[5] = {&v->field, &v->relation, &v->owner,
+                                   &v->alias, &v->relation_alias};
+            for (int j = 0; j < 5; j++)
+                if (strs[j]->len && strs[j]->p >= p && strs[j]->p < p + len) {
+                    memcpy(q, strs[j]->p, strs[j]->len);
+                    strs[j]->p = (const uint8_t *)q;
+                    q += strs[j]->len;
+                }
+        }
     return 0;
 }
 
@@ -878,8 +929,10 @@ static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
             stmt->lazy_truncated = 1;
             stmt->meta_changed = 3;
             desc_free(stmt);
-        } else if (describe_next(stmt, &sel, &start))
+        } else if (describe_next(stmt, &sel, &start)) {
             stmt->describe_incomplete = 1;
+            rc = own_strings(stmt, r->data.p, r->data.len);
+        }
         else if (stmt->lazy)
             rc = lazy_done(stmt);
         else
@@ -909,6 +962,8 @@ static int describe_more_reply(ffb_conn *conn, const ffbp_packet *pkt,
         if (!describe_next(stmt, &sel, &start)) {
             stmt->describe_incomplete = 0;
             rc = describe_done(stmt);
+        } else {
+            rc = own_strings(stmt, r->data.p, r->data.len);
         }
     }
     if (rc < 0 && p->sync && p->sync->rc == 0)
@@ -982,7 +1037,7 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
                               "SQL text must be 1 byte to 10 MiB long");
     if ((rc = ffb__prepare_tx_check(conn, tx)) < 0)
         return rc; /* the statement is left as it was */
-    ffb__error_clear(&conn->err);
+    ffb__conn_error_clear(conn);
     if ((rc = keep_sql(stmt, sql, len)) < 0)
         return rc;
     stmt->lazy = 0;
@@ -1549,7 +1604,7 @@ out:
 
 static int execute_once(ffb_stmt *stmt, ffb_tx *tx) {
     ffb_conn *conn = stmt->conn;
-    ffb__error_clear(&conn->err);
+    ffb__conn_error_clear(conn);
     ffb__sync sync = {0};
     int rc = ffb__stmt_queue_execute(stmt, tx, &sync);
     if (rc < 0)
@@ -1883,7 +1938,7 @@ int ffb_conn_execute_immediate(ffb_conn *conn, ffb_tx *tx, const char *sql,
                               "SQL text must be 1 byte to 10 MiB long");
     if ((rc = ffb__need_blocking(conn)) < 0)
         return rc;
-    ffb__error_clear(&conn->err);
+    ffb__conn_error_clear(conn);
     uint16_t txh = 0;
     if (tx && (rc = ffb__tx_handle(tx, &txh)) < 0)
         return rc;

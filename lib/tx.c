@@ -183,7 +183,7 @@ int ffb_tx_begin(ffb_conn *conn, ffb_tx **out, const ffb_tx_options *opts) {
     if (conn->state != FFB__ST_READY)
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "the connection is not attached");
-    ffb__error_clear(&conn->err);
+    ffb__conn_error_clear(conn);
     ffbp_writer tpb, w;
     ffbp_writer_init(&tpb, conn->alloc);
     int rc = build_tpb(conn, opts, &tpb);
@@ -326,7 +326,7 @@ static int end_tx(ffb_tx *tx, int op) {
     int rc0 = ffb__need_blocking(conn);
     if (rc0 < 0)
         return rc0;
-    ffb__error_clear(&conn->err);
+    ffb__conn_error_clear(conn);
     ffb__sync sync = {0};
     int rc = ffb__tx_queue_end(tx, op, &sync);
     if (rc < 0)
@@ -365,7 +365,7 @@ int ffb_tx_info_raw(ffb_tx *tx, const uint8_t *items, size_t items_len,
     int rc = ffb__need_blocking(conn);
     if (rc < 0)
         return rc;
-    ffb__error_clear(&conn->err);
+    ffb__conn_error_clear(conn);
     uint16_t h;
     rc = ffb__tx_handle(tx, &h);
     if (rc < 0)
@@ -423,7 +423,7 @@ void ffb_tx_free(ffb_tx *tx) {
         conn->state == FFB__ST_READY) {
         /* Roll back with the next request; nobody waits for the answer. */
         if (ffb__tx_queue_end(tx, FFBP_OP_ROLLBACK, NULL) < 0)
-            ffb__error_clear(&conn->err);
+            ffb__conn_error_clear(conn);
     }
     ffb__tx_unref(tx);
 }

@@ -137,6 +137,10 @@ static void test_describe_continuation_ok(void **state) {
     ffb_column_info ci;
     OK(c, ffb_stmt_column_info(s, 2, &ci));
     assert_string_equal(ci.alias, "C");
+    /* The first answer's names too: its buffer is gone by now. */
+    OK(c, ffb_stmt_column_info(s, 0, &ci));
+    assert_string_equal(ci.alias, "A");
+    assert_string_equal(ci.relation, "T");
     assert_int_equal(hostile_pending(&H), 0);
     ffb_stmt_free(s);
     ffb_tx_free(tx);
