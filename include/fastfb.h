@@ -685,7 +685,10 @@ FFB_API int ffb_stmt_new(ffb_conn *conn, ffb_stmt **out);
  * op_prepare_statement alone on a handle that exists), plus 1 per further
  * part of a describe too large for one answer (rare: hundreds of columns).
  * Returns: 0, FFB_E_INVAL, FFB_E_STATE, FFB_E_SERVER (syntax error, unknown
- * table...: the message carries the server's line and column), fatal codes.
+ * table...: the message carries the server's line and column),
+ * FFB_E_UNSUPPORTED (a column or parameter of a type libfastfb cannot
+ * send or receive, named in the message; the statement is left
+ * unprepared), fatal codes.
  * Since: 0.1
  */
 FFB_API int ffb_stmt_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
@@ -756,7 +759,10 @@ FFB_API int ffb_stmt_plan(ffb_stmt *stmt, int explain, const char **out);
  * prepare is queued and not waited for: it travels with the first execute,
  * whose write then holds prepare + execute + fetch. The describe is
  * checked when it arrives; if the statement changed, the execute is run
- * again with the new formats.
+ * again with the new formats (and when the new describe is too long for
+ * one answer, the statement is prepared again first: 1 more round trip).
+ * A queued execution whose rows came in the replaced formats fails with
+ * FFB_E_STATE ("execute it again").
  *
  * Ownership: give the statement back with ffb_stmt_free().
  * Round trips: 0 on a hit or a remembered statement with a spare handle,
@@ -832,7 +838,9 @@ FFB_API void ffb_stmt_clear_bindings(ffb_stmt *stmt);
  * the same write).
  * Returns: 0, FFB_E_INVAL (a parameter not bound), FFB_E_STATE (not
  * prepared, transaction ended), FFB_E_SERVER (constraint violation,
- * conversion error...), fatal codes.
+ * conversion error...), FFB_E_UNSUPPORTED (the describe of a statement
+ * prepared lazily by ffb_conn_prepare() has a type libfastfb cannot
+ * receive), fatal codes.
  * Since: 0.1
  */
 FFB_API int ffb_stmt_execute(ffb_stmt *stmt, ffb_tx *tx);

@@ -80,6 +80,7 @@ struct ffb_batch {
     ffb_stmt *stmt;
     int refs;
     int freed;
+    ffb_batch *next;       /* conn->batches */
 
     /* options */
     int multi_error;
@@ -158,6 +159,13 @@ static int items_equal(const ffbp_item *a, const ffbp_item *b) {
 
 static void batch_destroy(ffb_batch *b);
 
+void ffb__batches_destroy_all(ffb_conn *conn) {
+    /* Answers owed on a broken connection never come to release their
+       references: the connection's end releases the batches. */
+    while (conn->batches)
+        batch_destroy(conn->batches);
+}
+
 static void batch_unref(ffb_batch *b) {
     if (b && --b->refs == 0)
         batch_destroy(b);
@@ -223,6 +231,11 @@ static void round_clear(ffb_batch *b) {
 
 static void batch_destroy(ffb_batch *b) {
     ffb_conn *conn = b->conn;
+    for (ffb_batch **pp = &conn->batches; *pp; pp = &(*pp)->next)
+        if (*pp == b) {
+            *pp = b->next;
+            break;
+        }
     results_clear(b);
     ffb__free(conn->alloc, b->errs);
     ffb__free(conn->alloc, b->status);
@@ -298,6 +311,8 @@ int ffb_batch_new(ffb_stmt *stmt, const ffb_batch_options *opts,
     b->stmt = stmt;
     stmt->refs++;
     b->refs = 1;
+    b->next = conn->batches;
+    conn->batches = b;
     ffbp_writer_init(&b->blr, conn->alloc);
     ffbp_writer_init(&b->msgs, conn->alloc);
     ffbp_writer_init(&b->blob_data, conn->alloc);

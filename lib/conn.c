@@ -358,6 +358,7 @@ void ffb_conn_free(ffb_conn *conn) {
     ffb__engine_reset(conn);
     ffb__results_free_all(conn);
     ffb__blobs_destroy_all(conn);
+    ffb__batches_destroy_all(conn);
     ffb__stmts_destroy_all(conn);
     ffb__txs_destroy_all(conn);
     ffbp_writer_free(&conn->stage);

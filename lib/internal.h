@@ -288,6 +288,7 @@ struct ffb_conn {
     ffb_tx *txs;
     ffb_stmt *stmts;
     struct ffb_blob *blobs;          /* lib/blob.c */
+    struct ffb_batch *batches;       /* lib/batch.c */
     struct ffb__inline *inl;         /* inline blob cache */
     size_t inl_bytes;
     int write_blobs_open;  /* created blobs not yet closed on the server */
@@ -452,6 +453,7 @@ void ffb__stmts_tx_ended(ffb_conn *conn, ffb_tx *tx);
 /* Connection teardown: release objects still held (by replies owed or by
    the cache). */
 void ffb__stmts_destroy_all(ffb_conn *conn);
+void ffb__batches_destroy_all(ffb_conn *conn);
 void ffb__txs_destroy_all(ffb_conn *conn);
 /* Queue a request whose answer nobody waits for (deferred free/close/
    rollback): errors are ignored. */

@@ -64,7 +64,7 @@ static void fail_request(ffb_conn *conn, ffb__pending *p,
             return;
         ffb_error *e = ffb__sync_error(conn, p->sync);
         *e = *stmt->prepare_err;
-        p->sync->rc = FFB_E_SERVER;
+        p->sync->rc = e->code ? e->code : FFB_E_SERVER;
         return;
     }
     if (p->tx && p->tx->state == FFB__TX_FAILED && p->tx->start_err) {
@@ -407,8 +407,8 @@ static int var_charset(const ffbp_var *v) {
 }
 
 /* Copy the described variables into owned metadata and items. */
-static int build_meta(ffb_stmt *stmt, ffb__meta *m, const ffbp_var *vars,
-                      size_t n, int input) {
+static int build_meta_into(ffb_stmt *stmt, ffb__meta *m, const ffbp_var *vars,
+                           size_t n, int input) {
     ffb_conn *conn = stmt->conn;
     ffb__meta_free(conn, m);
     if (n == 0)
@@ -483,6 +483,15 @@ static int build_meta(ffb_stmt *stmt, ffb__meta *m, const ffbp_var *vars,
     return 0;
 nomem:
     return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
+}
+
+/* As build_meta_into; a failure leaves `m` empty, never half built. */
+static int build_meta(ffb_stmt *stmt, ffb__meta *m, const ffbp_var *vars,
+                      size_t n, int input) {
+    int rc = build_meta_into(stmt, m, vars, n, input);
+    if (rc < 0)
+        ffb__meta_free(stmt->conn, m);
+    return rc;
 }
 
 /* Arrays for one side of the describe, sized by its announced count. */
@@ -685,8 +694,14 @@ static int describe_done(ffb_stmt *stmt) {
     if (rc == 0)
         rc = build_meta(stmt, &stmt->out, d->out, d->out_count, 0);
     desc_free(stmt);
-    if (rc < 0)
+    if (rc < 0) {
+        /* Nothing half described is left to run or to look at. */
+        params_free(stmt);
+        ffb__meta_free(stmt->conn, &stmt->in);
+        retire_out(stmt);
+        stmt->prepared = 0;
         return rc;
+    }
     if ((rc = alloc_buffers(stmt)) < 0)
         return rc;
     /* Message length bound, for the first fetch size (about 1 MiB). */
@@ -940,6 +955,15 @@ static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
     }
     if (rc < 0 && p->sync && p->sync->rc == 0)
         p->sync->rc = rc;
+    if (rc < 0 && stmt->lazy && rc > FFB_E_FATAL) {
+        /* Nobody waits on a lazy prepare: the execution behind it reports
+           why the statement cannot run (a type it cannot receive, ...). */
+        if (!stmt->prepare_err)
+            stmt->prepare_err = ffb__malloc(conn->alloc, sizeof(ffb_error));
+        if (stmt->prepare_err)
+            *stmt->prepare_err = conn->err;
+        stmt->prepared = 0;
+    }
     return done(p, rc <= FFB_E_FATAL ? rc : 0);
 }
 
@@ -1163,9 +1187,9 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
     if (stmt->retired)
         retired_prune(stmt); /* the answers that used them are in */
     return stmt->prepared ? 0
-                          : ffb__error_set(&conn->err, FFB_E_PROTO,
-                                           "prepare answered without a "
-                                           "describe");
+                          : ffb__fatal(conn, FFB_E_PROTO,
+                                       "prepare answered without a "
+                                       "describe");
 }
 
 /* ---- execute ------------------------------------------------------------------------ */
@@ -1664,7 +1688,7 @@ int ffb_stmt_execute(ffb_stmt *stmt, ffb_tx *tx) {
         ffb__free(conn->alloc, stmt->prepare_err);
         stmt->prepare_err = NULL;
         stmt->lazy = 0;
-        return FFB_E_SERVER;
+        return conn->err.code ? conn->err.code : FFB_E_SERVER;
     }
     if (stmt->lazy) {
         stmt->lazy = 0;
@@ -1864,10 +1888,11 @@ static int plan_reply(ffb_conn *conn, const ffbp_packet *pkt,
     ffbp_sqlinfo d;
     ffbp_sqlinfo_init(&d, NULL, 0, NULL, 0);
     if (ffbp_parse_describe(r->data.p, r->data.len, &d) != FFBP_OK) {
+        int e = ffb__error_set(&conn->err, FFB_E_PROTO,
+                               "malformed plan answer");
         if (p->sync && p->sync->rc == 0)
-            p->sync->rc = ffb__error_set(&conn->err, FFB_E_PROTO,
-                                         "malformed plan answer");
-        return done(p, 0);
+            p->sync->rc = e;
+        return done(p, e); /* breaks the connection */
     }
     size_t need = d.plan.len + 1;
     if (need > stmt->textbuf_cap) {

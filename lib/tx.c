@@ -409,8 +409,9 @@ int ffb_tx_id(ffb_tx *tx, int64_t *out) {
             *out = ffbp_le_int(d, n);
             return 0;
         }
-    return ffb__error_set(&tx->conn->err, FFB_E_PROTO,
-                          "op_info_transaction answer without isc_info_tra_id");
+    /* The server answered something else than asked: a protocol error. */
+    return ffb__fatal(tx->conn, FFB_E_PROTO,
+                      "op_info_transaction answer without isc_info_tra_id");
 }
 
 void ffb_tx_free(ffb_tx *tx) {

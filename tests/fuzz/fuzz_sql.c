@@ -725,7 +725,8 @@ static const ffb__transport fz_transport = {t_connect, t_flush, t_read,
 #define A_INVAL (1u << 1)
 #define A_STATE (1u << 2)
 #define A_SERVER (1u << 4)
-#define A_UNSUP (1u << 5)
+#define A_UNSUP (1u << 5) /* also: a describe with a type that has no
+                               message form (prepare, execute) */
 #define A_ABORTED (1u << 8)
 #define A_REQ (A_STATE | A_SERVER) /* a blocking request */
 
@@ -927,11 +928,11 @@ static void sc_prepare(ffb_conn *c) {
     F.cursor_rows = 3;
     int rc;
     if (F.flags & F_A) {
-        rc = CALL(A_INVAL | A_REQ, ffb_conn_prepare(c, tx, "select * from w",
+        rc = CALL(A_INVAL | A_REQ | A_UNSUP, ffb_conn_prepare(c, tx, "select * from w",
                                                     (size_t)-1, &s));
     } else {
         PRE(ffb_stmt_new(c, &s));
-        rc = CALL(A_INVAL | A_REQ,
+        rc = CALL(A_INVAL | A_REQ | A_UNSUP,
                   ffb_stmt_prepare(s, tx, "select * from w", (size_t)-1));
     }
     if (s) {
@@ -939,14 +940,14 @@ static void sc_prepare(ffb_conn *c) {
             describe_all(s);
         if (rc == 0) {
             bind_all(s, 0);
-            if (CALL(A_INVAL | A_REQ, ffb_stmt_execute(s, tx)) == 0)
+            if (CALL(A_INVAL | A_REQ | A_UNSUP, ffb_stmt_execute(s, tx)) == 0)
                 fetch_all(s, 100);
         }
         if (F.flags & F_C) {
             /* Prepared again over the open cursor: closed in the same
                write. */
             F.desc = &SP_SELECT;
-            if (CALL(A_INVAL | A_REQ, ffb_stmt_prepare(s, tx, "select * from t",
+            if (CALL(A_INVAL | A_REQ | A_UNSUP, ffb_stmt_prepare(s, tx, "select * from t",
                                                        (size_t)-1)) == 0 ||
                 !lax_colinfo)
                 describe_all(s);
@@ -967,13 +968,13 @@ static void sc_select(ffb_conn *c) {
     PRE(ffb_stmt_bind_int64(s, 0, 5));
     F.cursor_rows = F.flags & F_C ? 0 : 21;
     begin_fuzz();
-    if (CALL(A_INVAL | A_REQ, ffb_stmt_execute(s, tx)) == 0)
+    if (CALL(A_INVAL | A_REQ | A_UNSUP, ffb_stmt_execute(s, tx)) == 0)
         fetch_all(s, 10000);
     (void)ffb_stmt_rows_affected(s);
     CALL(0, ffb_stmt_close_cursor(s));
     /* Again: a second cursor, closed early by the commit. */
     F.cursor_rows = 9;
-    if (CALL(A_INVAL | A_REQ, ffb_stmt_execute(s, tx)) == 0)
+    if (CALL(A_INVAL | A_REQ | A_UNSUP, ffb_stmt_execute(s, tx)) == 0)
         fetch_all(s, 3);
     CALL(A_REQ, ffb_tx_commit(tx));
     CALL(A_ONE | A_STATE | A_SERVER, ffb_stmt_fetch(s));
@@ -987,15 +988,15 @@ static void sc_dml(ffb_conn *c) {
     ffb_stmt *s = prepare(tx, &SP_INSERT, "insert into t values (?,?,?,?,?)");
     bind_all(s, 0);
     begin_fuzz();
-    CALL(A_INVAL | A_REQ, ffb_stmt_execute(s, tx));
+    CALL(A_INVAL | A_REQ | A_UNSUP, ffb_stmt_execute(s, tx));
     (void)ffb_stmt_rows_affected(s);
     bind_all(s, 2);
-    CALL(A_INVAL | A_REQ, ffb_stmt_execute(s, tx));
+    CALL(A_INVAL | A_REQ | A_UNSUP, ffb_stmt_execute(s, tx));
     (void)ffb_stmt_rows_affected(s);
     CALL(A_ONE | A_STATE | A_SERVER, ffb_stmt_fetch(s));
     CALL(A_REQ, ffb_tx_commit_retaining(tx));
     ffb_stmt_clear_bindings(s);
-    CALL(A_INVAL | A_REQ, ffb_stmt_execute(s, tx));
+    CALL(A_INVAL | A_REQ | A_UNSUP, ffb_stmt_execute(s, tx));
     CALL(A_REQ, ffb_tx_rollback(tx));
     ffb_stmt_free(s);
     ffb_tx_free(tx);
@@ -1008,7 +1009,7 @@ static void sc_exec2(ffb_conn *c) {
     PRE(ffb_stmt_bind_int64(s, 0, 1));
     begin_fuzz();
     for (int k = 0; k < 2; k++) {
-        if (CALL(A_INVAL | A_REQ, ffb_stmt_execute(s, tx)) == 0)
+        if (CALL(A_INVAL | A_REQ | A_UNSUP, ffb_stmt_execute(s, tx)) == 0)
             fetch_all(s, 3);
         else
             CALL(A_ONE | A_STATE | A_SERVER, ffb_stmt_fetch(s));
@@ -1103,7 +1104,7 @@ static void sc_blob_rows(ffb_conn *c) {
     begin_fuzz();
     ffb_blob *keep = NULL;
     uint8_t keep_id[8];
-    if (CALL(A_INVAL | A_REQ, ffb_stmt_execute(s, tx)) == 0) {
+    if (CALL(A_INVAL | A_REQ | A_UNSUP, ffb_stmt_execute(s, tx)) == 0) {
         for (int r = 0; r < 50; r++) {
             if (CALL(A_ONE | A_STATE | A_SERVER, ffb_stmt_fetch(s)) != 1)
                 break;
@@ -1177,7 +1178,7 @@ static void sc_blob_write(ffb_conn *c) {
     }
     bind_all(s, 0);
     CALL(A_INVAL | A_STATE, ffb_stmt_bind_blob_id(s, 3, id));
-    CALL(A_INVAL | A_REQ, ffb_stmt_execute(s, tx));
+    CALL(A_INVAL | A_REQ | A_UNSUP, ffb_stmt_execute(s, tx));
     CALL(A_REQ, ffb_tx_commit(tx));
     ffb_stmt_free(s);
     ffb_tx_free(tx);
@@ -1311,7 +1312,7 @@ static void sc_plan(ffb_conn *c) {
         touch(plan, strlen(plan));
     F.plan = 0;
     F.cursor_rows = 2;
-    if (CALL(A_INVAL | A_REQ, ffb_stmt_execute(s, tx)) == 0)
+    if (CALL(A_INVAL | A_REQ | A_UNSUP, ffb_stmt_execute(s, tx)) == 0)
         fetch_all(s, 10);
     CALL(A_REQ, ffb_tx_commit(tx));
     ffb_stmt_free(s);
@@ -1435,12 +1436,12 @@ static void sc_cache(ffb_conn *c) {
     F.desc = F.flags & F_C ? &SP_SEL3 : &SP_SELECT;
     F.cursor_rows = 4;
     a = NULL;
-    if (CALL(A_INVAL | A_REQ, ffb_conn_prepare(c, tx,
+    if (CALL(A_INVAL | A_REQ | A_UNSUP, ffb_conn_prepare(c, tx,
                                                "select * from t where id > ?",
                                                (size_t)-1, &a)) == 0) {
         describe_all(a);
         CALL(A_INVAL | A_STATE, ffb_stmt_bind_int64(a, 0, 1));
-        if (CALL(A_INVAL | A_REQ, ffb_stmt_execute(a, tx)) == 0) {
+        if (CALL(A_INVAL | A_REQ | A_UNSUP, ffb_stmt_execute(a, tx)) == 0) {
             describe_all(a);
             fetch_all(a, 100);
         }
@@ -1449,11 +1450,11 @@ static void sc_cache(ffb_conn *c) {
     /* A hit. */
     F.desc = &SP_SELECT;
     a = NULL;
-    if (CALL(A_INVAL | A_REQ, ffb_conn_prepare(c, tx,
+    if (CALL(A_INVAL | A_REQ | A_UNSUP, ffb_conn_prepare(c, tx,
                                                "select * from t where id > ?",
                                                (size_t)-1, &a)) == 0) {
         bind_all(a, 1);
-        if (CALL(A_INVAL | A_REQ, ffb_stmt_execute(a, tx)) == 0)
+        if (CALL(A_INVAL | A_REQ | A_UNSUP, ffb_stmt_execute(a, tx)) == 0)
             fetch_all(a, 2);
         ffb_stmt_free(a);
     }
