@@ -57,8 +57,10 @@ static int fail(ffb_conn *conn, int code) {
     /* Whatever the code, a failed handshake leaves nothing to talk to:
        later bytes are not parsed (they would only bury the real error). */
     conn->state = FFB__ST_BROKEN;
+    /* Every later call reports what ended it (a refused attach is
+       FFB_E_SERVER, a wrong password FFB_E_AUTH, ...). */
     if (!conn->fatal_code)
-        conn->fatal_code = code <= FFB_E_FATAL ? code : FFB_E_FATAL;
+        conn->fatal_code = code;
     conn->hs_rc = code;
     return code;
 }
