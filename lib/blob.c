@@ -181,7 +181,7 @@ int ffb__pump(ffb_conn *conn) {
        closes, say) wait for a write that needs them, rather than making
        every read a new round trip. */
     if (conn->fifo_len == conn->fifo_unsent)
-        rc = ffb__engine_flush(conn);
+        rc = ffb__engine_flush_needed(conn);
     if (rc == 0 && conn->out.len)
         rc = ffb__io_flush(conn);
     if (rc == 0)

@@ -107,6 +107,12 @@ int ffb__engine_owes_flushed(const ffb_conn *conn) {
     return 0;
 }
 
+int ffb__engine_flush_needed(ffb_conn *conn) {
+    if (conn->state == FFB__ST_READY && !conn->stage_expects)
+        return 0; /* deferred only: they ride with the next request */
+    return ffb__engine_flush(conn);
+}
+
 int ffb__engine_flush(ffb_conn *conn) {
     if (conn->stage.len == 0)
         return 0;
@@ -651,7 +657,7 @@ int ffb__wait(ffb_conn *conn, const int *done) {
     for (;;) {
         if (conn->state == FFB__ST_BROKEN)
             return ffb__broken_code(conn);
-        int rc = ffb__engine_flush(conn);
+        int rc = ffb__engine_flush_needed(conn);
         if (rc < 0)
             return rc;
         if (conn->out.len) {

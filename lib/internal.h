@@ -623,6 +623,10 @@ ffb__pending *ffb__engine_expect(ffb_conn *conn, int32_t op, ffb__reply_fn fn,
 int ffb__engine_owes_flushed(const ffb_conn *conn);
 /* Move staged packets to the wire buffer (compress, encrypt). */
 int ffb__engine_flush(ffb_conn *conn);
+/* The same, unless what is staged holds only deferred requests (frees,
+   closes) on an attached connection: a write is never spent on those
+   alone; they ride with the next request that needs an answer. */
+int ffb__engine_flush_needed(ffb_conn *conn);
 /* Give received wire bytes to the engine. */
 int ffb__engine_feed(ffb_conn *conn, const uint8_t *p, size_t len);
 /* Parse what was received but not parsed yet (a result callback ran a

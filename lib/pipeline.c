@@ -157,7 +157,7 @@ int ffb_conn_next_result(ffb_conn *conn, const ffb_result **out) {
         /* Wait for the head to complete. It may be delivered to its callback
            and freed while we read, so only its address is compared. */
         struct ffb_result *head = conn->rq_head;
-        int rc = ffb__engine_flush(conn);
+        int rc = ffb__engine_flush_needed(conn);
         if (rc == 0 && conn->out.len)
             rc = ffb__io_flush(conn);
         while (rc == 0 && conn->rq_head == head && !head->sync.done)

@@ -1792,7 +1792,7 @@ int ffb_stmt_fetch(ffb_stmt *stmt) {
         while (stmt->nrows == 0 && stmt->fetches_inflight > 0 &&
                !stmt->fetch_error) {
             int wake = 0;
-            rc = ffb__engine_flush(conn);
+            rc = ffb__engine_flush_needed(conn);
             if (rc == 0 && conn->out.len)
                 rc = ffb__io_flush(conn);
             if (rc == 0)

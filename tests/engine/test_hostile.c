@@ -993,6 +993,57 @@ static void test_reprepare_with_fetches_in_flight(void **state) {
     ffb_conn_free(c);
 }
 
+/* ---- issue 9: a write is never spent on deferred requests alone ---------- */
+
+static void test_deferred_only_not_flushed(void **state) {
+    (void)state;
+    /* A cursor closed while a queued result is pending: waiting for the
+       result used to send the 12-byte close alone (one more write, one
+       more packet the server must read). It now rides with the next
+       request. */
+    ffb_conn *c = hostile_attach(&H, 16, NULL);
+    ffb_tx *tx;
+    ffb_stmt *a = prepare_select(c, &tx);
+    uint8_t row[8];
+    srv_response(&W, 0, 0, NULL, 0);
+    srv_fetch(&W, 0, 1, row, int_row(row, 1));
+    srv_fetch(&W, 100, 0, NULL, 0);
+    hostile_push(&H, &W);
+    OK(c, ffb_stmt_execute(a, tx)); /* a's cursor stays open */
+    uint8_t desc[512];
+    size_t n = srv_describe(desc, sizeof(desc), FFB_STMT_SELECT, 1, &INT_COL,
+                            1, 1, 0, NULL, 0, 0);
+    srv_response(&W, 4, 0, NULL, 0);
+    srv_response(&W, 0, 0, desc, n);
+    hostile_push(&H, &W);
+    ffb_stmt *b;
+    OK(c, ffb_stmt_new(c, &b));
+    OK(c, ffb_stmt_prepare(b, tx, "select id from u", (size_t)-1));
+    srv_response(&W, 0, 0, NULL, 0);
+    srv_fetch(&W, 0, 1, row, int_row(row, 2));
+    srv_fetch(&W, 100, 0, NULL, 0);
+    hostile_push(&H, &W);
+    OK(c, ffb_stmt_queue_execute(b, tx, NULL, NULL));
+    OK(c, ffb_conn_flush(c));
+    size_t writes = H.flushes;
+    OK(c, ffb_stmt_close_cursor(a)); /* deferred */
+    const ffb_result *r;
+    assert_int_equal(ffb_conn_next_result(c, &r), 1);
+    assert_int_equal(ffb_result_status(r), 0);
+    assert_int_equal(H.flushes, writes); /* the close did not go alone */
+    /* It rides with the ping: its answer comes first. */
+    srv_response(&W, 0, 0, NULL, 0);
+    srv_response(&W, 0, 0, NULL, 0);
+    hostile_push(&H, &W);
+    OK(c, ffb_conn_ping(c));
+    assert_int_equal(H.flushes, writes + 1);
+    assert_int_equal(hostile_pending(&H), 0);
+    ffb_stmt_free(a);
+    ffb_stmt_free(b);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_scripted_select, setup, teardown),
@@ -1016,6 +1067,7 @@ int main(void) {
         T(test_blocking_call_in_callback_parses_buffered),
         T(test_out_of_memory_everywhere),
         T(test_misuse_detected),
+        T(test_deferred_only_not_flushed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
