@@ -24,9 +24,6 @@
 #include "proto/blob.h"
 #include "tests/support/conv.h"
 
-static const char *const FIXED_A =
-    "60975527035CF2AD1989806F0407210BC81EDC04E2762A56AFD529DDDA2D4393";
-
 #define GDS_UNIQUE_KEY_VIOLATION 335544665u
 #define GDS_IDX_KEY_VALUE 335545072u
 
@@ -56,20 +53,9 @@ static void test_replay_batch(void **state) {
     cv.chunk = *state ? *(size_t *)*state : 0;
     conv_seek_connection(&cv, 0);
 
-    static uint8_t a[32];
-    conv_unhex(FIXED_A, a, sizeof(a));
-    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
-    o.database = "fixtures";
-    o.host = "recorded";
-    o.password = "masterkey";
-    o.auth_plugins = "Srp256,Srp";
+    ffb_conn_options o;
+    conv_options(&o);
     o.wire_crypt_plugins = ""; /* the recording client did not encrypt */
-    o.os_user = "alice";
-    o.client_host = "client1";
-    o.process_id = 4242;
-    o.process_name = "fixture-client";
-    o.test_srp_private_key = a;
-    o.test_srp_private_key_len = sizeof(a);
     ffb_conn *c;
     assert_int_equal(ffb_conn_new(&c, &o), 0);
     ffb__conn_set_transport(c, &conv_transport, &cv);

@@ -16,8 +16,6 @@
 #include "tests/support/conv.h"
 
 /* The fixed SRP private key of every recording (fixtures README). */
-static const char *const FIXED_A =
-    "60975527035CF2AD1989806F0407210BC81EDC04E2762A56AFD529DDDA2D4393";
 /* What the recording client's op_info_database asked for. */
 static const uint8_t INFO_ITEMS[] = {0x0C, 0x67, 0x89, 0x8C, 0x84,
                                      0x0E, 0x3E, 0x65, 0x01};
@@ -38,24 +36,14 @@ typedef struct replay_case {
 } replay_case;
 
 static ffb_conn *new_conn(const replay_case *rc, conv *cv) {
-    static uint8_t a[32];
-    conv_unhex(FIXED_A, a, sizeof(a));
-    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
-    o.database = "fixtures";
-    o.host = "recorded";
-    o.user = "SYSDBA";
-    o.password = rc->password ? rc->password : "masterkey";
+    ffb_conn_options o;
+    conv_options(&o);
+    if (rc->password)
+        o.password = rc->password;
     o.auth_plugins = rc->plugins;
     o.wire_crypt = rc->wire_crypt;
     o.wire_crypt_plugins = rc->ciphers;
     o.compress = rc->compress;
-    o.charset = "UTF8";
-    o.os_user = "alice";
-    o.client_host = "client1";
-    o.process_id = 4242;
-    o.process_name = "fixture-client";
-    o.test_srp_private_key = a;
-    o.test_srp_private_key_len = sizeof(a);
     ffb_conn *conn = NULL;
     assert_int_equal(ffb_conn_new(&conn, &o), 0);
     ffb__conn_set_transport(conn, &conv_transport, cv);

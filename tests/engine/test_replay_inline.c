@@ -18,9 +18,6 @@
 
 #include "tests/support/conv.h"
 
-static const char *const FIXED_A =
-    "60975527035CF2AD1989806F0407210BC81EDC04E2762A56AFD529DDDA2D4393";
-
 #define OK(conn, expr)                                                         \
     do {                                                                       \
         int rc_ = (expr);                                                      \
@@ -184,20 +181,9 @@ static void test_replay_inline_blobs(void **state) {
     conv_load(&cv, conv_data_path("fb5-inline-blobs.conv", path,
                                   sizeof(path)));
     conv_seek_connection(&cv, 0);
-    static uint8_t a[32];
-    conv_unhex(FIXED_A, a, sizeof(a));
-    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
-    o.database = "fixtures";
-    o.host = "recorded";
-    o.password = "masterkey";
-    o.auth_plugins = "Srp256,Srp";
+    ffb_conn_options o;
+    conv_options(&o);
     o.wire_crypt_plugins = ""; /* the recording client did not encrypt */
-    o.os_user = "alice";
-    o.client_host = "client1";
-    o.process_id = 4242;
-    o.process_name = "fixture-client";
-    o.test_srp_private_key = a;
-    o.test_srp_private_key_len = sizeof(a);
     o.fetch_size = 100;
     ffb_conn *c;
     assert_int_equal(ffb_conn_new(&c, &o), 0);

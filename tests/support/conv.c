@@ -201,3 +201,21 @@ static void t_close(ffb_conn *conn, void *data) {
 }
 
 const ffb__transport conv_transport = {t_connect, t_flush, t_read, t_close};
+
+void conv_options(ffb_conn_options *o) {
+    static uint8_t a[32];
+    conv_unhex(CONV_FIXED_A, a, sizeof(a));
+    *o = (ffb_conn_options)FFB_CONN_OPTIONS_INIT;
+    o->database = "fixtures";
+    o->host = "recorded";
+    o->user = "SYSDBA";
+    o->password = "masterkey";
+    o->charset = "UTF8";
+    o->auth_plugins = "Srp256,Srp";
+    o->os_user = "alice";
+    o->client_host = "client1";
+    o->process_id = 4242;
+    o->process_name = "fixture-client";
+    o->test_srp_private_key = a;
+    o->test_srp_private_key_len = sizeof(a);
+}

@@ -53,4 +53,14 @@ const char *conv_data_path(const char *name, char *buf, size_t size);
 /* Parse a hex string (upper or lower case) into out. Returns length. */
 size_t conv_unhex(const char *hex, uint8_t *out, size_t size);
 
+/* The SRP private key of every recording (tests/data/fb5/README.md). */
+#define CONV_FIXED_A                                                           \
+    "60975527035CF2AD1989806F0407210BC81EDC04E2762A56AFD529DDDA2D4393"
+
+/* The options of the recording client: database "fixtures" on host
+   "recorded", SYSDBA/masterkey, UTF8, plugins Srp256,Srp, its identity
+   (alice@client1, process 4242 "fixture-client") and the fixed SRP key.
+   Callers change what their recording did differently. */
+void conv_options(ffb_conn_options *o);
+
 #endif
