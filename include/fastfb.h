@@ -834,6 +834,17 @@ FFB_API void ffb_stmt_clear_bindings(ffb_stmt *stmt);
  * - INSERT, UPDATE, DELETE: the affected-row counts come in the same write
  *   (ffb_stmt_rows_affected()).
  *
+ * Auto-commit: with `tx` NULL the statement runs in a transaction of its
+ * own (the default options of ffb_tx_begin()), started in the same write.
+ * Without a cursor (DML, DDL, EXECUTE PROCEDURE, RETURNING) its commit is
+ * in that write too, and the call returns once the commit is answered: 1
+ * round trip. A SELECT's transaction is committed when its cursor ends -
+ * its last row read (often in the first answer), ffb_stmt_close_cursor(),
+ * the next execution or ffb_stmt_free(); that commit is not waited for
+ * (its answer is read with a later request): a point SELECT costs 1 round
+ * trip, and rows beyond the first batch are fetched in the still open
+ * transaction as usual.
+ *
  * Round trips: 1 (plus the lazy start of `tx` and any deferred frees in
  * the same write).
  * Returns: 0, FFB_E_INVAL (a parameter not bound), FFB_E_STATE (not
@@ -1225,7 +1236,8 @@ enum ffb_op {
 /**
  * Queue an execution of a prepared statement (as ffb_stmt_execute(): with
  * a SELECT the first rows come in the same write; read them with
- * ffb_stmt_fetch() once the result has arrived). The statement's handle
+ * ffb_stmt_fetch() once the result has arrived; `tx` NULL is auto-commit
+ * as there: without a cursor the result comes with the commit's answer). The statement's handle
  * must be known (it is after ffb_stmt_prepare()).
  * A DML statement (INSERT/UPDATE/DELETE without RETURNING) may be queued
  * many times before any answer: each result carries its own row count

@@ -411,6 +411,8 @@ struct ffb_stmt {
     int cursor_open;     /* on the server (until close/commit) */
     int eof;             /* status 100 seen */
     ffb_tx *cursor_tx;
+    ffb_tx *auto_tx;     /* auto-commit (tx NULL): the transaction of the
+                            open cursor, committed when it ends */
     unsigned fetches_inflight;
     uint16_t fetch_count;   /* rows asked per op_fetch */
     unsigned fetch_depth;   /* op_fetch sent per refill */

@@ -268,6 +268,10 @@ static void stmt_destroy(ffb_stmt *stmt) {
         retired_free(conn, r);
     }
     ffb__tx_unref(stmt->cursor_tx);
+    if (stmt->auto_tx) {
+        stmt->auto_tx->freed = 1;
+        ffb__tx_unref(stmt->auto_tx);
+    }
     ffb__obj_release(conn->alloc, stmt, "statement");
 }
 
@@ -309,9 +313,28 @@ void ffb__stmts_tx_ended(ffb_conn *conn, ffb_tx *tx) {
         }
 }
 
+/* The auto-commit transaction of a cursor that ended: its commit is
+   queued and rides with the next request (nobody waits for it). Called
+   with the statement's reference already taken (take_auto). */
+static void auto_commit(ffb_conn *conn, ffb_tx *tx) {
+    if (conn->state == FFB__ST_READY && tx->state == FFB__TX_ACTIVE &&
+        ffb__tx_queue_end(tx, FFBP_OP_COMMIT, NULL) < 0)
+        ffb__conn_error_clear(conn);
+    tx->freed = 1; /* no rollback: it is committed, or the server ends it */
+    ffb__tx_unref(tx);
+}
+
+static ffb_tx *take_auto(ffb_stmt *stmt) {
+    ffb_tx *tx = stmt->auto_tx;
+    stmt->auto_tx = NULL;
+    return tx;
+}
+
 /* Queue a DSQL_close of the open cursor; its answer rides with the next
    flushed request and is ignored. */
 static int queue_close(ffb_stmt *stmt) {
+    if (stmt->auto_tx && !stmt->cursor_open)
+        auto_commit(stmt->conn, take_auto(stmt));
     if (!stmt->cursor_open)
         return 0;
     ffb_conn *conn = stmt->conn;
@@ -327,6 +350,8 @@ static int queue_close(ffb_stmt *stmt) {
     ffb__tx_unref(stmt->cursor_tx);
     stmt->cursor_tx = NULL;
     rows_reset(stmt);
+    if (stmt->auto_tx)
+        auto_commit(conn, take_auto(stmt));
     return rc;
 }
 
@@ -364,6 +389,8 @@ void ffb_stmt_free(ffb_stmt *stmt) {
         return; /* back in the statement cache */
     ffb_conn *conn = stmt->conn;
     stmt->freed = 1;
+    if (stmt->auto_tx)
+        auto_commit(conn, take_auto(stmt));
     if (conn->state == FFB__ST_READY && stmt->has_handle) {
         /* Keep the handle for the next statement (DSQL_unprepare also
            closes a cursor), or release it; either rides with the next
@@ -1318,14 +1345,19 @@ static int exec_reply(ffb_conn *conn, const ffbp_packet *pkt,
     if (ffb__expect_response(pkt) < 0)
         return done(p, reply_mismatch(conn, pkt, "op_response to op_execute"));
     const ffbp_response *r = &pkt->u.response;
+    ffb_tx *end = NULL;
     if (ffb__status_is_error(&r->status)) {
         fail_request(conn, p, &r->status, NULL);
         if (p->gen == stmt->gen) {
             stmt->cursor_open = 0; /* the cursor did not open */
             stmt->eof = 1;
+            end = take_auto(stmt);
         }
     }
-    return done(p, 0);
+    int rc = done(p, 0);
+    if (end)
+        auto_commit(conn, end);
+    return rc;
 }
 
 /* Rows of the current execution arrived in formats a lazy prepare's
@@ -1369,12 +1401,18 @@ static int fetch_reply(ffb_conn *conn, const ffbp_packet *pkt,
                                               "out of memory for rows"));
             return 1; /* more rows or the terminator follow */
         }
+        ffb_tx *end = NULL;
         if (current) {
             stmt->fetches_inflight--;
-            if (f->status == 100)
+            if (f->status == 100) {
                 stmt->eof = 1;
+                end = take_auto(stmt); /* the cursor is done */
+            }
         }
-        return done(p, 0);
+        int rc = done(p, 0);
+        if (end)
+            auto_commit(conn, end); /* rides with the next request */
+        return rc;
     }
     if (ffb__expect_response(pkt) < 0)
         return done(p, reply_mismatch(conn, pkt, "op_fetch_response"));
@@ -1391,7 +1429,11 @@ static int fetch_reply(ffb_conn *conn, const ffbp_packet *pkt,
             stmt->eof = 1;
         }
     }
-    return done(p, 0);
+    ffb_tx *end = current && stmt->eof ? take_auto(stmt) : NULL;
+    int rc = done(p, 0);
+    if (end)
+        auto_commit(conn, end);
+    return rc;
 }
 
 /* Answers to op_execute2: op_sql_response, then op_response. */
@@ -1518,14 +1560,24 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
                               "ffb_conn_prepare())");
     if (stmt->retired)
         retired_prune(stmt);
+    ffb_tx *auto_tx = NULL; /* before the first goto out */
     ffbp_writer blr, msg;
     ffbp_writer_init(&blr, conn->alloc);
     ffbp_writer_init(&msg, conn->alloc);
     rc = ffb__stmt_build_input(stmt, &blr, &msg);
     if (rc < 0)
         goto out;
+    if (!tx) {
+        /* Auto-commit: a transaction of its own, started in this write.
+           The cursor still open from the last execution ends first. */
+        if ((rc = queue_close(stmt)) < 0)
+            goto out;
+        if ((rc = ffb_tx_begin(conn, &auto_tx, NULL)) < 0)
+            goto out;
+        tx = auto_tx;
+    }
     uint16_t txh = 0;
-    if (tx && (rc = ffb__tx_handle(tx, &txh)) < 0)
+    if ((rc = ffb__tx_handle(tx, &txh)) < 0)
         goto out;
     if ((rc = queue_close(stmt)) < 0)
         goto out;
@@ -1620,7 +1672,32 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
        own count); a cursor or singleton output may not. */
     if (rc == 0 && (cursor || e.op == FFBP_OP_EXECUTE2))
         stmt->exec_inflight = 1;
+    if (rc == 0 && auto_tx && cursor) {
+        /* Committed when the cursor ends (its last rows, a close, the
+           next execution, a free): that commit rides with the next
+           request. A cursor whose rows fit the first fetch costs the
+           one round trip. */
+        stmt->auto_tx = auto_tx;
+        auto_tx = NULL;
+    } else if (rc == 0 && auto_tx) {
+        /* The commit goes in the same write, and the execution is done
+           when its answer is read. */
+        ffb__pending *last =
+            &conn->fifo[(conn->fifo_head + conn->fifo_len - 1) %
+                        conn->fifo_cap];
+        last->completes = 0;
+        rc = ffb__tx_queue_end(auto_tx, FFBP_OP_COMMIT, sync);
+        if (rc == 0)
+            conn->fifo[(conn->fifo_head + conn->fifo_len - 1) %
+                       conn->fifo_cap]
+                .completes = 1;
+        auto_tx->freed = 1; /* the queued commit holds its own reference */
+        ffb__tx_unref(auto_tx);
+        auto_tx = NULL;
+    }
 out:
+    if (auto_tx)
+        ffb_tx_free(auto_tx); /* failed before anything went: roll back */
     ffbp_writer_free(&blr);
     ffbp_writer_free(&msg);
     return sync_lib_fail(conn, sync, rc);

@@ -815,6 +815,128 @@ static void test_blocking_call_in_callback(void **state) {
     ffb_conn_free(c);
 }
 
+/* ---- auto-commit: tx NULL ------------------------------------------------------ */
+
+static uint64_t flushes(const ffb_conn *c) {
+    ffb_stats st;
+    ffb_conn_stats(c, &st, sizeof(st));
+    return st.flushes;
+}
+
+static void test_autocommit_point_select(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx0 = it_active_tx(c);
+    ffb_stmt *s = prepare(c, tx0, "select name from %s where id = ?",
+                          t->table);
+    OK(c, ffb_tx_commit(tx0));
+    ffb_tx_free(tx0);
+    /* Ten point SELECTs, each in a transaction of its own: op_transaction
+       + op_execute(tx 0xFFFF) + op_fetch in one write; the cursor ends in
+       that answer, and its commit goes out at once, not waited for: its
+       answer is read with the next request's. */
+    uint64_t b = it_rts(c), f = flushes(c);
+    for (int i = 1; i <= 10; i++) {
+        OK(c, ffb_stmt_bind_int64(s, 0, i * 7));
+        OK(c, ffb_stmt_execute(s, NULL));
+        assert_int_equal(ffb_stmt_fetch(s), 1);
+        const char *name;
+        size_t len;
+        OK(c, ffb_stmt_get_text(s, 0, &name, &len));
+        char want[32];
+        snprintf(want, sizeof(want), "name %d", i * 7);
+        assert_int_equal(len, strlen(want));
+        assert_memory_equal(name, want, len);
+        assert_int_equal(ffb_stmt_fetch(s), 0);
+    }
+    assert_int_equal(it_rts(c) - b, 10);  /* one round trip each */
+    assert_int_equal(flushes(c) - f, 20); /* the request, then the commit */
+    ffb_stmt_free(s);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+static void test_autocommit_dml(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx0 = it_active_tx(c);
+    ffb_stmt *u = prepare(c, tx0,
+                          "update %s set name = 'auto' where id <= 3",
+                          t->table);
+    OK(c, ffb_tx_commit(tx0));
+    ffb_tx_free(tx0);
+    /* op_transaction + op_execute + op_info_sql(records) + op_commit: one
+       write, one round trip, the row count and the commit both done. */
+    uint64_t b = it_rts(c);
+    OK(c, ffb_stmt_execute(u, NULL));
+    assert_int_equal(it_rts(c) - b, 1);
+    assert_int_equal(ffb_stmt_rows_affected(u), 3);
+    ffb_stmt_free(u);
+    /* Committed: another connection sees it. */
+    ffb_conn *c2 = open_conn(t);
+    ffb_tx *tx = it_active_tx(c2);
+    ffb_stmt *q = prepare(c2, tx,
+                          "select count(*) from %s where name = 'auto'",
+                          t->table);
+    OK(c2, ffb_stmt_execute(q, tx));
+    assert_int_equal(ffb_stmt_fetch(q), 1);
+    int64_t n;
+    OK(c2, ffb_stmt_get_int64(q, 0, &n));
+    assert_int_equal(n, 3);
+    ffb_stmt_free(q);
+    OK(c2, ffb_tx_rollback(tx));
+    ffb_tx_free(tx);
+    OK(c2, ffb_conn_close(c2));
+    ffb_conn_free(c2);
+    /* Put the names back. */
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "update %s set name = 'name ' || id where id <= 3", t->table);
+    exec_sql(c, sql);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+static void test_autocommit_long_select(void **state) {
+    target *t = *state;
+    /* Rows that do not fit the first fetch: the cursor's transaction stays
+       open while they are read, and is committed once it ends (its commit
+       rides with the next request). */
+    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
+    o.dsn = t->dsn;
+    o.user = "SYSDBA";
+    o.password = "masterkey";
+    o.compress = t->compress;
+    o.fetch_size = 10;
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    OK(c, ffb_conn_connect(c));
+    ffb_tx *tx0 = it_active_tx(c);
+    ffb_stmt *s = prepare(c, tx0, "select id from %s where id <= 500",
+                          t->table);
+    OK(c, ffb_tx_commit(tx0));
+    ffb_tx_free(tx0);
+    OK(c, ffb_stmt_execute(s, NULL));
+    int rows = count_rows(c, s);
+    assert_int_equal(rows, 500);
+    /* And again: the ended cursor's commit goes with this execution. */
+    uint64_t b = it_rts(c);
+    OK(c, ffb_stmt_execute(s, NULL));
+    assert_int_equal(it_rts(c) - b, 1);
+    assert_int_equal(count_rows(c, s), 500);
+    /* Freed with its cursor half read: the close and the commit ride with
+       the next request. */
+    OK(c, ffb_stmt_execute(s, NULL));
+    assert_int_equal(ffb_stmt_fetch(s), 1);
+    ffb_stmt_free(s);
+    b = it_rts(c);
+    OK(c, ffb_conn_ping(c));
+    assert_int_equal(it_rts(c) - b, 1);
+    assert_false(ffb_conn_is_broken(c));
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
 int main(void) {
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
     it_server sv[3];
@@ -844,6 +966,8 @@ int main(void) {
             T(test_tx_options),           T(test_prepare_without_tx),
             T(test_pipeline_same_statement),
             T(test_blocking_call_in_callback),
+            T(test_autocommit_point_select), T(test_autocommit_dml),
+            T(test_autocommit_long_select),
         };
 #undef T
         void *st = t;
