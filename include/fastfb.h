@@ -764,9 +764,13 @@ FFB_API int ffb_stmt_plan(ffb_stmt *stmt, int explain, const char **out);
  * A queued execution whose rows came in the replaced formats fails with
  * FFB_E_STATE ("execute it again").
  *
+ * A text already checked out (in use) is prepared again for the second
+ * caller; with a spare handle at hand that prepare also rides with the
+ * first execute, using the formats of the statement in use.
+ *
  * Ownership: give the statement back with ffb_stmt_free().
- * Round trips: 0 on a hit or a remembered statement with a spare handle,
- * otherwise as ffb_stmt_prepare().
+ * Round trips: 0 on a hit, a remembered statement or a text in use with a
+ * spare handle, otherwise as ffb_stmt_prepare().
  * Returns: as ffb_stmt_prepare().
  * Since: 0.1
  */

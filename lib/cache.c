@@ -147,6 +147,28 @@ int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql, size_t len,
     if ((rc = ffb_stmt_new(conn, &s)) < 0)
         return rc;
     const ffb__memo *m = memo_find(conn, sql, len);
+    ffb__memo busy;
+    if (!m && conn->nspare > 0) {
+        /* The text is cached but in use (a window of pipelined executions
+           of one text): its formats serve as remembered ones, so this
+           checkout's prepare rides with its execute too. */
+        for (size_t i = 0; i < conn->cache_n && !m; i++) {
+            ffb_stmt *o = conn->cache[i].stmt;
+            if (conn->cache[i].in_use && !conn->cache[i].stale &&
+                o->prepared && !o->lazy && o->sql_len == len &&
+                memcmp(o->sql, sql, len) == 0) {
+                memset(&busy, 0, sizeof(busy));
+                busy.sql = o->sql;
+                busy.len = o->sql_len;
+                busy.stmt_type = o->stmt_type;
+                busy.stmt_flags = o->stmt_flags;
+                busy.in = o->in;
+                busy.out = o->out;
+                busy.fetch_count = o->fetch_count;
+                m = &busy;
+            }
+        }
+    }
     if (m && (conn->nspare > 0)) {
         rc = ffb__stmt_prepare_lazy(s, tx, m);
         if (rc == FFB_E_STATE) /* not possible right now: the normal way */

@@ -937,6 +937,46 @@ static void test_autocommit_long_select(void **state) {
     ffb_conn_free(c);
 }
 
+static void test_cache_busy_text_rides(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = it_active_tx(c);
+    /* Two spare handles: statements freed outside the cache. */
+    ffb_stmt *x1 = prepare(c, tx, "select id from %s where id = 1", t->table);
+    ffb_stmt *x2 = prepare(c, tx, "select id from %s where id = 2", t->table);
+    ffb_stmt_free(x1);
+    ffb_stmt_free(x2);
+    char sql[128];
+    snprintf(sql, sizeof(sql), "select name from %s where id = ?", t->table);
+    ffb_stmt *a, *b;
+    OK(c, ffb_conn_prepare(c, tx, sql, (size_t)-1, &a));
+    /* The text is cached but in use: a second checkout prepares on a spare
+       handle with the first one's formats, riding with its execute. */
+    uint64_t r0 = it_rts(c);
+    OK(c, ffb_conn_prepare(c, tx, sql, (size_t)-1, &b));
+    assert_ptr_not_equal(a, b);
+    assert_int_equal(it_rts(c) - r0, 0);
+    OK(c, ffb_stmt_bind_int64(b, 0, 42));
+    OK(c, ffb_stmt_execute(b, tx));
+    assert_int_equal(it_rts(c) - r0, 1); /* unprepare + prepare + execute +
+                                            fetch in one write */
+    assert_int_equal(ffb_stmt_fetch(b), 1);
+    const char *name;
+    size_t len;
+    OK(c, ffb_stmt_get_text(b, 0, &name, &len));
+    assert_int_equal(len, 7);
+    assert_memory_equal(name, "name 42", 7);
+    OK(c, ffb_stmt_bind_int64(a, 0, 43));
+    OK(c, ffb_stmt_execute(a, tx));
+    assert_int_equal(ffb_stmt_fetch(a), 1);
+    ffb_stmt_free(a);
+    ffb_stmt_free(b);
+    OK(c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
 int main(void) {
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
     it_server sv[3];
@@ -967,7 +1007,7 @@ int main(void) {
             T(test_pipeline_same_statement),
             T(test_blocking_call_in_callback),
             T(test_autocommit_point_select), T(test_autocommit_dml),
-            T(test_autocommit_long_select),
+            T(test_autocommit_long_select), T(test_cache_busy_text_rides),
         };
 #undef T
         void *st = t;
