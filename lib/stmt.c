@@ -617,11 +617,10 @@ static int parse_describe(ffb_stmt *stmt, const uint8_t *p, size_t len) {
     return 0;
 }
 
-/* The string views of variables that point into this answer (p, len):
-   copied into a block the statement owns, since the answer's buffer is
-   reused before the describe is complete. */
-static int own_strings(ffb_stmt *stmt, const uint8_t *p, size_t len) {
-    ffbp_sqlinfo *d = &stmt->desc;
+/* The string views of the variables that point into this answer (p, len):
+   their total length, or (q non-NULL) each copied to *q and repointed. */
+static size_t answer_strings(ffbp_sqlinfo *d, const uint8_t *p, size_t len,
+                             char **q) {
     ffbp_var *sides[2] = {d->in, d->out};
     size_t caps[2] = {d->in ? d->in_cap : 0, d->out ? d->out_cap : 0};
     size_t total = 0;
@@ -630,31 +629,34 @@ static int own_strings(ffb_stmt *stmt, const uint8_t *p, size_t len) {
             ffbp_var *v = &sides[k][i];
             ffbp_bytes *strs[5] = {&v->field, &v->relation, &v->owner,
                                    &v->alias, &v->relation_alias};
-            for (int j = 0; j < 5; j++)
-                if (strs[j]->len && strs[j]->p >= p && strs[j]->p < p + len)
-                    total += strs[j]->len;
+            for (int j = 0; j < 5; j++) {
+                ffbp_bytes *b = strs[j];
+                if (!b->len || b->p < p || b->p >= p + len)
+                    continue;
+                total += b->len;
+                if (q) {
+                    memcpy(*q, b->p, b->len);
+                    b->p = (const uint8_t *)*q;
+                    *q += b->len;
+                }
+            }
         }
+    return total;
+}
+
+/* The answer's buffer is reused before a continued describe is complete:
+   the names it holds are copied into a block the statement owns. */
+static int own_strings(ffb_stmt *stmt, const uint8_t *p, size_t len) {
+    size_t total = answer_strings(&stmt->desc, p, len, NULL);
     if (total == 0)
         return 0;
-    ffb__strblock *b =
-        ffb__malloc(stmt->conn->alloc, sizeof(*b) + total);
+    ffb__strblock *b = ffb__malloc(stmt->conn->alloc, sizeof(*b) + total);
     if (!b)
         return ffb__fatal(stmt->conn, FFB_E_NOMEM, "out of memory");
     b->next = stmt->desc_strings;
     stmt->desc_strings = b;
     char *q = b->bytes;
-    for (int k = 0; k < 2; k++)
-        for (size_t i = 0; i < caps[k]; i++) {
-            ffbp_var *v = &sides[k][i];
-            ffbp_bytes *strs[5] = {&v->field, &v->relation, &v->owner,
-                                   &v->alias, &v->relation_alias};
-            for (int j = 0; j < 5; j++)
-                if (strs[j]->len && strs[j]->p >= p && strs[j]->p < p + len) {
-                    memcpy(q, strs[j]->p, strs[j]->len);
-                    strs[j]->p = (const uint8_t *)q;
-                    q += strs[j]->len;
-                }
-        }
+    answer_strings(&stmt->desc, p, len, &q);
     return 0;
 }
 

@@ -6,12 +6,7 @@
 
 #include <string.h>
 
-#define TRY(expr)                                                              \
-    do {                                                                       \
-        int rc_ = (expr);                                                      \
-        if (rc_ != FFBP_OK)                                                    \
-            return rc_;                                                        \
-    } while (0)
+#define TRY FFBP_TRY
 
 /* BLR framing bytes (blr.h). */
 enum {

@@ -9,12 +9,7 @@
    hostile server could use to make us buffer without limit. */
 #define AUTH_FIELD_MAX (1024u * 1024u)
 
-#define TRY(expr)                                                              \
-    do {                                                                       \
-        int rc_ = (expr);                                                      \
-        if (rc_ != FFBP_OK)                                                    \
-            return rc_;                                                        \
-    } while (0)
+#define TRY FFBP_TRY
 
 static int get_response(ffbp_reader *r, ffbp_response *out) {
     TRY(ffbp_get_u16(r, &out->object));

@@ -5,12 +5,7 @@
  */
 #include "proto/sql.h"
 
-#define TRY(expr)                                                              \
-    do {                                                                       \
-        int rc_ = (expr);                                                      \
-        if (rc_ != FFBP_OK)                                                    \
-            return rc_;                                                        \
-    } while (0)
+#define TRY FFBP_TRY
 
 /* ---- requests ------------------------------------------------------------ */
 

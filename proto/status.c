@@ -12,12 +12,7 @@
    are a few dozen; a server sending more is refused, so that an endless
    vector costs the client bounded work however it is chunked. */
 #define STATUS_ENTRIES_MAX 1024u
-#define TRY(expr)                                                              \
-    do {                                                                       \
-        int rc_ = (expr);                                                      \
-        if (rc_ != FFBP_OK)                                                    \
-            return rc_;                                                        \
-    } while (0)
+#define TRY FFBP_TRY
 
 static int get_status(ffbp_reader *r, ffbp_status *st) {
     st->n = 0;

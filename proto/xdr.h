@@ -81,6 +81,14 @@ typedef struct ffbp_writer {
                                    buffer moves or is freed */
 } ffbp_writer;
 
+/* Return the code of a decoder step that did not succeed. */
+#define FFBP_TRY(expr)                                                         \
+    do {                                                                       \
+        int rc_ = (expr);                                                      \
+        if (rc_ != FFBP_OK)                                                    \
+            return rc_;                                                        \
+    } while (0)
+
 /* Overwrite n bytes with zeros in a way the compiler keeps. */
 void ffbp_wipe(void *p, size_t n);
 
