@@ -27,17 +27,8 @@
 #define GDS_UNIQUE_KEY_VIOLATION 335544665u
 #define GDS_IDX_KEY_VALUE 335545072u
 
-typedef struct target {
-    char name[16];
-    char dsn[512];
-    int version;
-    int compress;
-    char table[64];  /* typed columns */
-    char btable[64]; /* blobs */
-} target;
+typedef it_target target;
 
-static target targets[4];
-static size_t ntargets;
 
 static uint64_t wire_bytes(ffb_conn *c) {
     ffb_stats st;
@@ -1034,37 +1025,20 @@ static void test_execute_procedure(void **state) {
 
 int main(void) {
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
-    it_server sv[3];
-    size_t n = it_servers(names, 3, sv);
-    for (size_t i = 0; i < n; i++) {
-        target *t = &targets[ntargets++];
-        memcpy(t->name, sv[i].name, sizeof(t->name));
-        memcpy(t->dsn, sv[i].dsn, sizeof(t->dsn));
-        t->version = sv[i].version;
-        t->compress = sv[i].compress;
-        snprintf(t->table, sizeof(t->table), "T_BATCH_%.15s_%d", sv[i].name,
-                 (int)getpid());
-        snprintf(t->btable, sizeof(t->btable), "T_BATCHB_%.15s_%d", sv[i].name,
-                 (int)getpid());
-    }
-    int failed = 0;
-    for (size_t i = 0; i < ntargets; i++) {
-        target *t = &targets[i];
-#define T(fn) cmocka_unit_test_prestate(fn, t)
-        const struct CMUnitTest tests[] = {
-            T(test_types_and_nulls), T(test_blobs), T(test_late_blobs),
-            T(test_error_multi_error), T(test_error_stop),
-            T(test_budget_300),      T(test_empty_execute),
-            T(test_split),           T(test_100k),
-            T(test_refusals),        T(test_execute_procedure),
-        };
-#undef T
-        void *st = t;
-        setup_target(&st);
-        failed += _cmocka_run_group_tests(t->name, tests,
-                                          sizeof(tests) / sizeof(tests[0]),
-                                          NULL, NULL);
-        teardown_target(&st);
-    }
-    return failed ? 1 : 0;
+    static const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_types_and_nulls),
+        cmocka_unit_test(test_blobs),
+        cmocka_unit_test(test_late_blobs),
+        cmocka_unit_test(test_error_multi_error),
+        cmocka_unit_test(test_error_stop),
+        cmocka_unit_test(test_budget_300),
+        cmocka_unit_test(test_empty_execute),
+        cmocka_unit_test(test_split),
+        cmocka_unit_test(test_100k),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_execute_procedure),
+    };
+    return it_main("BATCH", names, sizeof(names) / sizeof(names[0]), tests,
+                   sizeof(tests) / sizeof(tests[0]), setup_target,
+                   teardown_target);
 }

@@ -17,15 +17,8 @@
 #include "include/fastfb.h"
 #include "tests/support/it.h"
 
-typedef struct target {
-    char name[16];
-    char dsn[512];
-    int compress;
-    char table[64];
-} target;
+typedef it_target target;
 
-static target targets[4];
-static size_t ntargets;
 
 static ffb_conn *open_conn(const target *t) {
     ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
@@ -408,34 +401,14 @@ static void test_text_and_seek(void **state) {
 
 int main(void) {
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
-    it_server sv[3];
-    size_t n = it_servers(names, 3, sv);
-    for (size_t i = 0; i < n; i++) {
-        target *t = &targets[ntargets++];
-        memcpy(t->name, sv[i].name, sizeof(t->name));
-        memcpy(t->dsn, sv[i].dsn, sizeof(t->dsn));
-        t->compress = sv[i].compress;
-        snprintf(t->table, sizeof(t->table), "T_BLOB_%.15s_%d", sv[i].name,
-                 (int)getpid());
-    }
-    int failed = 0;
-    for (size_t i = 0; i < ntargets; i++) {
-        target *t = &targets[i];
-#define T(fn) cmocka_unit_test_prestate(fn, t)
-        const struct CMUnitTest tests[] = {
-            T(test_sizes),
-            T(test_budget_write_and_insert),
-            T(test_budget_batch_of_blobs),
-            T(test_text_and_seek),
-            T(test_read_after_commit),
-        };
-#undef T
-        void *st = t;
-        setup_target(&st);
-        failed += _cmocka_run_group_tests(t->name, tests,
-                                          sizeof(tests) / sizeof(tests[0]),
-                                          NULL, NULL);
-        teardown_target(&st);
-    }
-    return failed ? 1 : 0;
+    static const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_budget_write_and_insert),
+        cmocka_unit_test(test_budget_batch_of_blobs),
+        cmocka_unit_test(test_text_and_seek),
+        cmocka_unit_test(test_read_after_commit),
+    };
+    return it_main("BLOB", names, sizeof(names) / sizeof(names[0]), tests,
+                   sizeof(tests) / sizeof(tests[0]), setup_target,
+                   teardown_target);
 }

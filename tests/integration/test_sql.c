@@ -22,16 +22,8 @@
 #include "include/fastfb.h"
 #include "tests/support/it.h"
 
-typedef struct target {
-    char name[16];
-    char dsn[512];
-    int version;
-    int compress;
-    char table[64];
-} target;
+typedef it_target target;
 
-static target targets[4];
-static size_t ntargets;
 
 static ffb_conn *open_conn(const target *t) {
     ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
@@ -979,43 +971,33 @@ static void test_cache_busy_text_rides(void **state) {
 
 int main(void) {
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
-    it_server sv[3];
-    size_t n = it_servers(names, 3, sv);
-    for (size_t i = 0; i < n; i++) {
-        target *t = &targets[ntargets++];
-        memcpy(t->name, sv[i].name, sizeof(t->name));
-        memcpy(t->dsn, sv[i].dsn, sizeof(t->dsn));
-        t->version = sv[i].version;
-        t->compress = sv[i].compress;
-        snprintf(t->table, sizeof(t->table), "T_SQL_%.15s_%d", sv[i].name,
-                 (int)getpid());
-    }
-    int failed = 0;
-    for (size_t i = 0; i < ntargets; i++) {
-        target *t = &targets[i];
-#define T(fn) cmocka_unit_test_prestate(fn, t)
-        const struct CMUnitTest tests[] = {
-            T(test_budget_warm_select),   T(test_budget_fresh_select),
-            T(test_budget_warm_dml),      T(test_budget_one_shot_select),
-            T(test_budget_one_shot_dml),  T(test_budget_two_statements),
-            T(test_budget_scan_10000),    T(test_syntax_error),
-            T(test_client_side_errors),   T(test_unique_violation),
-            T(test_pipeline_abort),       T(test_describe),
-            T(test_cache_hit),            T(test_budget_fresh_select_spare),
-            T(test_describe_continuation), T(test_execute2_singleton),
-            T(test_tx_options),           T(test_prepare_without_tx),
-            T(test_pipeline_same_statement),
-            T(test_blocking_call_in_callback),
-            T(test_autocommit_point_select), T(test_autocommit_dml),
-            T(test_autocommit_long_select), T(test_cache_busy_text_rides),
-        };
-#undef T
-        void *st = t;
-        setup_target(&st);
-        failed += _cmocka_run_group_tests(t->name, tests,
-                                          sizeof(tests) / sizeof(tests[0]),
-                                          NULL, NULL);
-        teardown_target(&st);
-    }
-    return failed ? 1 : 0;
+    static const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_budget_warm_select),
+        cmocka_unit_test(test_budget_fresh_select),
+        cmocka_unit_test(test_budget_warm_dml),
+        cmocka_unit_test(test_budget_one_shot_select),
+        cmocka_unit_test(test_budget_one_shot_dml),
+        cmocka_unit_test(test_budget_two_statements),
+        cmocka_unit_test(test_budget_scan_10000),
+        cmocka_unit_test(test_syntax_error),
+        cmocka_unit_test(test_client_side_errors),
+        cmocka_unit_test(test_unique_violation),
+        cmocka_unit_test(test_pipeline_abort),
+        cmocka_unit_test(test_describe),
+        cmocka_unit_test(test_cache_hit),
+        cmocka_unit_test(test_budget_fresh_select_spare),
+        cmocka_unit_test(test_describe_continuation),
+        cmocka_unit_test(test_execute2_singleton),
+        cmocka_unit_test(test_tx_options),
+        cmocka_unit_test(test_prepare_without_tx),
+        cmocka_unit_test(test_pipeline_same_statement),
+        cmocka_unit_test(test_blocking_call_in_callback),
+        cmocka_unit_test(test_autocommit_point_select),
+        cmocka_unit_test(test_autocommit_dml),
+        cmocka_unit_test(test_autocommit_long_select),
+        cmocka_unit_test(test_cache_busy_text_rides),
+    };
+    return it_main("SQL", names, sizeof(names) / sizeof(names[0]), tests,
+                   sizeof(tests) / sizeof(tests[0]), setup_target,
+                   teardown_target);
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 size_t it_servers(const char *const *names, size_t nnames, it_server *out) {
     if (!getenv("FFB_TEST_SERVERS")) {
@@ -65,4 +66,41 @@ ffb_tx *it_active_tx(ffb_conn *c) {
     OK(c, ffb_tx_begin(c, &tx, NULL));
     OK(c, ffb_tx_id(tx, &id));
     return tx;
+}
+
+int it_main(const char *suite, const char *const *names, size_t nnames,
+            const struct CMUnitTest *tests, size_t ntests,
+            int (*setup)(void **), int (*teardown)(void **)) {
+    it_server sv[8];
+    if (nnames > 8)
+        nnames = 8;
+    size_t n = it_servers(names, nnames, sv);
+    struct CMUnitTest *group = malloc(ntests * sizeof(*group));
+    if (!group)
+        return 1;
+    int failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        it_target t;
+        memset(&t, 0, sizeof(t));
+        memcpy(t.name, sv[i].name, sizeof(t.name));
+        memcpy(t.dsn, sv[i].dsn, sizeof(t.dsn));
+        t.version = sv[i].version;
+        t.compress = sv[i].compress;
+        snprintf(t.table, sizeof(t.table), "T_%s_%.15s_%d", suite,
+                 sv[i].name, (int)getpid());
+        snprintf(t.btable, sizeof(t.btable), "T_%sB_%.15s_%d", suite,
+                 sv[i].name, (int)getpid());
+        for (size_t k = 0; k < ntests; k++) {
+            group[k] = tests[k];
+            group[k].initial_state = &t;
+        }
+        void *st = &t;
+        if (setup)
+            setup(&st);
+        failed += _cmocka_run_group_tests(t.name, group, ntests, NULL, NULL);
+        if (teardown)
+            teardown(&st);
+    }
+    free(group);
+    return failed ? 1 : 0;
 }

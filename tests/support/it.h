@@ -33,6 +33,28 @@ typedef struct it_server {
  */
 size_t it_servers(const char *const *names, size_t nnames, it_server *out);
 
+/* What an integration suite runs against: one server instance, and the
+   tables the suite makes there (named after the suite, the instance and
+   the process). */
+typedef struct it_target {
+    char name[16];
+    char dsn[512];
+    int version;
+    int compress;
+    char table[64];  /* T_<SUITE>_<NAME>_<pid> */
+    char btable[64]; /* T_<SUITE>B_<NAME>_<pid>, for a second table */
+} it_target;
+
+/*
+ * A suite's main: `tests` (their initial state is ignored) run against
+ * each instance of `names` that servers.env describes, each test getting
+ * the it_target as its state, with setup/teardown (may be NULL) around
+ * each instance's group - they get the target too. Returns the exit code.
+ */
+int it_main(const char *suite, const char *const *names, size_t nnames,
+            const struct CMUnitTest *tests, size_t ntests,
+            int (*setup)(void **), int (*teardown)(void **));
+
 /* The connection's round-trip counter. */
 uint64_t it_rts(const ffb_conn *c);
 
