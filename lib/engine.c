@@ -578,10 +578,8 @@ void ffb__engine_reset(ffb_conn *conn) {
     conn->last_obj = NULL;
     conn->detaching = 0;
     conn->fatal_code = 0;
-    ffbp_wipe(conn->session_key, sizeof(conn->session_key));
+    ffb__hs_wipe(conn); /* SRP state, session key, DPB copy */
     conn->have_key = 0;
-    ffbp_wipe(&conn->srp, sizeof(conn->srp));
-    conn->srp_active = 0;
 }
 
 int ffb_conn_feed(ffb_conn *conn, const uint8_t *bytes, size_t len) {

@@ -333,11 +333,12 @@ static ffb_tx *take_auto(ffb_stmt *stmt) {
 /* Queue a DSQL_close of the open cursor; its answer rides with the next
    flushed request and is ignored. */
 static int queue_close(ffb_stmt *stmt) {
-    if (stmt->auto_tx && !stmt->cursor_open)
-        auto_commit(stmt->conn, take_auto(stmt));
-    if (!stmt->cursor_open)
-        return 0;
     ffb_conn *conn = stmt->conn;
+    if (!stmt->cursor_open) {
+        if (stmt->auto_tx)
+            auto_commit(conn, take_auto(stmt));
+        return 0;
+    }
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_free_statement(&w, stmt->handle, FFBP_DSQL_CLOSE);
@@ -966,14 +967,15 @@ static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
     if (rc == 0) {
         int sel;
         uint32_t start;
-        if (describe_next(stmt, &sel, &start) && stmt->lazy) {
+        int more = describe_next(stmt, &sel, &start);
+        if (more && stmt->lazy) {
             /* The new describe did not fit one answer, so the remembered
                formats cannot be checked here: the statement is prepared
                again before the blocking execute runs it once more. */
             stmt->lazy_truncated = 1;
             stmt->meta_changed = 3;
             desc_free(stmt);
-        } else if (describe_next(stmt, &sel, &start)) {
+        } else if (more) {
             stmt->describe_incomplete = 1;
             rc = own_strings(stmt, r->data.p, r->data.len);
         }
@@ -1569,19 +1571,18 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
     rc = ffb__stmt_build_input(stmt, &blr, &msg);
     if (rc < 0)
         goto out;
+    /* The cursor still open from the last execution ends first (with an
+       auto-commit transaction, before the new one starts). */
+    if ((rc = queue_close(stmt)) < 0)
+        goto out;
     if (!tx) {
-        /* Auto-commit: a transaction of its own, started in this write.
-           The cursor still open from the last execution ends first. */
-        if ((rc = queue_close(stmt)) < 0)
-            goto out;
+        /* Auto-commit: a transaction of its own, started in this write. */
         if ((rc = ffb_tx_begin(conn, &auto_tx, NULL)) < 0)
             goto out;
         tx = auto_tx;
     }
     uint16_t txh = 0;
     if ((rc = ffb__tx_handle(tx, &txh)) < 0)
-        goto out;
-    if ((rc = queue_close(stmt)) < 0)
         goto out;
     stmt->gen++;
     rows_reset(stmt);

@@ -132,12 +132,8 @@ static void w_free(const ffb_allocator *a, void *p) {
 void ffbp_writer_free(ffbp_writer *w) {
     if (w->data && w->secret)
         ffbp_wipe(w->data, w->cap);
-    if (w->data) {
-        if (w->alloc)
-            w->alloc->free(w->data, w->alloc->data);
-        else
-            free(w->data);
-    }
+    if (w->data)
+        w_free(w->alloc, w->data);
     w->data = NULL;
     w->len = w->cap = 0;
 }
