@@ -82,6 +82,17 @@ static ffb_stmt *prepare(ffb_conn *c, ffb_tx *tx, const char *fmt,
     return s;
 }
 
+/* Prepared in a transaction of its own, committed at once: for statements
+   then run in other transactions (or with auto-commit). */
+static ffb_stmt *prepare_outside_tx(ffb_conn *c, const char *fmt,
+                                    const char *table) {
+    ffb_tx *tx0 = it_active_tx(c);
+    ffb_stmt *s = prepare(c, tx0, fmt, table);
+    OK(c, ffb_tx_commit(tx0));
+    ffb_tx_free(tx0);
+    return s;
+}
+
 static int count_rows(ffb_conn *c, ffb_stmt *s) {
     int n = 0, r;
     while ((r = ffb_stmt_fetch(s)) == 1)
@@ -165,11 +176,8 @@ static void test_budget_warm_dml(void **state) {
 static void test_budget_one_shot_select(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx0 = it_active_tx(c);
-    ffb_stmt *s = prepare(c, tx0, "select name from %s where id < 20",
-                          t->table);
-    OK(c, ffb_tx_commit(tx0));
-    ffb_tx_free(tx0);
+    ffb_stmt *s =
+        prepare_outside_tx(c, "select name from %s where id < 20", t->table);
 
     uint64_t b = it_rts(c);
     ffb_tx *tx;
@@ -199,11 +207,8 @@ static void test_budget_one_shot_select(void **state) {
 static void test_budget_one_shot_dml(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx0 = it_active_tx(c);
-    ffb_stmt *s = prepare(c, tx0, "update %s set amount = amount where id = ?",
-                          t->table);
-    OK(c, ffb_tx_commit(tx0));
-    ffb_tx_free(tx0);
+    ffb_stmt *s = prepare_outside_tx(
+        c, "update %s set amount = amount where id = ?", t->table);
     OK(c, ffb_stmt_bind_int64(s, 0, 42));
 
     uint64_t b = it_rts(c);
@@ -473,10 +478,8 @@ static void test_unique_violation(void **state) {
 static void test_pipeline_abort(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx0 = it_active_tx(c);
-    ffb_stmt *s = prepare(c, tx0, "select id from %s where id = 1", t->table);
-    OK(c, ffb_tx_commit(tx0));
-    ffb_tx_free(tx0);
+    ffb_stmt *s =
+        prepare_outside_tx(c, "select id from %s where id = 1", t->table);
     /* A transaction the server refuses to start: it reserves a table that
        does not exist ... */
     ffb_tx_options o = FFB_TX_OPTIONS_INIT;
@@ -818,11 +821,8 @@ static uint64_t flushes(const ffb_conn *c) {
 static void test_autocommit_point_select(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx0 = it_active_tx(c);
-    ffb_stmt *s = prepare(c, tx0, "select name from %s where id = ?",
-                          t->table);
-    OK(c, ffb_tx_commit(tx0));
-    ffb_tx_free(tx0);
+    ffb_stmt *s =
+        prepare_outside_tx(c, "select name from %s where id = ?", t->table);
     /* Ten point SELECTs, each in a transaction of its own: op_transaction
        + op_execute(tx 0xFFFF) + op_fetch in one write; the cursor ends in
        that answer, and its commit goes out at once, not waited for: its
@@ -851,12 +851,8 @@ static void test_autocommit_point_select(void **state) {
 static void test_autocommit_dml(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
-    ffb_tx *tx0 = it_active_tx(c);
-    ffb_stmt *u = prepare(c, tx0,
-                          "update %s set name = 'auto' where id <= 3",
-                          t->table);
-    OK(c, ffb_tx_commit(tx0));
-    ffb_tx_free(tx0);
+    ffb_stmt *u = prepare_outside_tx(
+        c, "update %s set name = 'auto' where id <= 3", t->table);
     /* op_transaction + op_execute + op_info_sql(records) + op_commit: one
        write, one round trip, the row count and the commit both done. */
     uint64_t b = it_rts(c);
@@ -903,11 +899,8 @@ static void test_autocommit_long_select(void **state) {
     ffb_conn *c = NULL;
     assert_int_equal(ffb_conn_new(&c, &o), 0);
     OK(c, ffb_conn_connect(c));
-    ffb_tx *tx0 = it_active_tx(c);
-    ffb_stmt *s = prepare(c, tx0, "select id from %s where id <= 500",
-                          t->table);
-    OK(c, ffb_tx_commit(tx0));
-    ffb_tx_free(tx0);
+    ffb_stmt *s =
+        prepare_outside_tx(c, "select id from %s where id <= 500", t->table);
     OK(c, ffb_stmt_execute(s, NULL));
     int rows = count_rows(c, s);
     assert_int_equal(rows, 500);
