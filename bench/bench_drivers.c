@@ -400,8 +400,15 @@ static int cmd_run(const args *a) {
             continue;
         }
         char text[512];
-        if (p->ops->info(p, text, sizeof(text)) != PEER_OK)
-            die("%s: %s", p->name, p->err);
+        if (p->ops->info(p, text, sizeof(text)) != PEER_OK) {
+            /* Stop it first: a peer in a child process (node) would outlive
+               us holding the output pipe, and run.sh's tee would wait on it
+               for ever. */
+            char err[sizeof(p->err)];
+            snprintf(err, sizeof(err), "%s", p->err);
+            p->ops->stop(p);
+            die("%s: %s", p->name, err);
+        }
         tsv_clean(text);
         fprintf(stderr, "%s: %s\n", p->name, text);
         if (info)
