@@ -240,8 +240,12 @@ typedef struct ffb_conn_options {
     int wire_crypt;         /* enum ffb_crypt_level, default ENABLED */
     int compress;           /* 1 = ask for zlib compression */
     int io;                 /* enum ffb_io_mode */
-    int connect_timeout_ms; /* 0 = none */
-    int io_timeout_ms;      /* 0 = none; applies to each wait for data */
+    int connect_timeout_ms; /* 0 = none; TCP connect and the whole
+                               handshake */
+    int io_timeout_ms;      /* 0 = none; the longest the wire may stand
+                               still (nothing written or received) while an
+                               answer is owed; then the connection breaks
+                               with FFB_E_TIMEOUT */
     int dialect;            /* SQL dialect, default 3 */
     int no_pipeline_crypt;  /* 1 = send op_crypt in a write of its own
                                (one more round trip); by default it rides
@@ -1346,6 +1350,37 @@ FFB_API void ffb_conn_output_done(ffb_conn *conn, size_t len);
 
 /** FFB_WANT_READ and/or FFB_WANT_WRITE. Since: 0.1 */
 FFB_API unsigned ffb_conn_wants(const ffb_conn *conn);
+
+/**
+ * The library's clock: monotonic milliseconds (CLOCK_MONOTONIC), the scale
+ * of ffb_conn_deadline() and ffb_conn_expire().
+ * Round trips: 0. Since: 0.2
+ */
+FFB_API int64_t ffb_now_ms(void);
+
+/**
+ * When the connection next needs the time: the moment (ffb_now_ms() scale)
+ * by which the connect must end (connect_timeout_ms) or the wire must move
+ * (io_timeout_ms: bytes written or received while an answer is owed), or
+ * -1 when no timeout runs. An application driving its own I/O waits no
+ * longer than this, then calls ffb_conn_expire(); the blocking calls do the
+ * same inside, so the timeouts are the same for every transport. It
+ * changes with every call that queues, feeds or writes.
+ * Round trips: 0. Since: 0.2
+ */
+FFB_API int64_t ffb_conn_deadline(const ffb_conn *conn);
+
+/**
+ * Tell the connection the time. When a deadline has passed the connection
+ * breaks with FFB_E_TIMEOUT (an answer that is owed may still come, or
+ * half of one has: nothing later on the wire could be matched with
+ * certainty) and its error names what it was waiting for; earlier calls do
+ * nothing.
+ * Round trips: 0.
+ * Returns: 0, FFB_E_TIMEOUT (the connection is now broken), or the code
+ * that broke it earlier. Since: 0.2
+ */
+FFB_API int ffb_conn_expire(ffb_conn *conn, int64_t now_ms);
 
 /**
  * Progress of an externally driven connect: 1 when attached, 0 while still

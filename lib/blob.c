@@ -173,22 +173,6 @@ static int blob_error(ffb_blob *b) {
     return ffb__error_set(&conn->err, FFB_E_SERVER, "the blob request failed");
 }
 
-int ffb__pump(ffb_conn *conn) {
-    int rc = ffb__need_blocking(conn);
-    if (rc < 0)
-        return rc;
-    /* Answers already owed come first: requests queued meanwhile (deferred
-       closes, say) wait for a write that needs them, rather than making
-       every read a new round trip. */
-    if (conn->fifo_len == conn->fifo_unsent)
-        rc = ffb__engine_flush_needed(conn);
-    if (rc == 0 && conn->out.len)
-        rc = ffb__io_flush(conn);
-    if (rc == 0)
-        rc = ffb__io_read(conn);
-    return rc < 0 ? ffb__engine_fail(conn, rc) : 0;
-}
-
 /* ---- reply handlers ------------------------------------------------------------------ */
 
 static int mismatch(ffb_conn *conn, const ffbp_packet *pkt, const char *what) {
@@ -399,7 +383,7 @@ static int blob_handle(ffb_blob *b, uint16_t *h) {
             *h = 0xFFFF;
             return 0;
         }
-        int rc = ffb__pump(conn);
+        int rc = ffb__run_step(conn);
         if (rc < 0)
             return rc;
     }
@@ -901,7 +885,7 @@ int ffb_blob_read(ffb_blob *b, void *buf, size_t size, size_t *got) {
             return rc;
         if (b->gets_inflight == 0 && b->eof)
             return 0;
-        if ((rc = ffb__pump(conn)) < 0)
+        if ((rc = ffb__run_step(conn)) < 0)
             return rc;
     }
 }
@@ -930,7 +914,7 @@ int ffb_blob_read_all(ffb_blob *b, const uint8_t **data, size_t *len) {
             return rc;
         if (b->eof && b->gets_inflight == 0)
             break;
-        if ((rc = ffb__pump(conn)) < 0)
+        if ((rc = ffb__run_step(conn)) < 0)
             return rc;
     }
     *data = b->rbuf.data;
@@ -974,7 +958,7 @@ int ffb_blob_get_info(ffb_blob *b, ffb_blob_info *out) {
                                       "no blob info in the answer");
             continue;
         }
-        if ((rc = ffb__pump(conn)) < 0)
+        if ((rc = ffb__run_step(conn)) < 0)
             return rc;
     }
     *out = b->info;

@@ -312,6 +312,8 @@ int ffb_conn_new(ffb_conn **out, const ffb_conn_options *opts) {
         c->alloc = &c->alloc_copy;
     }
     c->net.fd = -1;
+    ffb__conn_set_transport(c, NULL, NULL); /* sockets */
+    c->hs_deadline = -1;
     ffbp_writer_init(&c->stage, c->alloc);
     ffbp_writer_init(&c->out, c->alloc);
     ffbp_writer_init(&c->wire_in, c->alloc);
@@ -350,7 +352,7 @@ void ffb_conn_free(ffb_conn *conn) {
         ffbp_put_empty_op(&w, FFBP_OP_DISCONNECT);
         if (ffb__engine_queue(conn, &w, 0) == 0 &&
             ffb__engine_flush(conn) == 0)
-            ffb__io_flush(conn);
+            ffb__write_out(conn);
         ffbp_writer_free(&w);
     }
     ffb__io_close(conn);
@@ -376,56 +378,15 @@ void ffb_conn_free(ffb_conn *conn) {
     }
 }
 
-/* ---- transport ------------------------------------------------------------------ */
-
-void ffb__conn_set_transport(ffb_conn *conn, const ffb__transport *t,
-                             void *data) {
-    conn->tp = t;
-    conn->tp_data = data;
-}
-
-int ffb__io_connect(ffb_conn *conn) {
-    int rc = conn->tp ? conn->tp->connect(conn, conn->tp_data)
-                      : ffb__net_connect(conn, conn->host, conn->port,
-                                         conn->connect_timeout_ms);
-    conn->io_open = rc == 0;
-    return rc;
-}
-
-int ffb__io_flush(ffb_conn *conn) {
-    if (!conn->io_open)
-        return ffb__error_set(&conn->err, FFB_E_CLOSED,
-                              "the connection is closed");
-    return conn->tp ? conn->tp->flush(conn, conn->tp_data)
-                    : ffb__net_flush(conn);
-}
-
-int ffb__io_read(ffb_conn *conn) {
-    if (!conn->io_open)
-        return ffb__error_set(&conn->err, FFB_E_CLOSED,
-                              "the connection is closed");
-    /* Answers already received but not parsed yet (a blocking call made
-       inside a result callback, while the packets behind the one that ran
-       it wait): parse them instead of reading - every wait loop comes
-       here, so none waits on the wire for bytes it already has. */
-    int rc = ffb__engine_drain(conn);
-    if (rc != 0)
-        return rc < 0 ? rc : 0;
-    return conn->tp ? conn->tp->read(conn, conn->tp_data)
-                    : ffb__net_read(conn);
-}
-
-void ffb__io_close(ffb_conn *conn) {
-    if (!conn->io_open)
-        return;
-    conn->io_open = 0;
-    if (conn->tp)
-        conn->tp->close(conn, conn->tp_data);
-    else
-        ffb__net_close(conn);
-}
-
 /* ---- connect ------------------------------------------------------------------ */
+
+/* The connect (TCP and the whole handshake) must end within
+   connect_timeout_ms from now. */
+static void start_clock(ffb_conn *conn) {
+    conn->hs_deadline = conn->connect_timeout_ms > 0
+                            ? ffb__now(conn) + conn->connect_timeout_ms
+                            : -1;
+}
 
 static int connect_once(ffb_conn *conn, int create,
                         const ffb_create_options *copts) {
@@ -434,6 +395,7 @@ static int connect_once(ffb_conn *conn, int create,
     ffb__engine_reset(conn);
     ffb__conn_error_clear(conn);
     conn->state = FFB__ST_NEW;
+    start_clock(conn);
     int rc = ffb__io_connect(conn);
     if (rc < 0) {
         conn->state = FFB__ST_CLOSED;
@@ -513,6 +475,7 @@ int ffb_conn_start(ffb_conn *conn, int create,
                               "the connection is already started");
     ffb__engine_reset(conn);
     ffb__conn_error_clear(conn);
+    start_clock(conn);
     return ffb__hs_start(conn, create, copts);
 }
 
@@ -588,7 +551,7 @@ static void finish(ffb_conn *conn) {
         ffbp_put_empty_op(&w, FFBP_OP_DISCONNECT);
         if (ffb__engine_queue(conn, &w, 0) == 0 &&
             ffb__engine_flush(conn) == 0)
-            ffb__io_flush(conn);
+            ffb__write_out(conn);
         ffbp_writer_free(&w);
     }
     ffb__io_close(conn);

@@ -23,21 +23,106 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "lib/internal.h"
 #include "lib/wirecrypt.h"
 #include "proto/sql.h"
 #include "lib/zstream.h"
 
-int ffb__engine_fail(ffb_conn *conn, int code) {
-    if (conn->state == FFB__ST_HANDSHAKE && code <= FFB_E_FATAL)
+int ffb__engine_break(ffb_conn *conn, int code) {
+    if (conn->state == FFB__ST_HANDSHAKE)
         ffb__hs_wipe(conn); /* the handshake ends here */
-    if (conn->state != FFB__ST_BROKEN && code <= FFB_E_FATAL) {
+    if (conn->state != FFB__ST_BROKEN) {
         conn->state = FFB__ST_BROKEN;
         conn->fatal_code = code;
         conn->hs = conn->hs == FFB__HS_NONE ? FFB__HS_NONE : FFB__HS_FAILED;
     }
     return code;
+}
+
+int ffb__engine_fail(ffb_conn *conn, int code) {
+    return code <= FFB_E_FATAL ? ffb__engine_break(conn, code) : code;
+}
+
+/* ---- time ------------------------------------------------------------------------ */
+
+int64_t ffb_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t ffb__now(const ffb_conn *conn) {
+    return conn->clock ? conn->clock(conn->clock_data) : ffb_now_ms();
+}
+
+void ffb__conn_set_clock(ffb_conn *conn, int64_t (*clock)(void *data),
+                         void *data) {
+    conn->clock = clock;
+    conn->clock_data = data;
+}
+
+/* The wire is in use: bytes wait to be written, or an answer the server
+   sends at once is owed for something already flushed. */
+static int wire_busy(const ffb_conn *conn) {
+    if (conn->out.len || conn->awaiting)
+        return 1;
+    if (conn->state == FFB__ST_HANDSHAKE)
+        return conn->hs_flushed && !conn->hs_finished;
+    for (size_t i = 0; i + conn->fifo_unsent < conn->fifo_len; i++)
+        if (!conn->fifo[(conn->fifo_head + i) % conn->fifo_cap].deferred)
+            return 1;
+    return 0;
+}
+
+/* The wire moved (or starts being used): the I/O timeout counts from now. */
+static void io_progress(ffb_conn *conn) {
+    if (conn->io_timeout_ms > 0)
+        conn->io_mark = ffb__now(conn);
+}
+
+int64_t ffb_conn_deadline(const ffb_conn *conn) {
+    if (!conn || conn->state == FFB__ST_BROKEN)
+        return -1;
+    int64_t d = -1;
+    if (conn->state == FFB__ST_HANDSHAKE && conn->hs_deadline >= 0)
+        d = conn->hs_deadline;
+    if (conn->io_timeout_ms > 0 && wire_busy(conn)) {
+        int64_t io = conn->io_mark + conn->io_timeout_ms;
+        if (d < 0 || io < d)
+            d = io;
+    }
+    return d;
+}
+
+static const char *waiting_for(const ffb_conn *conn);
+
+int ffb_conn_expire(ffb_conn *conn, int64_t now_ms) {
+    if (!conn)
+        return FFB_E_INVAL;
+    if (conn->state == FFB__ST_BROKEN)
+        return ffb__broken_code(conn);
+    int64_t d = ffb_conn_deadline(conn);
+    if (d < 0 || now_ms < d)
+        return 0;
+    if (conn->state == FFB__ST_HANDSHAKE && conn->hs_deadline >= 0 &&
+        now_ms >= conn->hs_deadline)
+        ffb__error_set(&conn->err, FFB_E_TIMEOUT,
+                       "connecting to %s port %s timed out after %d ms "
+                       "(waiting for %s)",
+                       conn->host, conn->port, conn->connect_timeout_ms,
+                       waiting_for(conn));
+    else
+        ffb__error_set(&conn->err, FFB_E_TIMEOUT,
+                       "no %s within %d ms (waiting for %s); the "
+                       "connection is unusable",
+                       conn->out.len ? "progress writing to the server"
+                                     : "answer from the server",
+                       conn->io_timeout_ms, waiting_for(conn));
+    /* An answer owed may still come, or half of one has: nothing later on
+       this wire could be matched to its request with certainty. */
+    return ffb__engine_break(conn, FFB_E_TIMEOUT);
 }
 
 /* Out of memory where the wire is concerned: the requests staged and the
@@ -116,6 +201,10 @@ int ffb__engine_flush_needed(ffb_conn *conn) {
 int ffb__engine_flush(ffb_conn *conn) {
     if (conn->stage.len == 0)
         return 0;
+    if (conn->io_timeout_ms > 0 && !wire_busy(conn))
+        io_progress(conn);
+    if (conn->state == FFB__ST_HANDSHAKE)
+        conn->hs_flushed = 1;
     size_t start = conn->out.len;
     int rc = 0;
     if (conn->z) {
@@ -164,6 +253,7 @@ static void output_done(ffb_conn *conn, size_t n) {
         return;
     conn->stats.wire_bytes_sent += n;
     ffbp_writer_consume(&conn->out, n);
+    io_progress(conn);
     /* The wait starts when the whole flush is handed over: answers read
        while a long write is still going out (the driver reads while it
        writes) belong to the same round trip. */
@@ -177,7 +267,7 @@ size_t ffb_conn_output(ffb_conn *conn, const uint8_t **bytes_out) {
     if (!conn || !bytes_out)
         return 0;
     if (conn->stage.len && conn->state != FFB__ST_BROKEN)
-        ffb__engine_flush(conn);
+        ffb__engine_flush_needed(conn);
     *bytes_out = conn->out.data;
     return conn->out.len;
 }
@@ -516,6 +606,7 @@ int ffb__engine_feed(ffb_conn *conn, const uint8_t *p, size_t len) {
     if (len == 0)
         return 0;
     conn->stats.wire_bytes_received += len;
+    io_progress(conn);
     if (conn->awaiting) {
         conn->stats.round_trips++;
         conn->awaiting = 0;
@@ -578,6 +669,8 @@ void ffb__engine_reset(ffb_conn *conn) {
     conn->last_obj = NULL;
     conn->detaching = 0;
     conn->fatal_code = 0;
+    conn->hs_deadline = -1;
+    conn->hs_flushed = 0;
     ffb__hs_wipe(conn); /* SRP state, session key, DPB copy */
     conn->have_key = 0;
 }
@@ -614,7 +707,11 @@ unsigned ffb_conn_wants(const ffb_conn *conn) {
     if (!conn || conn->state == FFB__ST_BROKEN)
         return 0;
     unsigned w = 0;
-    if (conn->out.len || conn->stage.len)
+    /* Deferred requests alone (frees, closes) wait for the next request
+       that needs an answer: they are not worth a write. */
+    if (conn->out.len ||
+        (conn->stage.len &&
+         (conn->stage_expects || conn->state != FFB__ST_READY)))
         w |= FFB_WANT_WRITE;
     if ((conn->state == FFB__ST_HANDSHAKE && !conn->hs_finished) ||
         conn->fifo_len)
@@ -638,45 +735,3 @@ int ffb__queue_free(ffb_conn *conn, ffbp_writer *w, int expects) {
     return rc < 0 ? ffb__engine_fail(conn, rc) : 0;
 }
 
-int ffb__need_blocking(ffb_conn *conn) {
-    if (conn->io != FFB_IO_EXTERNAL)
-        return 0;
-    return ffb__error_set(&conn->err, FFB_E_STATE,
-                          "a blocking call on a connection with external "
-                          "I/O; use the queue functions and drive it with "
-                          "ffb_conn_feed/output");
-}
-
-int ffb__wait(ffb_conn *conn, const int *done) {
-    if (conn->io == FFB_IO_EXTERNAL)
-        return ffb__error_set(&conn->err, FFB_E_STATE,
-                              "a blocking call on a connection with external "
-                              "I/O; drive it with ffb_conn_feed/output");
-    for (;;) {
-        if (conn->state == FFB__ST_BROKEN)
-            return ffb__broken_code(conn);
-        int rc = ffb__engine_flush_needed(conn);
-        if (rc < 0)
-            return rc;
-        if (conn->out.len) {
-            rc = ffb__io_flush(conn);
-            if (rc < 0)
-                return ffb__engine_fail(conn, rc);
-        }
-        if (*done)
-            return 0;
-        if (conn->state == FFB__ST_READY && !ffb__engine_owes_flushed(conn))
-            return ffb__engine_fail(
-                conn, ffb__error_set(&conn->err, FFB_E_PROTO,
-                                     "internal error: waiting for an answer "
-                                     "the server holds back (only deferred "
-                                     "requests are pending)"));
-        rc = ffb__io_read(conn);
-        if (rc < 0)
-            return ffb__engine_fail(conn, rc);
-    }
-}
-
-void ffb__engine_output_done(ffb_conn *conn, size_t n) {
-    output_done(conn, n);
-}

@@ -69,44 +69,61 @@ int ffb__error_from_status(ffb_error *err, int code, const ffbp_status *st,
 int ffb__status_is_error(const ffbp_status *st);
 uint32_t ffb__status_first_gds(const ffbp_status *st);
 
-/* ---- I/O driver (lib/net.c) --------------------------------------------- */
+/* ---- transports (lib/net.c, lib/run.c) -------------------------------------- */
+
+/*
+ * A transport moves bytes between the byte pump (ffb_conn_output/
+ * output_done/feed/feed_eof) and a peer. The blocking loop (lib/run.c)
+ * uses the connection's table: the socket driver below by default; tests
+ * install scripted ones (recorded conversations, fault injection). Each
+ * wait is bounded by `timeout_ms` (-1: no bound) and returns 0 when it
+ * ran out: the loop then tells the engine the time (ffb_conn_expire).
+ */
+typedef struct ffb__transport {
+    /* Open the stream to conn->host/port. */
+    int (*connect)(ffb_conn *conn, void *data, int timeout_ms);
+    /* Write ffb_conn_output() (all of it, or as much as the time allows),
+       reporting progress with ffb_conn_output_done(); may feed bytes read
+       meanwhile. */
+    int (*flush)(ffb_conn *conn, void *data, int timeout_ms);
+    /* Wait for bytes and feed them (ffb_conn_feed, ffb_conn_feed_eof). */
+    int (*read)(ffb_conn *conn, void *data, int timeout_ms);
+    void (*close)(ffb_conn *conn, void *data);
+} ffb__transport;
 
 typedef struct ffb__net {
     int fd;
     short revents; /* of the last poll */
 } ffb__net;
 
-int ffb__net_connect(ffb_conn *conn, const char *host, const char *port,
-                     int timeout_ms);
-/* Write everything in the connection's output buffer. */
-int ffb__net_flush(ffb_conn *conn);
-/* Wait for and read available bytes, feeding them to the engine. */
-int ffb__net_read(ffb_conn *conn);
-void ffb__net_close(ffb_conn *conn);
+extern const ffb__transport ffb__net_transport;
 /* OS identity: user name, host name (lower case), process id and name. */
 void ffb__os_identity(char *user, size_t user_size, char *host,
                       size_t host_size, int *pid, char *name,
                       size_t name_size);
 
-/*
- * Transport used by the blocking calls: the socket driver above by default;
- * tests install a scripted one (recorded conversations, fault injection).
- */
-typedef struct ffb__transport {
-    int (*connect)(ffb_conn *conn, void *data);
-    int (*flush)(ffb_conn *conn, void *data); /* write all of conn->out */
-    int (*read)(ffb_conn *conn, void *data);  /* wait, read, feed */
-    void (*close)(ffb_conn *conn, void *data);
-} ffb__transport;
-
 void ffb__conn_set_transport(ffb_conn *conn, const ffb__transport *t,
                              void *data);
+/* Tests: the clock the engine reads (NULL: CLOCK_MONOTONIC, as
+   ffb_now_ms()). */
+void ffb__conn_set_clock(ffb_conn *conn, int64_t (*clock)(void *data),
+                         void *data);
+int64_t ffb__now(const ffb_conn *conn);
+
+/* The blocking loop (lib/run.c): the only code that waits. */
+typedef int (*ffb__until_fn)(ffb_conn *conn, const void *arg);
+/* Flush, write, read and parse until until(conn, arg) holds (0), or the
+   connection fails (its code). FFB_E_STATE on external I/O. */
+int ffb__run(ffb_conn *conn, ffb__until_fn until, const void *arg);
+/* ffb__run until the next packet from the server was handled. */
+int ffb__run_step(ffb_conn *conn);
+/* ffb__run until *done is non-zero. */
+int ffb__wait(ffb_conn *conn, const int *done);
+/* Blocking I/O: hand everything staged and written to the transport now
+   (read-ahead); nothing on external I/O. */
+int ffb__write_out(ffb_conn *conn);
 int ffb__io_connect(ffb_conn *conn);
-int ffb__io_flush(ffb_conn *conn);
-int ffb__io_read(ffb_conn *conn);
 void ffb__io_close(ffb_conn *conn);
-/* The transport wrote n bytes of conn->out. */
-void ffb__engine_output_done(ffb_conn *conn, size_t n);
 
 /* ---- pending replies ---------------------------------------------------- */
 
@@ -212,8 +229,13 @@ struct ffb_conn {
     /* Connection state. */
     int state;
     ffb__net net;
-    const ffb__transport *tp; /* NULL = sockets */
+    const ffb__transport *tp; /* never NULL: the socket driver by default */
     void *tp_data;
+    int64_t (*clock)(void *data); /* NULL: CLOCK_MONOTONIC */
+    void *clock_data;
+    int64_t hs_deadline;  /* the connect must end by then (-1: no limit) */
+    int64_t io_mark;      /* last progress of the wire (io_timeout_ms) */
+    int hs_flushed;       /* the handshake's first packet was flushed */
     int io_open;
     int protocol;     /* negotiated protocol number (13..19) */
     int ptype;
@@ -540,8 +562,6 @@ void ffb__blobs_tx_ended(ffb_conn *conn, ffb_tx *tx);
 /* Drop every inline copy not being read (detach: C.3.7). */
 void ffb__inline_clear(ffb_conn *conn);
 void ffb__blobs_destroy_all(ffb_conn *conn);
-/* Flush the stage, write, read once: one step of a blocking wait. */
-int ffb__pump(ffb_conn *conn);
 
 /* ---- statement cache (lib/cache.c) ------------------------------------------ */
 
@@ -635,8 +655,12 @@ int ffb__engine_feed(ffb_conn *conn, const uint8_t *p, size_t len);
    blocking call while packets behind it waited): 1 when something was
    processed, 0 when nothing could be, or a fatal code. */
 int ffb__engine_drain(ffb_conn *conn);
-/* Mark the connection broken with `code` (if not already); returns code. */
+/* Mark the connection broken with `code` if it is fatal-class (and it is
+   not broken already); returns code. */
 int ffb__engine_fail(ffb_conn *conn, int code);
+/* Mark it broken with `code`, whatever its class (a timeout); returns
+   code. */
+int ffb__engine_break(ffb_conn *conn, int code);
 /* What every call returns once the connection is broken: the fatal code
    that broke it (its error object keeps the cause). */
 static inline int ffb__broken_code(const ffb_conn *conn) {
@@ -668,8 +692,6 @@ int ffb__need_ready(ffb_conn *conn);
    connection and is returned. */
 int ffb__queue_free(ffb_conn *conn, ffbp_writer *w, int expects);
 int ffb__need_blocking(ffb_conn *conn);
-/* Blocking: flush and wait until `*done` becomes non-zero. */
-int ffb__wait(ffb_conn *conn, const int *done);
 
 /* ---- handshake (lib/handshake.c) ---------------------------------------- */
 

@@ -1,7 +1,10 @@
 /*
- * The blocking socket driver: the only file (with lib/uv.c) that does I/O.
- * Sockets are non-blocking and every wait goes through poll(), so connect
- * and I/O timeouts are exact. SIGPIPE is avoided per send (MSG_NOSIGNAL).
+ * The socket transport (the default ffb__transport): the only file that
+ * touches a socket. Sockets are non-blocking and every wait goes through
+ * poll(), bounded by the time the blocking loop (lib/run.c) gives - the
+ * engine's next deadline - so the engine decides every timeout, as it does
+ * for any other transport. Bytes go through the byte pump like an
+ * application's own I/O. SIGPIPE is avoided per send (MSG_NOSIGNAL).
  */
 #define _DEFAULT_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -110,8 +113,9 @@ static int try_addr(const struct addrinfo *ai, int64_t deadline) {
     return fd;
 }
 
-int ffb__net_connect(ffb_conn *conn, const char *host, const char *port,
-                     int timeout_ms) {
+static int net_connect(ffb_conn *conn, void *data, int timeout_ms) {
+    (void)data;
+    const char *host = conn->host, *port = conn->port;
     struct addrinfo hints, *res = NULL;
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
@@ -127,7 +131,7 @@ int ffb__net_connect(ffb_conn *conn, const char *host, const char *port,
         return ffb__error_set(&conn->err, FFB_E_IO,
                               "cannot resolve host \"%s\" port \"%s\": %s",
                               host, port, gai_strerror(g));
-    int64_t deadline = timeout_ms > 0 ? now_ms() + timeout_ms : -1;
+    int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
     int fd = -ECONNREFUSED;
     for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
         fd = try_addr(ai, deadline);
@@ -140,7 +144,7 @@ int ffb__net_connect(ffb_conn *conn, const char *host, const char *port,
             return ffb__error_set(&conn->err, FFB_E_TIMEOUT,
                                   "connecting to %s port %s timed out after "
                                   "%d ms",
-                                  host, port, timeout_ms);
+                                  host, port, conn->connect_timeout_ms);
         char eb[ERR_TEXT_SIZE];
         return ffb__error_set(&conn->err, FFB_E_IO,
                               "cannot connect to %s port %s: %s", host, port,
@@ -150,27 +154,19 @@ int ffb__net_connect(ffb_conn *conn, const char *host, const char *port,
     return 0;
 }
 
-static int wait_fd(ffb_conn *conn, short events) {
-    int t = conn->io_timeout_ms > 0 ? conn->io_timeout_ms : -1;
-    if (conn->state == FFB__ST_HANDSHAKE && conn->connect_timeout_ms > 0)
-        t = conn->connect_timeout_ms;
+/* Wait for `events` at most timeout_ms (-1: no limit): 1 when some came,
+   0 when the time ran out. */
+static int wait_fd(ffb_conn *conn, short events, int timeout_ms) {
     for (;;) {
         struct pollfd p = {conn->net.fd, events, 0};
-        int n = poll(&p, 1, t);
+        int n = poll(&p, 1, timeout_ms);
         conn->net.revents = p.revents;
         if (n > 0)
+            return 1;
+        if (n == 0)
             return 0;
-        if (n < 0 && errno == EINTR)
+        if (errno == EINTR)
             continue;
-        if (n == 0) {
-            ffb__error_set(&conn->err, FFB_E_TIMEOUT,
-                           "no %s within %d ms; the connection is unusable",
-                           !(events & POLLOUT) ? "answer from the server"
-                                            : "progress writing to the server",
-                           t);
-            conn->state = FFB__ST_BROKEN;
-            return FFB_E_TIMEOUT;
-        }
         char eb[ERR_TEXT_SIZE];
         return ffb__error_set(&conn->err, FFB_E_IO, "poll failed: %s",
                               err_text(errno, eb, sizeof(eb)));
@@ -182,7 +178,7 @@ static int read_some(ffb_conn *conn) {
     uint8_t buf[65536];
     ssize_t n = recv(conn->net.fd, buf, sizeof(buf), 0);
     if (n > 0)
-        return ffb__engine_feed(conn, buf, (size_t)n);
+        return ffb_conn_feed(conn, buf, (size_t)n);
     if (n == 0)
         return ffb_conn_feed_eof(conn) < 0 ? conn->err.code : FFB_E_CLOSED;
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
@@ -193,15 +189,14 @@ static int read_some(ffb_conn *conn) {
                           err_text(errno, eb, sizeof(eb)));
 }
 
-int ffb__net_flush(ffb_conn *conn) {
-    if (conn->net.fd < 0)
-        return ffb__error_set(&conn->err, FFB_E_CLOSED,
-                              "the connection is closed");
-    while (conn->out.len) {
-        ssize_t n = send(conn->net.fd, conn->out.data, conn->out.len,
-                         MSG_NOSIGNAL);
+static int net_flush(ffb_conn *conn, void *data, int timeout_ms) {
+    (void)data;
+    const uint8_t *p;
+    size_t len;
+    while ((len = ffb_conn_output(conn, &p)) > 0) {
+        ssize_t n = send(conn->net.fd, p, len, MSG_NOSIGNAL);
         if (n > 0) {
-            ffb__engine_output_done(conn, (size_t)n);
+            ffb_conn_output_done(conn, (size_t)n);
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -210,9 +205,9 @@ int ffb__net_flush(ffb_conn *conn) {
             /* Keep reading while writing: a long pipeline's answers must
                not fill both directions' buffers and block both sides
                (reference 02, 7.7 rule 7). */
-            int rc = wait_fd(conn, POLLOUT | POLLIN);
-            if (rc < 0)
-                return rc;
+            int rc = wait_fd(conn, POLLOUT | POLLIN, timeout_ms);
+            if (rc <= 0)
+                return rc; /* the loop asks the engine about the time */
             if (conn->net.revents & POLLIN) {
                 rc = read_some(conn);
                 if (rc < 0)
@@ -228,22 +223,20 @@ int ffb__net_flush(ffb_conn *conn) {
     return 0;
 }
 
-int ffb__net_read(ffb_conn *conn) {
-    if (conn->net.fd < 0)
-        return ffb__error_set(&conn->err, FFB_E_CLOSED,
-                              "the connection is closed");
+static int net_read(ffb_conn *conn, void *data, int timeout_ms) {
+    (void)data;
     uint8_t buf[65536];
     for (;;) {
         ssize_t n = recv(conn->net.fd, buf, sizeof(buf), 0);
         if (n > 0)
-            return ffb__engine_feed(conn, buf, (size_t)n);
+            return ffb_conn_feed(conn, buf, (size_t)n);
         if (n == 0)
             return ffb_conn_feed_eof(conn) < 0 ? conn->err.code : FFB_E_CLOSED;
         if (errno == EINTR)
             continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            int rc = wait_fd(conn, POLLIN);
-            if (rc < 0)
+            int rc = wait_fd(conn, POLLIN, timeout_ms);
+            if (rc <= 0)
                 return rc;
             continue;
         }
@@ -254,12 +247,16 @@ int ffb__net_read(ffb_conn *conn) {
     }
 }
 
-void ffb__net_close(ffb_conn *conn) {
+static void net_close(ffb_conn *conn, void *data) {
+    (void)data;
     if (conn->net.fd >= 0) {
         close(conn->net.fd);
         conn->net.fd = -1;
     }
 }
+
+const ffb__transport ffb__net_transport = {net_connect, net_flush, net_read,
+                                           net_close};
 
 /* The effective user's login name into user (empty when unknown), with
    getpwuid_r: getpwuid's answer is shared by all threads. The entry's

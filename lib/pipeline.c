@@ -111,9 +111,16 @@ int ffb_conn_flush(ffb_conn *conn) {
     if (conn->state == FFB__ST_BROKEN)
         return ffb__broken_code(conn);
     int rc = ffb__engine_flush(conn);
-    if (rc == 0 && conn->io == FFB_IO_BLOCKING && conn->out.len)
-        rc = ffb__io_flush(conn);
+    if (rc == 0)
+        rc = ffb__write_out(conn);
     return rc < 0 ? ffb__engine_fail(conn, rc) : 0;
+}
+
+/* The result at the head of the queue (compared by address only: it may
+   be delivered and freed meanwhile) completed. */
+static int head_done(ffb_conn *conn, const void *arg) {
+    const struct ffb_result *head = arg;
+    return conn->rq_head != head || head->sync.done;
 }
 
 int ffb_conn_next_result(ffb_conn *conn, const ffb_result **out) {
@@ -156,12 +163,7 @@ int ffb_conn_next_result(ffb_conn *conn, const ffb_result **out) {
             return FFB_E_AGAIN;
         /* Wait for the head to complete. It may be delivered to its callback
            and freed while we read, so only its address is compared. */
-        struct ffb_result *head = conn->rq_head;
-        int rc = ffb__engine_flush_needed(conn);
-        if (rc == 0 && conn->out.len)
-            rc = ffb__io_flush(conn);
-        while (rc == 0 && conn->rq_head == head && !head->sync.done)
-            rc = ffb__io_read(conn);
+        int rc = ffb__run(conn, head_done, conn->rq_head);
         if (rc < 0) {
             ffb__engine_fail(conn, rc);
             if (conn->state != FFB__ST_BROKEN)

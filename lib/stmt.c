@@ -1819,9 +1819,16 @@ static int refill(ffb_stmt *stmt) {
         return rc;
     /* Hand the fetches to the transport now: read-ahead. */
     rc = ffb__engine_flush(stmt->conn);
-    if (rc == 0 && stmt->conn->io == FFB_IO_BLOCKING)
-        rc = ffb__io_flush(stmt->conn);
+    if (rc == 0)
+        rc = ffb__write_out(stmt->conn);
     return rc < 0 ? ffb__engine_fail(stmt->conn, rc) : 0;
+}
+
+/* Rows arrived, or the fetches in flight ended. */
+static int rows_ready(ffb_conn *conn, const void *arg) {
+    const ffb_stmt *stmt = arg;
+    (void)conn;
+    return stmt->nrows || !stmt->fetches_inflight || stmt->fetch_error;
 }
 
 int ffb_stmt_fetch(ffb_stmt *stmt) {
@@ -1869,18 +1876,8 @@ int ffb_stmt_fetch(ffb_stmt *stmt) {
             return FFB_E_AGAIN; /* feed the answers, then fetch again */
         if (rc < 0)
             return rc;
-        while (stmt->nrows == 0 && stmt->fetches_inflight > 0 &&
-               !stmt->fetch_error) {
-            int wake = 0;
-            rc = ffb__engine_flush_needed(conn);
-            if (rc == 0 && conn->out.len)
-                rc = ffb__io_flush(conn);
-            if (rc == 0)
-                rc = ffb__io_read(conn);
-            (void)wake;
-            if (rc < 0)
-                return ffb__engine_fail(conn, rc);
-        }
+        if ((rc = ffb__run(conn, rows_ready, stmt)) < 0)
+            return rc;
     }
 }
 

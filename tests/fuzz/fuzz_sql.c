@@ -639,15 +639,18 @@ static void auto_answer(ffbp_writer *w) {
     }
 }
 
-static int t_connect(ffb_conn *conn, void *data) {
+static int t_connect(ffb_conn *conn, void *data, int timeout_ms) {
     (void)conn;
     (void)data;
+    (void)timeout_ms;
     return 0;
 }
 
-static int t_flush(ffb_conn *conn, void *data) {
+static int t_flush(ffb_conn *conn, void *data, int timeout_ms) {
+    (void)timeout_ms;
     (void)data;
-    ffb__engine_output_done(conn, conn->out.len);
+    const uint8_t *out;
+    ffb_conn_output_done(conn, ffb_conn_output(conn, &out));
     return 0;
 }
 
@@ -658,7 +661,8 @@ static int eof(ffb_conn *conn) {
     return rc < 0 ? rc : FFB_E_CLOSED;
 }
 
-static int t_read(ffb_conn *conn, void *data) {
+static int t_read(ffb_conn *conn, void *data, int timeout_ms) {
+    (void)timeout_ms;
     (void)data;
     if (!F.fuzzing || F.gen) {
         /* A loop the (valid) server drives. */

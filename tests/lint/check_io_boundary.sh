@@ -10,6 +10,13 @@
 #     the ffbp_writer's allocator. proto/xdr.c implements that writer, and
 #     is the one place that falls back to realloc()/free() when a writer has
 #     no allocator.
+#  3. The engine is sans-I/O: only the blocking loop (lib/run.c) calls a
+#     transport (conn->tp, the socket driver's table), and the blocking
+#     loop itself (ffb__run, ffb__wait, ffb__run_step, ffb__write_out,
+#     ffb__io_connect) is called only by the public blocking calls - never
+#     by the engine (lib/engine.c), the handshake, the transforms, the value
+#     codecs or proto/. BLOCKING_CALLERS lists the files that still hold
+#     blocking public calls next to their queue twins.
 #
 # Usage: check_io_boundary.sh SOURCE_ROOT
 # Comments are ignored; string literals are ignored for the call checks.
@@ -96,6 +103,27 @@ for f in $(sources proto); do
     hits=$(scan "$f" nostrings "$alloc_calls")
     [ -n "$hits" ] && fail "$hits
   -> proto/ allocates only through the ffbp_writer's allocator (see proto/xdr.c)"
+done
+
+# 3. The engine never drives I/O.
+loop_calls='(^|[^[:alnum:]_])(ffb__run|ffb__wait|ffb__run_step|ffb__write_out|ffb__io_connect|ffb__io_close)[[:space:]]*\('
+tp_use='(->tp->|->tp[[:space:]]*=|ffb__net_transport)'
+BLOCKING_CALLERS="lib/run.c lib/conn.c lib/stmt.c lib/blob.c lib/batch.c lib/tx.c lib/pipeline.c"
+for f in $(sources lib proto | grep '\.c$'); do
+    case " $BLOCKING_CALLERS " in
+    *" $f "*) ;;
+    *)
+        hits=$(scan "$f" nostrings "$loop_calls")
+        [ -n "$hits" ] && fail "$hits
+  -> only the public blocking calls run the blocking loop (lib/run.c); the engine and below never wait"
+        ;;
+    esac
+    case "$f" in
+    lib/run.c | lib/net.c) continue ;;
+    esac
+    hits=$(scan "$f" nostrings "$tp_use")
+    [ -n "$hits" ] && fail "$hits
+  -> only the blocking loop (lib/run.c) calls the transport"
 done
 
 if [ "$status" -ne 0 ]; then

@@ -143,26 +143,30 @@ static int check_written(conv *cv) {
     return 0;
 }
 
-static int t_connect(ffb_conn *conn, void *data) {
+static int t_connect(ffb_conn *conn, void *data, int timeout_ms) {
     (void)conn;
     (void)data;
+    (void)timeout_ms;
     return 0;
 }
 
-static int t_flush(ffb_conn *conn, void *data) {
+static int t_flush(ffb_conn *conn, void *data, int timeout_ms) {
+    (void)timeout_ms;
     conv *cv = data;
-    size_t n = conn->out.len;
+    const uint8_t *out;
+    size_t n = ffb_conn_output(conn, &out);
     if (cv->written_len + n > cv->written_cap) {
         cv->written_cap = (cv->written_len + n) * 2;
         cv->written = realloc(cv->written, cv->written_cap);
     }
-    memcpy(cv->written + cv->written_len, conn->out.data, n);
+    memcpy(cv->written + cv->written_len, out, n);
     cv->written_len += n;
-    ffb__engine_output_done(conn, n);
+    ffb_conn_output_done(conn, n);
     return 0;
 }
 
-static int t_read(ffb_conn *conn, void *data) {
+static int t_read(ffb_conn *conn, void *data, int timeout_ms) {
+    (void)timeout_ms;
     conv *cv = data;
     if (cv->written_len && check_written(cv) < 0)
         return ffb__error_set(&conn->err, FFB_E_IO, "replay: %s",

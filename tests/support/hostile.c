@@ -13,7 +13,10 @@
 
 /* ---- transport ------------------------------------------------------------- */
 
-void hostile_init(hostile *h) { memset(h, 0, sizeof(*h)); }
+void hostile_init(hostile *h) {
+    memset(h, 0, sizeof(*h));
+    h->now = 1000000; /* not 0: a deadline of 0 would look like none */
+}
 
 hostile H;
 ffbp_writer W;
@@ -66,24 +69,27 @@ void hostile_push(hostile *h, ffbp_writer *w) {
 
 size_t hostile_pending(const hostile *h) { return h->nchunks - h->next; }
 
-static int t_connect(ffb_conn *conn, void *data) {
+static int t_connect(ffb_conn *conn, void *data, int timeout_ms) {
     (void)conn;
     (void)data;
+    (void)timeout_ms;
     return 0;
 }
 
-static int t_flush(ffb_conn *conn, void *data) {
+static int t_flush(ffb_conn *conn, void *data, int timeout_ms) {
+    (void)timeout_ms;
     hostile *h = data;
-    size_t n = conn->out.len;
+    const uint8_t *out;
+    size_t n = ffb_conn_output(conn, &out);
     if (h->written_len + n > h->written_cap) {
         h->written_cap = (h->written_len + n) * 2 + 64;
         h->written = realloc(h->written, h->written_cap);
         assert_non_null(h->written);
     }
-    memcpy(h->written + h->written_len, conn->out.data, n);
+    memcpy(h->written + h->written_len, out, n);
     h->written_len += n;
     h->flushes++;
-    ffb__engine_output_done(conn, n);
+    ffb_conn_output_done(conn, n);
     return 0;
 }
 
@@ -98,7 +104,7 @@ static int feed(ffb_conn *conn, hostile *h, const uint8_t *p, size_t len) {
     return 0;
 }
 
-static int t_read(ffb_conn *conn, void *data) {
+static int t_read(ffb_conn *conn, void *data, int timeout_ms) {
     hostile *h = data;
     size_t max = h->max_reads ? h->max_reads : 100000;
     if (++h->reads > max)
@@ -118,6 +124,14 @@ static int t_read(ffb_conn *conn, void *data) {
         if (more)
             return rc;
     }
+    if (h->stall) {
+        if (timeout_ms < 0)
+            fail_msg("the client waits without a deadline on a silent "
+                     "server: it would hang");
+        h->stalls++;
+        h->now += timeout_ms;
+        return 0;
+    }
     int rc = ffb_conn_feed_eof(conn);
     return rc < 0 ? rc : FFB_E_CLOSED;
 }
@@ -130,8 +144,11 @@ static void t_close(ffb_conn *conn, void *data) {
 static const ffb__transport hostile_transport = {t_connect, t_flush, t_read,
                                                  t_close};
 
+static int64_t h_clock(void *data) { return ((hostile *)data)->now; }
+
 void hostile_use(hostile *h, ffb_conn *conn) {
     ffb__conn_set_transport(conn, &hostile_transport, h);
+    ffb__conn_set_clock(conn, h_clock, h);
 }
 
 void hostile_options(ffb_conn_options *o) {

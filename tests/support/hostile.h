@@ -39,6 +39,13 @@ struct hostile {
     uint8_t *written;    /* everything the client wrote */
     size_t written_len, written_cap;
     size_t flushes;      /* transport writes */
+    /* Time: the connection reads this clock (ms). With `stall`, a read
+       with nothing scripted waits the time it is given - the clock moves
+       on by that much - and comes back empty, as a silent server's
+       socket does; without it the server closes the stream. */
+    int64_t now;
+    int stall;
+    size_t stalls;       /* empty waits served */
 };
 
 void hostile_init(hostile *h);
