@@ -1149,7 +1149,7 @@ static int execute_fb4(ffb_batch *b, ffb_tx *tx) {
     for (size_t k = 0; k < b->nparts; k++) {
         const bpart *pt = &b->parts[k];
         uint16_t txh;
-        if ((rc = ffb__tx_handle(tx, &txh)) < 0)
+        if ((rc = ffb__tx_handle_wait(tx, &txh)) < 0)
             goto out;
         if ((rc = queue_blob_stream(b, &w, order, start[k], start[k + 1],
                                     &sync)) < 0 ||
@@ -1195,7 +1195,7 @@ static int fb3_create_blobs(ffb_batch *b, ffb_tx *tx, ffbp_writer *w) {
         /* The first create may name a lazily started transaction as the
            last object; it allocates a blob, so later ones need the handle
            (ffb__tx_handle waits for it). */
-        int rc = ffb__tx_handle(tx, &txh);
+        int rc = ffb__tx_handle_wait(tx, &txh);
         if (rc < 0)
             return rc;
         const bblob *bl = &b->blobs[i];
@@ -1269,7 +1269,7 @@ static int execute_fb3(ffb_batch *b, ffb_tx *tx) {
         if (row == 0 && used_blobs && (rc = fb3_write_blobs(b, &w, &sync)) < 0)
             goto out;
         uint16_t txh;
-        if ((rc = ffb__tx_handle(tx, &txh)) < 0)
+        if ((rc = ffb__tx_handle_wait(tx, &txh)) < 0)
             goto out;
         size_t staged = conn->stage.len;
         ffb__pending *p = NULL;

@@ -390,7 +390,7 @@ static int blob_handle(ffb_blob *b, uint16_t *h) {
 }
 
 static int tx_field(ffb_tx *tx, uint16_t *h) {
-    return ffb__tx_handle(tx, h);
+    return ffb__tx_handle_wait(tx, h);
 }
 
 static int queue_open(ffb_blob *b, int op) {

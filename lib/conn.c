@@ -356,6 +356,7 @@ void ffb_conn_free(ffb_conn *conn) {
         ffbp_writer_free(&w);
     }
     ffb__io_close(conn);
+    ffb__engine_drop_held(conn, FFB_E_CANCELLED);
     ffb__cache_free_all(conn);
     ffb__engine_reset(conn);
     ffb__results_free_all(conn);

@@ -414,15 +414,74 @@ static int dispatch(ffb_conn *conn, const ffbp_packet *pkt) {
                               "reply was owed: %s",
                               d);
     }
-    ffb__pending *p = &conn->fifo[conn->fifo_head];
-    int rc = p->on_reply(conn, pkt, p);
-    if (rc == 1)
+    /* The handler works on a copy: it may queue requests (the next step of
+       its operation), and growing the queue moves the entries. */
+    ffb__pending cur = conn->fifo[conn->fifo_head];
+    int rc = cur.on_reply(conn, pkt, &cur);
+    if (rc == 1) {
+        conn->fifo[conn->fifo_head] = cur;
         return 0; /* more packets belong to this request */
-    /* Complete (or failed): the handler may have queued new requests, so
-       re-read the head through the index. */
+    }
     conn->fifo_head = (conn->fifo_head + 1) % conn->fifo_cap;
     conn->fifo_len--;
     return rc;
+}
+
+/* ---- held requests ------------------------------------------------------------- */
+
+void ffb__engine_hold(ffb_conn *conn, ffb__held *h) {
+    h->next = NULL;
+    if (conn->held_tail)
+        conn->held_tail->next = h;
+    else
+        conn->held_head = h;
+    conn->held_tail = h;
+}
+
+static void held_free(ffb_conn *conn, ffb__held *h) {
+    ffbp_writer_free(&h->blr);
+    ffbp_writer_free(&h->msg);
+    ffb__free(conn->alloc, h->sql);
+    ffb__free(conn->alloc, h);
+}
+
+void ffb__engine_release(ffb_conn *conn) {
+    if (conn->releasing)
+        return; /* a send queued more: the outer loop goes on */
+    conn->releasing = 1;
+    while (conn->held_head && conn->state == FFB__ST_READY) {
+        ffb__held *h = conn->held_head;
+        if (h->send(conn, h) == FFB__LATER)
+            break;
+        conn->held_head = h->next;
+        if (!conn->held_head)
+            conn->held_tail = NULL;
+        held_free(conn, h);
+    }
+    conn->releasing = 0;
+}
+
+void ffb__engine_drop_held(ffb_conn *conn, int rc) {
+    while (conn->held_head) {
+        ffb__held *h = conn->held_head;
+        conn->held_head = h->next;
+        if (!conn->held_head)
+            conn->held_tail = NULL;
+        h->drop(conn, h, rc);
+        held_free(conn, h);
+    }
+}
+
+void ffb__sync_fail(ffb_conn *conn, ffb__sync *sync, int rc) {
+    if (!sync)
+        return;
+    if (sync->rc == 0) {
+        ffb_error *e = ffb__sync_error(conn, sync);
+        if (e != &conn->err)
+            *e = conn->err;
+        sync->rc = rc;
+    }
+    sync->done = 1;
 }
 
 /* Decode the packet at `r`; answers carrying messages need the format of
@@ -536,6 +595,8 @@ static int parse_packets(ffb_conn *conn) {
         rc = dispatch(conn, &pkt);
         if (rc < 0 && (rc <= FFB_E_FATAL || conn->state == FFB__ST_BROKEN))
             return rc;
+        if (conn->held_head)
+            ffb__engine_release(conn);
         if (conn->rq_head && conn->rq_head->sync.done)
             ffb__results_poll(conn);
         if (conn->rx_next && !conn->z && (rc = install_rx(conn)) < 0)

@@ -174,6 +174,46 @@ typedef struct ffb__pending {
     uint32_t got;          /* rows received for it */
 } ffb__pending;
 
+/* ---- held requests (lib/engine.c) ------------------------------------------ */
+
+/*
+ * A request that cannot be encoded yet: a handle it names is still owed
+ * (a transaction started behind other allocations, a statement whose
+ * prepare has not been answered). It waits in the connection's hold queue
+ * and is encoded by the engine after the reply that it waited for, in the
+ * order the requests were made: while one waits, every later request of
+ * these kinds waits behind it. No call waits for it.
+ */
+#define FFB__LATER 1 /* "not yet": returned by a send that must wait */
+
+typedef struct ffb__held ffb__held;
+struct ffb__held {
+    ffb__held *next;
+    /* Encode it: 0 when queued (or failed, reported through its sync),
+       FFB__LATER to stay held. */
+    int (*send)(ffb_conn *conn, ffb__held *h);
+    /* Release it unsent; rc says why (the connection broke or closed). */
+    void (*drop)(ffb_conn *conn, ffb__held *h, int rc);
+    ffb__sync *sync;
+    ffb_stmt *stmt;      /* referenced while held */
+    ffb_tx *tx;          /* referenced while held */
+    int op;
+    int prepared;        /* EXEC: the input below was built when queued */
+    ffbp_writer blr, msg;
+    char *sql;           /* PREPARE: the text */
+    size_t sql_len;
+};
+
+/* Hold `h` (allocated with ffb__malloc; the engine frees it). */
+void ffb__engine_hold(ffb_conn *conn, ffb__held *h);
+/* Send held requests whose answers they waited for came. */
+void ffb__engine_release(ffb_conn *conn);
+/* Drop every held request (teardown, close, broken). */
+void ffb__engine_drop_held(ffb_conn *conn, int rc);
+/* Complete a sync with a library-side failure `rc` (conn->err holds the
+   error): its own error object gets a copy. */
+void ffb__sync_fail(ffb_conn *conn, ffb__sync *sync, int rc);
+
 /* ---- the connection ----------------------------------------------------- */
 
 enum ffb__state {
@@ -301,6 +341,10 @@ struct ffb_conn {
     int awaiting;         /* flushed, answer not seen yet */
     int eof;
 
+    /* Requests not encoded yet, in order (lib/engine.c). */
+    ffb__held *held_head, *held_tail;
+    int releasing;
+
     /* Replies owed to us, in order. */
     ffb__pending *fifo;
     size_t fifo_cap, fifo_head, fifo_len;
@@ -407,6 +451,9 @@ struct ffb_stmt {
     ffb_stmt *next;      /* conn->stmts list */
     int exec_inflight;   /* a cursor or singleton execution's last answer is
                             not read yet (its rows would be overwritten) */
+    int exec_held;       /* executions waiting in the hold queue */
+    int prepare_held;    /* prepares waiting in the hold queue */
+    int prepare_pending; /* a prepare was sent, its last answer not read */
 
     int has_handle;      /* the server answered the allocate */
     int alloc_queued;    /* allocate sent, answer not read yet */
@@ -467,9 +514,11 @@ struct ffb_stmt {
 };
 
 /* Resolve the transaction field of a request: the handle, or 0xFFFF for a
-   lazy start that is still the last object. May wait for the start's
-   answer (blocking) when neither holds. */
+   lazy start that is still the last object; FFB__LATER when neither holds
+   yet (the start's answer is owed); an error for a failed or ended one. */
 int ffb__tx_handle(ffb_tx *tx, uint16_t *out);
+/* The same for a blocking call: waits for the start's answer. */
+int ffb__tx_handle_wait(ffb_tx *tx, uint16_t *out);
 void ffb__tx_unref(ffb_tx *tx);
 void ffb__stmt_unref(ffb_stmt *stmt);
 /* Commit/rollback closed the cursors of tx. */
@@ -596,6 +645,10 @@ int ffb__prepare_tx_check(ffb_conn *conn, ffb_tx *tx);
 int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m);
 int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
                            size_t len);
+/* Queue a prepare (with its describe continuation): `sync` completes when
+   the statement is described, or failed. */
+int ffb__stmt_queue_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
+                            size_t len, ffb__sync *sync);
 
 /* ---- pipelined results (lib/pipeline.c) ------------------------------------ */
 

@@ -414,9 +414,28 @@ void ffb_stmt_free(ffb_stmt *stmt) {
     ffb__stmt_unref(stmt);
 }
 
+static int exec_sent(ffb_conn *conn, const void *arg) {
+    (void)conn;
+    return ((const ffb_stmt *)arg)->exec_held == 0;
+}
+
+/* An execution of the statement still waits in the hold queue: until it
+   is sent, its cursor and rows are not there. Blocking calls wait for it;
+   with external I/O FFB_E_AGAIN says to feed the answers first. */
+static int settle_exec(ffb_stmt *stmt) {
+    if (!stmt->exec_held)
+        return 0;
+    if (stmt->conn->io == FFB_IO_EXTERNAL)
+        return FFB_E_AGAIN;
+    return ffb__run(stmt->conn, exec_sent, stmt);
+}
+
 int ffb_stmt_close_cursor(ffb_stmt *stmt) {
     if (!stmt)
         return FFB_E_INVAL;
+    int rc = settle_exec(stmt);
+    if (rc < 0)
+        return rc;
     if (stmt->conn->state != FFB__ST_READY) {
         stmt->cursor_open = 0;
         return 0;
@@ -859,7 +878,7 @@ int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m) {
             txh = tx->handle;
         else if (tx->state == FFB__TX_PENDING && conn->protocol >= 16)
             txh = 0;
-        else if ((rc = ffb__tx_handle(tx, &txh)) < 0 || txh == 0xFFFF)
+        else if ((rc = ffb__tx_handle(tx, &txh)) != 0 || txh == 0xFFFF)
             return rc < 0 ? rc : FFB_E_STATE;
     }
     if ((rc = queue_close(stmt)) < 0)
@@ -910,6 +929,63 @@ int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m) {
 
 /* ---- prepare --------------------------------------------------------------------- */
 
+static int describe_more_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                               ffb__pending *p);
+
+/* A describe too large for one answer: ask for the rest of one side, as
+   the next step of the prepare - the request `p` hands its completion to
+   it (1; 0 when nothing was asked, an error code). Each answer must complete at least one more variable, so a server
+   cannot keep the client asking (at most 2 x MAX_VARS requests). */
+static int describe_continue(ffb_stmt *stmt, ffb__pending *p) {
+    ffb_conn *conn = stmt->conn;
+    int sel;
+    uint32_t start;
+    if (!describe_next(stmt, &sel, &start))
+        return 0;
+    uint64_t asked = (uint64_t)sel << 32 | start;
+    if (stmt->desc_asked && asked <= stmt->desc_asked)
+        return ffb__fatal(conn, FFB_E_PROTO,
+                          "the server's describe continuation did not "
+                          "advance (still at %s %u)",
+                          sel ? "column" : "parameter", (unsigned)start);
+    stmt->desc_asked = asked;
+    if (p->sync && p->sync->rc < 0)
+        return 0; /* an earlier step failed: the prepare ends here */
+    uint8_t cont[32];
+    size_t clen = ffbp_describe_continue_items(cont, sel, start);
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_info(&w, FFBP_OP_INFO_SQL, stmt->handle, 0, cont, clen,
+                  PREPARE_BUFFER);
+    int rc = ffb__queue_free(conn, &w, 1);
+    if (rc < 0)
+        return rc;
+    /* `p` is the engine's copy of the request being answered. */
+    ffb__pending *q =
+        expect(conn, FFBP_OP_INFO_SQL, describe_more_reply, stmt, p->sync);
+    if (!q)
+        return FFB_E_NOMEM;
+    q->completes = p->completes;
+    q->gen = stmt->prep_gen;
+    p->completes = 0;
+    p->sync = NULL;
+    return 1;
+}
+
+/* The last step of a prepare was answered (or failed): the statement can
+   be executed, and executions held behind it go. */
+static void prepare_end(ffb_stmt *stmt, ffb__pending *p, int rc) {
+    if (p->gen != stmt->prep_gen)
+        return; /* a newer prepare owns the statement */
+    stmt->prepare_pending = 0;
+    stmt->describe_incomplete = 0;
+    if (stmt->retired)
+        retired_prune(stmt); /* the answers that used them are in */
+    if (rc == 0 && !stmt->prepared && (!p->sync || p->sync->rc == 0))
+        ffb__fatal(stmt->conn, FFB_E_PROTO,
+                   "prepare answered without a describe");
+}
+
 static int alloc_reply(ffb_conn *conn, const ffbp_packet *pkt,
                        ffb__pending *p) {
     ffb_stmt *stmt = p->ctx;
@@ -955,6 +1031,8 @@ static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
                 ffb__error_from_status(stmt->prepare_err, FFB_E_SERVER,
                                        &r->status, "prepare failed");
             stmt->prepared = 0;
+        } else {
+            prepare_end(stmt, p, FFB_E_SERVER);
         }
         return done(p, 0);
     }
@@ -963,6 +1041,7 @@ static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
     if (p->gen != stmt->prep_gen || stmt->freed)
         return done(p, 0);
     stmt->prepare_flags = r->object;
+    int continued = 0;
     int rc = parse_describe(stmt, r->data.p, r->data.len);
     if (rc == 0) {
         int sel;
@@ -978,6 +1057,10 @@ static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
         } else if (more) {
             stmt->describe_incomplete = 1;
             rc = own_strings(stmt, r->data.p, r->data.len);
+            if (rc == 0 && (rc = describe_continue(stmt, p)) == 1) {
+                rc = 0;
+                continued = 1;
+            }
         }
         else if (stmt->lazy)
             rc = lazy_done(stmt);
@@ -986,6 +1069,8 @@ static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
     }
     if (rc < 0 && p->sync && p->sync->rc == 0)
         p->sync->rc = rc;
+    if (!stmt->lazy && !continued)
+        prepare_end(stmt, p, rc);
     if (rc < 0 && stmt->lazy && rc > FFB_E_FATAL) {
         /* Nobody waits on a lazy prepare: the execution behind it reports
            why the statement cannot run (a type it cannot receive, ...). */
@@ -1008,8 +1093,10 @@ static int describe_more_reply(ffb_conn *conn, const ffbp_packet *pkt,
     if (ffb__status_is_error(&r->status)) {
         ffb__sync_fail_status(conn, p->sync, FFB_E_SERVER, &r->status,
                               "reading the rest of the describe failed");
+        prepare_end(stmt, p, FFB_E_SERVER);
         return done(p, 0);
     }
+    int continued = 0;
     int rc = parse_describe(stmt, r->data.p, r->data.len);
     if (rc == 0) {
         int sel;
@@ -1019,10 +1106,16 @@ static int describe_more_reply(ffb_conn *conn, const ffbp_packet *pkt,
             rc = describe_done(stmt);
         } else {
             rc = own_strings(stmt, r->data.p, r->data.len);
+            if (rc == 0 && (rc = describe_continue(stmt, p)) == 1) {
+                rc = 0;
+                continued = 1;
+            }
         }
     }
     if (rc < 0 && p->sync && p->sync->rc == 0)
         p->sync->rc = rc;
+    if (!continued)
+        prepare_end(stmt, p, rc);
     return done(p, rc <= FFB_E_FATAL ? rc : 0);
 }
 
@@ -1075,26 +1168,31 @@ int ffb__prepare_tx_check(ffb_conn *conn, ffb_tx *tx) {
     return 0;
 }
 
-int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
-                           size_t len) {
+/* The transaction and statement fields of a prepare can be written now
+   (0) or only after an answer that is owed (FFB__LATER). */
+static int prepare_nameable(ffb_stmt *stmt, ffb_tx *tx) {
     ffb_conn *conn = stmt->conn;
-    int rc = ffb__need_ready(conn);
-    if (rc == 0)
-        rc = ffb__need_blocking(conn);
+    if (tx && tx->state == FFB__TX_PENDING && conn->protocol < 16)
+        /* Firebird 3 refuses to prepare with transaction 0
+           (isc_bad_trans_handle, contrary to reference 02, 3.3): the real
+           handle first. */
+        return FFB__LATER;
+    if (!stmt->has_handle && stmt->alloc_queued &&
+        !(conn->last_kind == FFB__LAST_STMT && conn->last_obj == stmt))
+        return FFB__LATER; /* allocated earlier, not the last object now */
+    return 0;
+}
+
+/* Encode a prepare: the allocation when the statement has no handle, the
+   prepare with the describe items; the answer's handler asks for the rest
+   of a long describe and completes `sync` at the end. */
+static int prepare_send(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
+                        size_t len, ffb__sync *sync) {
+    ffb_conn *conn = stmt->conn;
+    int rc = keep_sql(stmt, sql, len);
     if (rc < 0)
         return rc;
-    if (stmt->freed)
-        return ffb__error_set(&conn->err, FFB_E_STATE, "statement was freed");
-    if (len == (size_t)-1)
-        len = strlen(sql);
-    if (len == 0 || len > 10 * 1024 * 1024)
-        return ffb__error_set(&conn->err, FFB_E_INVAL,
-                              "SQL text must be 1 byte to 10 MiB long");
-    if ((rc = ffb__prepare_tx_check(conn, tx)) < 0)
-        return rc; /* the statement is left as it was */
-    ffb__conn_error_clear(conn);
-    if ((rc = keep_sql(stmt, sql, len)) < 0)
-        return rc;
+    sql = stmt->sql; /* the caller's copy may be the held one */
     stmt->lazy = 0;
     stmt->meta_changed = 0;
     stmt->lazy_truncated = 0;
@@ -1106,13 +1204,6 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
     if (tx) {
         /* A lazy start cannot be named once we allocate behind it; the
            metadata is then read in a system transaction (handle 0). */
-        if (tx->state == FFB__TX_PENDING && conn->protocol < 16) {
-            /* Firebird 3 refuses to prepare with transaction 0
-               (isc_bad_trans_handle, contrary to reference 02, 3.3): learn
-               the real handle first. */
-            if (!tx->answered && (rc = ffb__wait(conn, &tx->answered)) < 0)
-                return rc;
-        }
         if (tx->state == FFB__TX_ACTIVE)
             txh = tx->handle;
         else if (tx->state != FFB__TX_PENDING)
@@ -1136,7 +1227,6 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
     stmt->gen++;
     rows_reset(stmt);
 
-    ffb__sync sync = {0};
     ffbp_writer w;
     uint16_t sh;
     if (!stmt->has_handle && !stmt->alloc_queued) {
@@ -1145,7 +1235,7 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
         if ((rc = ffb__queue_free(conn, &w, 0)) < 0)
             return rc;
         ffb__pending *p =
-            expect(conn, FFBP_OP_ALLOCATE_STATEMENT, alloc_reply, stmt, &sync);
+            expect(conn, FFBP_OP_ALLOCATE_STATEMENT, alloc_reply, stmt, sync);
         if (!p)
             return FFB_E_NOMEM;
         p->deferred = 1; /* held back by a lazy server (reference 02, 7.3) */
@@ -1158,8 +1248,8 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
     else if (conn->last_kind == FFB__LAST_STMT && conn->last_obj == stmt)
         sh = 0xFFFF; /* the statement allocated last */
     else
-        return ffb__error_set(&conn->err, FFB_E_STATE,
-                              "statement handle not known yet");
+        return ffb__fatal(conn, FFB_E_PROTO,
+                          "internal error: statement handle not known");
 
     size_t ilen;
     const uint8_t *items = ffbp_describe_items(&ilen);
@@ -1169,58 +1259,95 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
     if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
         return rc;
     ffb__pending *p = expect(conn, FFBP_OP_PREPARE_STATEMENT, prepare_reply,
-                             stmt, &sync);
+                             stmt, sync);
     if (!p)
         return FFB_E_NOMEM;
     p->gen = ++stmt->prep_gen;
     p->completes = 1;
-    rc = ffb__wait(conn, &sync.done);
+    stmt->prepare_pending = 1;
+    return 0;
+}
+
+static int held_prepare_send(ffb_conn *conn, ffb__held *h) {
+    ffb_stmt *stmt = h->stmt;
+    if (prepare_nameable(stmt, h->tx) == FFB__LATER)
+        return FFB__LATER;
+    stmt->prepare_held--;
+    int rc = prepare_send(stmt, h->tx, h->sql, h->sql_len, h->sync);
+    if (rc < 0)
+        ffb__sync_fail(conn, h->sync,
+                       h->tx && h->tx->state == FFB__TX_FAILED ? FFB_E_ABORTED
+                                                              : rc);
+    ffb__stmt_unref(stmt);
+    ffb__tx_unref(h->tx);
+    return 0;
+}
+
+static void held_prepare_drop(ffb_conn *conn, ffb__held *h, int rc) {
+    h->stmt->prepare_held--;
+    ffb__sync_fail(conn, h->sync, rc);
+    ffb__stmt_unref(h->stmt);
+    ffb__tx_unref(h->tx);
+}
+
+int ffb__stmt_queue_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
+                            size_t len, ffb__sync *sync) {
+    ffb_conn *conn = stmt->conn;
+    int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
-    if (sync.rc < 0)
-        return sync.rc;
-
-    /* A describe too large for one answer: continue one side at a time.
-       Each answer must complete at least one more variable, so a server
-       cannot keep the client asking (at most 2 x MAX_VARS requests). */
-    while (stmt->describe_incomplete) {
-        int sel;
-        uint32_t start;
-        if (!describe_next(stmt, &sel, &start))
-            break;
-        uint64_t asked = (uint64_t)sel << 32 | start;
-        if (stmt->desc_asked && asked <= stmt->desc_asked)
-            return ffb__engine_fail(
-                conn, ffb__error_set(&conn->err, FFB_E_PROTO,
-                                     "the server's describe continuation "
-                                     "did not advance (still at %s %u)",
-                                     sel ? "column" : "parameter",
-                                     (unsigned)start));
-        stmt->desc_asked = asked;
-        uint8_t cont[32];
-        size_t clen = ffbp_describe_continue_items(cont, sel, start);
-        ffbp_writer_init(&w, conn->alloc);
-        ffbp_put_info(&w, FFBP_OP_INFO_SQL, stmt->handle, 0, cont, clen,
-                      PREPARE_BUFFER);
-        if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
-            return rc;
-        ffb__sync s2 = {0};
-        p = expect(conn, FFBP_OP_INFO_SQL, describe_more_reply, stmt, &s2);
-        if (!p)
-            return FFB_E_NOMEM;
-        p->completes = 1;
-        rc = ffb__wait(conn, &s2.done);
-        if (rc < 0)
-            return rc;
-        if (s2.rc < 0)
-            return s2.rc;
+    if (stmt->freed)
+        return ffb__error_set(&conn->err, FFB_E_STATE, "statement was freed");
+    if (len == (size_t)-1)
+        len = strlen(sql);
+    if (len == 0 || len > 10 * 1024 * 1024)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "SQL text must be 1 byte to 10 MiB long");
+    if ((rc = ffb__prepare_tx_check(conn, tx)) < 0)
+        return rc; /* the statement is left as it was */
+    if (!conn->held_head && prepare_nameable(stmt, tx) == 0)
+        return prepare_send(stmt, tx, sql, len, sync);
+    /* A handle it names is owed, or requests before it wait. */
+    ffb__held *h = ffb__malloc(conn->alloc, sizeof(*h));
+    char *copy = ffb__malloc(conn->alloc, len + 1);
+    if (!h || !copy) {
+        ffb__free(conn->alloc, h);
+        ffb__free(conn->alloc, copy);
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
     }
-    if (stmt->retired)
-        retired_prune(stmt); /* the answers that used them are in */
-    return stmt->prepared ? 0
-                          : ffb__fatal(conn, FFB_E_PROTO,
-                                       "prepare answered without a "
-                                       "describe");
+    memset(h, 0, sizeof(*h));
+    memcpy(copy, sql, len);
+    copy[len] = '\0';
+    h->sql = copy;
+    h->sql_len = len;
+    h->send = held_prepare_send;
+    h->drop = held_prepare_drop;
+    h->sync = sync;
+    h->stmt = stmt;
+    stmt->refs++;
+    h->tx = tx;
+    if (tx)
+        tx->refs++;
+    stmt->prepare_held++;
+    ffb__engine_hold(conn, h);
+    return 0;
+}
+
+int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
+                           size_t len) {
+    ffb_conn *conn = stmt->conn;
+    int rc = ffb__need_ready(conn);
+    if (rc == 0)
+        rc = ffb__need_blocking(conn);
+    if (rc < 0)
+        return rc;
+    ffb__conn_error_clear(conn);
+    ffb__sync sync = {0};
+    if ((rc = ffb__stmt_queue_prepare(stmt, tx, sql, len, &sync)) < 0)
+        return rc;
+    if ((rc = ffb__wait(conn, &sync.done)) < 0)
+        return rc;
+    return sync.rc;
 }
 
 /* ---- execute ------------------------------------------------------------------------ */
@@ -1543,18 +1670,60 @@ static int sync_lib_fail(ffb_conn *conn, ffb__sync *sync, int rc) {
     return rc;
 }
 
+/* The transaction field of a request can be written now (NULL: an
+   auto-commit transaction that the request starts itself). */
+static int tx_nameable(ffb_tx *tx) {
+    uint16_t h;
+    return !tx || ffb__tx_handle(tx, &h) != FFB__LATER;
+}
+
+static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
+                     ffb__held *held);
+
+static int held_exec_send(ffb_conn *conn, ffb__held *h) {
+    ffb_stmt *stmt = h->stmt;
+    if (stmt->prepare_pending || stmt->prepare_held || !tx_nameable(h->tx))
+        return FFB__LATER;
+    stmt->exec_held--;
+    int rc;
+    if (!stmt->prepared || !stmt->has_handle) {
+        /* The prepare before it failed: its result says why. */
+        ffb__error_set(&conn->err, FFB_E_ABORTED,
+                       "not sent: the statement's prepare failed");
+        rc = FFB_E_ABORTED;
+    } else {
+        rc = exec_send(stmt, h->tx, h->sync, h);
+    }
+    if (rc < 0)
+        ffb__sync_fail(conn, h->sync,
+                       h->tx && h->tx->state == FFB__TX_FAILED ? FFB_E_ABORTED
+                                                              : rc);
+    ffb__stmt_unref(stmt);
+    ffb__tx_unref(h->tx);
+    return 0;
+}
+
+static void held_exec_drop(ffb_conn *conn, ffb__held *h, int rc) {
+    h->stmt->exec_held--;
+    ffb__sync_fail(conn, h->sync, rc);
+    ffb__stmt_unref(h->stmt);
+    ffb__tx_unref(h->tx);
+}
+
 int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
     ffb_conn *conn = stmt->conn;
     int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
-    if (!stmt->prepared || stmt->freed || !stmt->has_handle)
+    int preparing = stmt->prepare_pending || stmt->prepare_held;
+    if (stmt->freed || (!preparing && (!stmt->prepared || !stmt->has_handle)))
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "the statement is not prepared");
     if (tx && tx->conn != conn)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "transaction of another connection");
-    if (stmt->exec_inflight)
+    int single = preparing || has_cursor(stmt) || stmt->out.n;
+    if (stmt->exec_inflight || (single && stmt->exec_held))
         /* Its rows and counts would be overwritten by the next one. */
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "the statement's previous execution has not "
@@ -1562,15 +1731,61 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
                               "set or output runs one execution at a time "
                               "(queue other statements, for example from "
                               "ffb_conn_prepare())");
+    if (!conn->held_head && !preparing && tx_nameable(tx))
+        return exec_send(stmt, tx, sync, NULL);
+    /* The transaction's handle is owed (something was allocated after its
+       start), or requests before this one wait: this one waits behind
+       them, with its parameters as they are bound now. */
+    ffb__held *h = ffb__malloc(conn->alloc, sizeof(*h));
+    if (!h)
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
+    memset(h, 0, sizeof(*h));
+    ffbp_writer_init(&h->blr, conn->alloc);
+    ffbp_writer_init(&h->msg, conn->alloc);
+    /* Behind a prepare its input is built when it is sent (nothing can be
+       bound before the describe). */
+    if (!preparing &&
+        (rc = ffb__stmt_build_input(stmt, &h->blr, &h->msg)) < 0) {
+        ffbp_writer_free(&h->blr);
+        ffbp_writer_free(&h->msg);
+        ffb__free(conn->alloc, h);
+        return rc;
+    }
+    h->prepared = !preparing;
+    h->send = held_exec_send;
+    h->drop = held_exec_drop;
+    h->sync = sync;
+    h->stmt = stmt;
+    stmt->refs++;
+    h->tx = tx;
+    if (tx)
+        tx->refs++;
+    stmt->exec_held++;
+    ffb__engine_hold(conn, h);
+    return 0;
+}
+
+/* Encode an execution (its input built now, or when it was held). */
+static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
+                     ffb__held *held) {
+    ffb_conn *conn = stmt->conn;
+    int rc = 0;
     if (stmt->retired)
         retired_prune(stmt);
     ffb_tx *auto_tx = NULL; /* before the first goto out */
     ffbp_writer blr, msg;
     ffbp_writer_init(&blr, conn->alloc);
     ffbp_writer_init(&msg, conn->alloc);
-    rc = ffb__stmt_build_input(stmt, &blr, &msg);
-    if (rc < 0)
+    if (held && held->prepared) {
+        ffbp_writer t = blr;
+        blr = held->blr;
+        held->blr = t;
+        t = msg;
+        msg = held->msg;
+        held->msg = t;
+    } else if ((rc = ffb__stmt_build_input(stmt, &blr, &msg)) < 0) {
         goto out;
+    }
     /* The cursor still open from the last execution ends first (with an
        auto-commit transaction, before the new one starts). */
     if ((rc = queue_close(stmt)) < 0)
@@ -1582,8 +1797,12 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
         tx = auto_tx;
     }
     uint16_t txh = 0;
-    if ((rc = ffb__tx_handle(tx, &txh)) < 0)
+    if ((rc = ffb__tx_handle(tx, &txh)) != 0) {
+        if (rc == FFB__LATER) /* callers checked: cannot happen */
+            rc = ffb__fatal(conn, FFB_E_PROTO,
+                            "internal error: transaction handle not known");
         goto out;
+    }
     stmt->gen++;
     rows_reset(stmt);
     stmt->eof = 0;
@@ -1835,6 +2054,9 @@ int ffb_stmt_fetch(ffb_stmt *stmt) {
     if (!stmt)
         return FFB_E_INVAL;
     ffb_conn *conn = stmt->conn;
+    int rc0 = settle_exec(stmt);
+    if (rc0 < 0)
+        return rc0;
     for (;;) {
         if (stmt->cur < stmt->nrows) {
             stmt->cur++;
@@ -2042,7 +2264,7 @@ int ffb_conn_execute_immediate(ffb_conn *conn, ffb_tx *tx, const char *sql,
         return rc;
     ffb__conn_error_clear(conn);
     uint16_t txh = 0;
-    if (tx && (rc = ffb__tx_handle(tx, &txh)) < 0)
+    if (tx && (rc = ffb__tx_handle_wait(tx, &txh)) < 0)
         return rc;
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);

@@ -224,37 +224,38 @@ int ffb_tx_begin(ffb_conn *conn, ffb_tx **out, const ffb_tx_options *opts) {
 
 int ffb__tx_handle(ffb_tx *tx, uint16_t *out) {
     ffb_conn *conn = tx->conn;
-    for (;;) {
-        switch (tx->state) {
-        case FFB__TX_ACTIVE:
-            *out = tx->handle;
+    switch (tx->state) {
+    case FFB__TX_ACTIVE:
+        *out = tx->handle;
+        return 0;
+    case FFB__TX_PENDING:
+        if (conn->last_kind == FFB__LAST_TX && conn->last_obj == tx) {
+            *out = 0xFFFF; /* the object allocated last */
             return 0;
-        case FFB__TX_PENDING:
-            if (conn->last_kind == FFB__LAST_TX && conn->last_obj == tx) {
-                *out = 0xFFFF; /* the object allocated last */
-                return 0;
-            }
-            /* Something was allocated after the start: learn the handle
-               first (one more round trip; see rule 7.7-8 of the
-               reference for how callers avoid it). */
-            {
-                int rc = ffb__wait(conn, &tx->answered);
-                if (rc < 0)
-                    return rc;
-            }
-            continue;
-        case FFB__TX_FAILED:
-            if (tx->start_err) {
-                conn->err = *tx->start_err;
-                return conn->err.code;
-            }
-            return ffb__error_set(&conn->err, FFB_E_SERVER,
-                                  "the transaction could not be started");
-        default:
-            return ffb__error_set(&conn->err, FFB_E_STATE,
-                                  "the transaction has ended");
         }
+        /* Something was allocated after the start: the request waits for
+           the start's answer (rule 7.7-8 of the reference says how callers
+           avoid it). */
+        return FFB__LATER;
+    case FFB__TX_FAILED:
+        if (tx->start_err) {
+            conn->err = *tx->start_err;
+            return conn->err.code;
+        }
+        return ffb__error_set(&conn->err, FFB_E_SERVER,
+                              "the transaction could not be started");
+    default:
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the transaction has ended");
     }
+}
+
+int ffb__tx_handle_wait(ffb_tx *tx, uint16_t *out) {
+    int rc;
+    while ((rc = ffb__tx_handle(tx, out)) == FFB__LATER)
+        if ((rc = ffb__wait(tx->conn, &tx->answered)) < 0)
+            return rc;
+    return rc;
 }
 
 /* Answer to commit/rollback and the retaining variants. */
@@ -292,16 +293,13 @@ static int end_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
     return 0;
 }
 
-int ffb__tx_queue_end(ffb_tx *tx, int op, ffb__sync *sync) {
+/* Encode the end of a transaction whose handle is known (or 0xFFFF). */
+static int send_end(ffb_tx *tx, int op, uint16_t h, ffb__sync *sync) {
     ffb_conn *conn = tx->conn;
-    uint16_t h;
-    int rc = ffb__tx_handle(tx, &h);
-    if (rc < 0)
-        return rc;
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_object_op(&w, op, h);
-    rc = ffb__engine_queue(conn, &w, 1);
+    int rc = ffb__engine_queue(conn, &w, 1);
     ffbp_writer_free(&w);
     if (rc < 0)
         return ffb__engine_fail(conn, rc);
@@ -310,6 +308,49 @@ int ffb__tx_queue_end(ffb_tx *tx, int op, ffb__sync *sync) {
         return ffb__engine_fail(conn, FFB_E_NOMEM);
     p->sync = sync;
     tx->refs++;
+    return 0;
+}
+
+static int held_end_send(ffb_conn *conn, ffb__held *h) {
+    uint16_t th;
+    int rc = ffb__tx_handle(h->tx, &th);
+    if (rc == FFB__LATER)
+        return rc;
+    if (rc == 0)
+        rc = send_end(h->tx, h->op, th, h->sync);
+    if (rc < 0)
+        ffb__sync_fail(conn, h->sync, h->tx->state == FFB__TX_FAILED
+                                          ? FFB_E_ABORTED
+                                          : rc);
+    ffb__tx_unref(h->tx);
+    return 0;
+}
+
+static void held_end_drop(ffb_conn *conn, ffb__held *h, int rc) {
+    ffb__sync_fail(conn, h->sync, rc);
+    ffb__tx_unref(h->tx);
+}
+
+int ffb__tx_queue_end(ffb_tx *tx, int op, ffb__sync *sync) {
+    ffb_conn *conn = tx->conn;
+    uint16_t h = 0;
+    int rc = conn->held_head ? FFB__LATER : ffb__tx_handle(tx, &h);
+    if (rc < 0)
+        return rc;
+    if (rc == 0)
+        return send_end(tx, op, h, sync);
+    /* Its handle is not known yet, or requests before it wait. */
+    ffb__held *hd = ffb__malloc(conn->alloc, sizeof(*hd));
+    if (!hd)
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
+    memset(hd, 0, sizeof(*hd));
+    hd->send = held_end_send;
+    hd->drop = held_end_drop;
+    hd->sync = sync;
+    hd->tx = tx;
+    hd->op = op;
+    tx->refs++;
+    ffb__engine_hold(conn, hd);
     return 0;
 }
 
@@ -367,7 +408,7 @@ int ffb_tx_info_raw(ffb_tx *tx, const uint8_t *items, size_t items_len,
         return rc;
     ffb__conn_error_clear(conn);
     uint16_t h;
-    rc = ffb__tx_handle(tx, &h);
+    rc = ffb__tx_handle_wait(tx, &h);
     if (rc < 0)
         return rc;
     ffbp_writer w;
