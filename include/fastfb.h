@@ -952,6 +952,33 @@ FFB_API int ffb_stmt_get_blob_id(const ffb_stmt *stmt, unsigned col,
 
 /* ---- one-shot SQL ---------------------------------------------------------- */
 
+/** What an ffb_value holds. */
+enum ffb_value_type {
+    FFB_VALUE_NULL = 0,
+    FFB_VALUE_INT64,   /* i */
+    FFB_VALUE_NUMERIC, /* i x 10^scale, scale -18..0 (exact decimals) */
+    FFB_VALUE_DOUBLE,  /* d */
+    FFB_VALUE_BOOL,    /* i: 0 or 1 (Firebird 3+ BOOLEAN) */
+    FFB_VALUE_TEXT,    /* p, len: text in the connection character set;
+                          also dates, times and decimals as literals */
+    FFB_VALUE_BYTES    /* p, len: octets */
+};
+
+/**
+ * A parameter given by value, for statements run without a prepare
+ * (ffb_conn_execute_immediate_params()): the server converts it to the
+ * parameter's type as it would a literal (a conversion it refuses is an
+ * FFB_E_SERVER error). Text and bytes are at most 32765 bytes.
+ */
+typedef struct ffb_value {
+    int type;          /* enum ffb_value_type */
+    int scale;         /* FFB_VALUE_NUMERIC */
+    int64_t i;
+    double d;
+    const void *p;
+    size_t len;
+} ffb_value;
+
 /**
  * Execute SQL without parameters or results (DDL, SET statements...).
  * `tx` may be NULL only for SET TRANSACTION and session statements.
@@ -962,6 +989,25 @@ FFB_API int ffb_stmt_get_blob_id(const ffb_stmt *stmt, unsigned col,
  */
 FFB_API int ffb_conn_execute_immediate(ffb_conn *conn, ffb_tx *tx,
                                        const char *sql, size_t len);
+
+/**
+ * Execute SQL with parameters (`?` markers, given by value, in order)
+ * without preparing it: op_exec_immediate2 carries the text and the input
+ * message in one request, so `update or insert ... values (?, ?)` costs
+ * one round trip where a prepared statement costs two the first time.
+ * No result set and no row count come back (use a statement for those).
+ * Like ffb_conn_execute_immediate() without parameters (nparams 0).
+ *
+ * Round trips: 1.
+ * Returns: 0, FFB_E_INVAL (a value the library cannot send, e.g. text over
+ * 32765 bytes), FFB_E_STATE, FFB_E_SERVER (including a value the server
+ * cannot convert to its parameter's type), fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_conn_execute_immediate_params(ffb_conn *conn, ffb_tx *tx,
+                                              const char *sql, size_t len,
+                                              const ffb_value *params,
+                                              size_t nparams);
 
 /* ---- blobs --------------------------------------------------------------- */
 
@@ -1238,7 +1284,11 @@ enum ffb_op {
     FFB_OP_ROLLBACK,
     FFB_OP_COMMIT_RETAINING,
     FFB_OP_ROLLBACK_RETAINING,
-    FFB_OP_EXECUTE_IMMEDIATE
+    FFB_OP_EXECUTE_IMMEDIATE,
+    FFB_OP_PREPARE,
+    FFB_OP_FETCH,
+    FFB_OP_PING,
+    FFB_OP_INFO
 };
 
 /**
@@ -1261,10 +1311,66 @@ FFB_API int ffb_stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb_cb cb,
                                    void *data);
 
 /** Queue a commit / rollback (retaining or not).
-    Round trips: 0. Returns as ffb_stmt_queue_execute(). Since: 0.1 */
+    Round trips: 0. Returns as ffb_stmt_queue_execute(). Since: 0.1
+    (ffb_tx_queue_rollback_retaining: 0.2) */
 FFB_API int ffb_tx_queue_commit(ffb_tx *tx, ffb_cb cb, void *data);
 FFB_API int ffb_tx_queue_rollback(ffb_tx *tx, ffb_cb cb, void *data);
 FFB_API int ffb_tx_queue_commit_retaining(ffb_tx *tx, ffb_cb cb, void *data);
+FFB_API int ffb_tx_queue_rollback_retaining(ffb_tx *tx, ffb_cb cb,
+                                            void *data);
+
+/**
+ * Queue a prepare (the twin of ffb_stmt_prepare(): the allocation, the
+ * prepare and, for a describe too long for one answer, its continuation,
+ * each step queued by the answer to the one before). The result
+ * (FFB_OP_PREPARE) arrives when the statement is described; executions
+ * queued behind it wait in the library until then and go out with the
+ * next write, so prepare + execute queued together cost 2 round trips.
+ * With Firebird 3 and a transaction whose start has not been answered, the
+ * prepare itself waits for that answer.
+ * Round trips: 0 (queues only).
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE, FFB_E_NOMEM. Since: 0.2
+ */
+FFB_API int ffb_stmt_queue_prepare(ffb_stmt *stmt, ffb_tx *tx,
+                                   const char *sql, size_t len, ffb_cb cb,
+                                   void *data);
+
+/**
+ * More rows of an open cursor without waiting: when ffb_stmt_fetch() would
+ * answer at once (rows are buffered, or the cursor ended), returns 1 and
+ * queues nothing; otherwise queues the next fetch (or joins the one in
+ * flight) and returns 0: the result (FFB_OP_FETCH) arrives when rows, the
+ * end or an error did, and ffb_stmt_fetch() then answers without waiting.
+ * The first rows of an execution come with its own result: before that,
+ * FFB_E_STATE.
+ * Round trips: 0 (queues only).
+ * Returns: 1, 0, FFB_E_INVAL, FFB_E_STATE, fatal codes. Since: 0.2
+ */
+FFB_API int ffb_stmt_queue_fetch(ffb_stmt *stmt, ffb_cb cb, void *data);
+
+/**
+ * Queue twins of ffb_conn_ping(), ffb_conn_info_raw(), ffb_tx_info_raw()
+ * and ffb_conn_execute_immediate_params(). An info answer is copied to
+ * `out` (which must stay valid until the result arrives);
+ * ffb_result_length() says how many bytes. A request that names a
+ * transaction whose start is not answered yet, behind other allocations,
+ * waits in the library for that answer.
+ * Round trips: 0 (queues only).
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE, FFB_E_UNSUPPORTED (ping below
+ * protocol 13), FFB_E_NOMEM. Since: 0.2
+ */
+FFB_API int ffb_conn_queue_ping(ffb_conn *conn, ffb_cb cb, void *data);
+FFB_API int ffb_conn_queue_info(ffb_conn *conn, const uint8_t *items,
+                                size_t items_len, uint8_t *out,
+                                size_t out_size, ffb_cb cb, void *data);
+FFB_API int ffb_tx_queue_info(ffb_tx *tx, const uint8_t *items,
+                              size_t items_len, uint8_t *out, size_t out_size,
+                              ffb_cb cb, void *data);
+FFB_API int ffb_conn_queue_execute_immediate(ffb_conn *conn, ffb_tx *tx,
+                                             const char *sql, size_t len,
+                                             const ffb_value *params,
+                                             size_t nparams, ffb_cb cb,
+                                             void *data);
 
 /**
  * Write everything queued. Blocking I/O: returns when written. External
@@ -1297,11 +1403,14 @@ FFB_API const ffb_error *ffb_result_error(const ffb_result *res);
 FFB_API int ffb_result_op(const ffb_result *res);
 /** The `data` given when queueing. Since: 0.1 */
 FFB_API void *ffb_result_data(const ffb_result *res);
-/** The statement of an FFB_OP_EXECUTE result, else NULL. Since: 0.1 */
+/** The statement of an FFB_OP_EXECUTE, FFB_OP_PREPARE or FFB_OP_FETCH
+    result, else NULL. Since: 0.1 */
 FFB_API ffb_stmt *ffb_result_stmt(const ffb_result *res);
 /** Rows changed by this execution of a DML statement, -1 if unknown.
     Since: 0.1 */
 FFB_API int64_t ffb_result_rows_affected(const ffb_result *res);
+/** Bytes of an FFB_OP_INFO answer copied to its buffer. Since: 0.2 */
+FFB_API size_t ffb_result_length(const ffb_result *res);
 
 /* ---- bring your own I/O (opts.io = FFB_IO_EXTERNAL) --------------------- */
 

@@ -441,6 +441,7 @@ void ffb__engine_hold(ffb_conn *conn, ffb__held *h) {
 static void held_free(ffb_conn *conn, ffb__held *h) {
     ffbp_writer_free(&h->blr);
     ffbp_writer_free(&h->msg);
+    ffbp_writer_free(&h->text);
     ffb__free(conn->alloc, h->sql);
     ffb__free(conn->alloc, h);
 }

@@ -202,6 +202,9 @@ struct ffb__held {
     ffbp_writer blr, msg;
     char *sql;           /* PREPARE: the text */
     size_t sql_len;
+    ffbp_writer text;    /* SIMPLE: items or SQL */
+    uint32_t out_size;   /* SIMPLE: answer buffer size asked for */
+    struct ffb__simple *simple;
 };
 
 /* Hold `h` (allocated with ffb__malloc; the engine frees it). */
@@ -210,6 +213,10 @@ void ffb__engine_hold(ffb_conn *conn, ffb__held *h);
 void ffb__engine_release(ffb_conn *conn);
 /* Drop every held request (teardown, close, broken). */
 void ffb__engine_drop_held(ffb_conn *conn, int rc);
+/* Values given without a describe as an input BLR and message
+   (lib/values.c). */
+int ffb__values_input(ffb_conn *conn, const ffb_value *v, size_t n,
+                      ffbp_writer *blr, ffbp_writer *msg);
 /* Complete a sync with a library-side failure `rc` (conn->err holds the
    error): its own error object gets a copy. */
 void ffb__sync_fail(ffb_conn *conn, ffb__sync *sync, int rc);
@@ -650,6 +657,48 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
 int ffb__stmt_queue_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
                             size_t len, ffb__sync *sync);
 
+/* ---- simple requests (lib/conn.c) --------------------------------------- */
+
+/* A request answered by one op_response (op_exec_immediate2: an
+   op_sql_response first): ping, info, execute immediate, detach. `sync`
+   completes with it; the answer's data is copied to `data`. It lives on
+   a blocking call's stack or in a queued result. */
+enum { FFB__SIMPLE_PLAIN = 0, FFB__SIMPLE_IMMEDIATE, FFB__SIMPLE_IMMEDIATE2 };
+typedef struct ffb__simple {
+    ffb__sync *sync;
+    int kind;
+    int sql_seen;       /* IMMEDIATE2: its op_sql_response came */
+    uint16_t object;
+    uint8_t *data;
+    size_t data_size;
+    size_t data_len;
+    int allow_drdb; /* treat isc_drdb_completed_with_errs as success */
+} ffb__simple;
+
+/* Queue `w` (freed) answered into `s`. */
+int ffb__queue_simple(ffb_conn *conn, ffbp_writer *w, int32_t op,
+                      ffb__simple *s);
+/* Queue a request that names a transaction (tx NULL: 0): op_info_
+   transaction (`a` = items, `b` unused) or execute immediate (`a` = the
+   SQL, `b`/`c` = input BLR and message, empty without parameters); held
+   until the transaction's handle is known. The writers are taken. */
+int ffb__queue_simple_tx(ffb_conn *conn, ffb_tx *tx, int32_t op,
+                         ffbp_writer *a, ffbp_writer *b, ffbp_writer *c,
+                         uint32_t out_size, ffb__simple *s);
+
+/* Execute immediate, with parameters given by value (none: op_exec_
+   immediate). */
+int ffb__queue_immediate(ffb_conn *conn, ffb_tx *tx, const char *sql,
+                         size_t len, const ffb_value *params, size_t n,
+                         ffb__simple *s);
+/* op_info_transaction into s->data. */
+int ffb__tx_queue_info(ffb_tx *tx, const uint8_t *items, size_t items_len,
+                       size_t out_size, ffb__simple *s);
+/* op_ping / op_info_database. */
+int ffb__queue_ping(ffb_conn *conn, ffb__simple *s);
+int ffb__queue_db_info(ffb_conn *conn, const uint8_t *items, size_t items_len,
+                       size_t out_size, ffb__simple *s);
+
 /* ---- pipelined results (lib/pipeline.c) ------------------------------------ */
 
 struct ffb_result {
@@ -661,6 +710,7 @@ struct ffb_result {
     ffb_stmt *stmt;      /* referenced while queued */
     ffb_tx *tx;
     int64_t rows;
+    ffb__simple simple;  /* the answer of a simple request */
     struct ffb_result *next;
 };
 
@@ -682,6 +732,9 @@ int ffb__stmt_build_input(ffb_stmt *stmt, ffbp_writer *blr, ffbp_writer *msg);
 
 /* Statement and transaction requests, queued without waiting. */
 int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync);
+/* More rows: 1 when ffb_stmt_fetch() can answer now (nothing queued), 0
+   when `sync` completes once rows (or the end) arrive. */
+int ffb__stmt_queue_fetch(ffb_stmt *stmt, ffb__sync *sync);
 int ffb__tx_queue_end(ffb_tx *tx, int op, ffb__sync *sync);
 
 /* ---- engine (lib/engine.c) ---------------------------------------------- */
@@ -753,22 +806,5 @@ int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts);
 void ffb__hs_wipe(ffb_conn *conn);
 /* Handle a packet received during the handshake. */
 int ffb__hs_packet(ffb_conn *conn, const ffbp_packet *pkt);
-
-/* ---- simple requests (lib/conn.c) --------------------------------------- */
-
-/* A request whose answer is a plain op_response; copies the data into
-   `data`/`data_size`. Blocking. */
-typedef struct ffb__simple {
-    int done;
-    int rc;
-    uint16_t object;
-    uint8_t *data;
-    size_t data_size;
-    size_t data_len;
-    int allow_drdb; /* treat isc_drdb_completed_with_errs as success */
-} ffb__simple;
-
-int ffb__simple_reply(ffb_conn *conn, const ffbp_packet *pkt,
-                      ffb__pending *p);
 
 #endif

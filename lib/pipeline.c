@@ -208,34 +208,143 @@ int64_t ffb_result_rows_affected(const ffb_result *res) {
 
 /* ---- queue functions -------------------------------------------------------------- */
 
+/* A result for a request about to be queued; the statement and the
+   transaction are referenced while it is. */
+static struct ffb_result *result_for(ffb_conn *conn, int op, ffb_cb cb,
+                                     void *data, ffb_stmt *stmt, ffb_tx *tx) {
+    ffb__conn_error_clear(conn);
+    struct ffb_result *r = ffb__result_new(conn, op, cb, data);
+    if (!r)
+        return NULL;
+    if (stmt) {
+        r->stmt = stmt;
+        stmt->refs++;
+    }
+    if (tx) {
+        r->tx = tx;
+        tx->refs++;
+    }
+    return r;
+}
+
+/* The queueing call returned rc: a result nobody will complete goes. */
+static int queued(ffb_conn *conn, struct ffb_result *r, int rc) {
+    if (rc != 0 && !r->sync.done)
+        ffb__result_drop(conn, r);
+    return rc;
+}
+
 int ffb_stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb_cb cb, void *data) {
     if (!stmt)
         return FFB_E_INVAL;
     ffb_conn *conn = stmt->conn;
-    struct ffb_result *r = ffb__result_new(conn, FFB_OP_EXECUTE, cb, data);
+    struct ffb_result *r =
+        result_for(conn, FFB_OP_EXECUTE, cb, data, stmt, NULL);
     if (!r)
         return FFB_E_NOMEM;
-    r->stmt = stmt;
-    stmt->refs++;
-    int rc = ffb__stmt_queue_execute(stmt, tx, &r->sync);
-    if (rc < 0 && !r->sync.done)
-        ffb__result_drop(conn, r);
-    return rc;
+    return queued(conn, r, ffb__stmt_queue_execute(stmt, tx, &r->sync));
+}
+
+int ffb_stmt_queue_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
+                           size_t len, ffb_cb cb, void *data) {
+    if (!stmt || !sql)
+        return FFB_E_INVAL;
+    ffb_conn *conn = stmt->conn;
+    struct ffb_result *r =
+        result_for(conn, FFB_OP_PREPARE, cb, data, stmt, NULL);
+    if (!r)
+        return FFB_E_NOMEM;
+    return queued(conn, r,
+                  ffb__stmt_queue_prepare(stmt, tx, sql, len, &r->sync));
+}
+
+int ffb_stmt_queue_fetch(ffb_stmt *stmt, ffb_cb cb, void *data) {
+    if (!stmt)
+        return FFB_E_INVAL;
+    ffb_conn *conn = stmt->conn;
+    struct ffb_result *r = result_for(conn, FFB_OP_FETCH, cb, data, stmt, NULL);
+    if (!r)
+        return FFB_E_NOMEM;
+    return queued(conn, r, ffb__stmt_queue_fetch(stmt, &r->sync));
+}
+
+int ffb_conn_queue_ping(ffb_conn *conn, ffb_cb cb, void *data) {
+    if (!conn)
+        return FFB_E_INVAL;
+    struct ffb_result *r = result_for(conn, FFB_OP_PING, cb, data, NULL, NULL);
+    if (!r)
+        return FFB_E_NOMEM;
+    r->simple.sync = &r->sync;
+    return queued(conn, r, ffb__queue_ping(conn, &r->simple));
+}
+
+int ffb_conn_queue_info(ffb_conn *conn, const uint8_t *items,
+                        size_t items_len, uint8_t *out, size_t out_size,
+                        ffb_cb cb, void *data) {
+    if (!conn || (!out && out_size))
+        return FFB_E_INVAL;
+    struct ffb_result *r = result_for(conn, FFB_OP_INFO, cb, data, NULL, NULL);
+    if (!r)
+        return FFB_E_NOMEM;
+    r->simple.sync = &r->sync;
+    r->simple.data = out;
+    r->simple.data_size = out_size;
+    return queued(conn, r,
+                  ffb__queue_db_info(conn, items, items_len, out_size,
+                                     &r->simple));
+}
+
+int ffb_tx_queue_info(ffb_tx *tx, const uint8_t *items, size_t items_len,
+                      uint8_t *out, size_t out_size, ffb_cb cb, void *data) {
+    if (!tx || (!items && items_len) || (!out && out_size) ||
+        items_len > 65535 || out_size > 0x7FFFFFFF)
+        return FFB_E_INVAL;
+    ffb_conn *conn = tx->conn;
+    int rc = ffb__need_ready(conn);
+    if (rc < 0)
+        return rc;
+    struct ffb_result *r = result_for(conn, FFB_OP_INFO, cb, data, NULL, tx);
+    if (!r)
+        return FFB_E_NOMEM;
+    r->simple.sync = &r->sync;
+    r->simple.data = out;
+    r->simple.data_size = out_size;
+    return queued(conn, r,
+                  ffb__tx_queue_info(tx, items, items_len, out_size,
+                                     &r->simple));
+}
+
+int ffb_conn_queue_execute_immediate(ffb_conn *conn, ffb_tx *tx,
+                                     const char *sql, size_t len,
+                                     const ffb_value *params, size_t n,
+                                     ffb_cb cb, void *data) {
+    if (!conn || !sql)
+        return FFB_E_INVAL;
+    struct ffb_result *r =
+        result_for(conn, FFB_OP_EXECUTE_IMMEDIATE, cb, data, NULL, tx);
+    if (!r)
+        return FFB_E_NOMEM;
+    r->simple.sync = &r->sync;
+    return queued(conn, r,
+                  ffb__queue_immediate(conn, tx, sql, len, params, n,
+                                       &r->simple));
+}
+
+size_t ffb_result_length(const ffb_result *res) {
+    return res ? res->simple.data_len : 0;
 }
 
 static int queue_end(ffb_tx *tx, int op, int kind, ffb_cb cb, void *data) {
     if (!tx)
         return FFB_E_INVAL;
     ffb_conn *conn = tx->conn;
-    struct ffb_result *r = ffb__result_new(conn, kind, cb, data);
+    if (conn->state == FFB__ST_READY && tx->state == FFB__TX_ENDED)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the transaction has already ended");
+    struct ffb_result *r = result_for(conn, kind, cb, data, NULL, tx);
     if (!r)
         return FFB_E_NOMEM;
-    r->tx = tx;
-    tx->refs++;
-    int rc = ffb__tx_queue_end(tx, op, &r->sync);
-    if (rc < 0 && !r->sync.done)
-        ffb__result_drop(conn, r);
-    return rc;
+    return queued(conn, r, ffb__tx_queue_end(tx, op, &r->sync));
 }
 
 int ffb_tx_queue_commit(ffb_tx *tx, ffb_cb cb, void *data) {
@@ -249,4 +358,9 @@ int ffb_tx_queue_rollback(ffb_tx *tx, ffb_cb cb, void *data) {
 int ffb_tx_queue_commit_retaining(ffb_tx *tx, ffb_cb cb, void *data) {
     return queue_end(tx, FFBP_OP_COMMIT_RETAINING, FFB_OP_COMMIT_RETAINING,
                      cb, data);
+}
+
+int ffb_tx_queue_rollback_retaining(ffb_tx *tx, ffb_cb cb, void *data) {
+    return queue_end(tx, FFBP_OP_ROLLBACK_RETAINING,
+                     FFB_OP_ROLLBACK_RETAINING, cb, data);
 }

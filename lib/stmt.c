@@ -2025,15 +2025,21 @@ int ffb_stmt_execute(ffb_stmt *stmt, ffb_tx *tx) {
 
 /* ---- fetch ---------------------------------------------------------------------------- */
 
-/* Send the next fetches without waiting for them. */
-static int refill(ffb_stmt *stmt) {
+/* Queue the next fetches, more and larger ones as the cursor goes on;
+   `sync` (may be NULL) completes with the last. */
+static int queue_refill(ffb_stmt *stmt, ffb__sync *sync) {
     if (stmt->fetch_depth < FETCH_DEPTH_MAX && stmt->rows_seen > 0)
         stmt->fetch_depth = stmt->fetch_depth ? stmt->fetch_depth * 2 : 1;
     if (stmt->fetch_count < FETCH_MAX)
         stmt->fetch_count = stmt->fetch_count * 4 > FETCH_MAX
                                 ? FETCH_MAX
                                 : (uint16_t)(stmt->fetch_count * 4);
-    int rc = queue_fetches(stmt, stmt->fetch_depth, stmt->fetch_count, NULL);
+    return queue_fetches(stmt, stmt->fetch_depth, stmt->fetch_count, sync);
+}
+
+/* Send the next fetches without waiting for them. */
+static int refill(ffb_stmt *stmt) {
+    int rc = queue_refill(stmt, NULL);
     if (rc < 0)
         return rc;
     /* Hand the fetches to the transport now: read-ahead. */
@@ -2101,6 +2107,37 @@ int ffb_stmt_fetch(ffb_stmt *stmt) {
         if ((rc = ffb__run(conn, rows_ready, stmt)) < 0)
             return rc;
     }
+}
+
+int ffb__stmt_queue_fetch(ffb_stmt *stmt, ffb__sync *sync) {
+    ffb_conn *conn = stmt->conn;
+    if (stmt->exec_held || stmt->exec_inflight)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the statement's execution has not been "
+                              "answered yet: its result says when the first "
+                              "rows are there");
+    if (stmt->cur < stmt->nrows || stmt->singleton || stmt->fetch_error ||
+        (!stmt->fetches_inflight && (stmt->eof || !stmt->cursor_open)))
+        return 1; /* ffb_stmt_fetch() answers without waiting */
+    int rc = ffb__need_ready(conn);
+    if (rc < 0)
+        return rc;
+    if (stmt->fetches_inflight) {
+        /* Rows are on their way: the last fetch in flight completes it,
+           unless somebody waits on that one already. */
+        for (size_t i = conn->fifo_len; i-- > 0;) {
+            ffb__pending *p =
+                &conn->fifo[(conn->fifo_head + i) % conn->fifo_cap];
+            if (p->op == FFBP_OP_FETCH && p->ctx == stmt) {
+                if (p->sync)
+                    break;
+                p->sync = sync;
+                p->completes = 1;
+                return 0;
+            }
+        }
+    }
+    return queue_refill(stmt, sync);
 }
 
 int ffb_stmt_set_fetch_size(ffb_stmt *stmt, int rows) {
@@ -2246,38 +2283,3 @@ int ffb_stmt_plan(ffb_stmt *stmt, int explain, const char **out) {
     return rc;
 }
 
-/* ---- execute immediate --------------------------------------------------------------- */
-
-int ffb_conn_execute_immediate(ffb_conn *conn, ffb_tx *tx, const char *sql,
-                               size_t len) {
-    if (!conn || !sql)
-        return FFB_E_INVAL;
-    int rc = ffb__need_ready(conn);
-    if (rc < 0)
-        return rc;
-    if (len == (size_t)-1)
-        len = strlen(sql);
-    if (len == 0 || len > 10 * 1024 * 1024)
-        return ffb__error_set(&conn->err, FFB_E_INVAL,
-                              "SQL text must be 1 byte to 10 MiB long");
-    if ((rc = ffb__need_blocking(conn)) < 0)
-        return rc;
-    ffb__conn_error_clear(conn);
-    uint16_t txh = 0;
-    if (tx && (rc = ffb__tx_handle_wait(tx, &txh)) < 0)
-        return rc;
-    ffbp_writer w;
-    ffbp_writer_init(&w, conn->alloc);
-    ffbp_put_exec_immediate(&w, txh, (uint16_t)conn->dialect, sql, len,
-                            conn->protocol);
-    if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
-        return rc;
-    ffb__simple s = {0};
-    if (!ffb__engine_expect(conn, FFBP_OP_EXEC_IMMEDIATE, ffb__simple_reply,
-                            &s))
-        return ffb__engine_fail(conn, FFB_E_NOMEM);
-    rc = ffb__wait(conn, &s.done);
-    if (rc == 0 && s.rc == 0)
-        ffb__cache_invalidate(conn); /* it may have been DDL */
-    return rc < 0 ? rc : s.rc;
-}

@@ -407,30 +407,38 @@ int ffb_tx_info_raw(ffb_tx *tx, const uint8_t *items, size_t items_len,
     if (rc < 0)
         return rc;
     ffb__conn_error_clear(conn);
-    uint16_t h;
-    rc = ffb__tx_handle_wait(tx, &h);
-    if (rc < 0)
-        return rc;
-    ffbp_writer w;
-    ffbp_writer_init(&w, conn->alloc);
-    ffbp_put_info(&w, FFBP_OP_INFO_TRANSACTION, h, 0, items, items_len,
-                  (uint32_t)out_size);
-    rc = ffb__engine_queue(conn, &w, 1);
-    ffbp_writer_free(&w);
-    if (rc < 0)
-        return ffb__engine_fail(conn, rc);
+    ffb__sync sync = {0};
     ffb__simple s = {0};
+    s.sync = &sync;
     s.data = out;
     s.data_size = out_size;
-    if (!ffb__engine_expect(conn, FFBP_OP_INFO_TRANSACTION, ffb__simple_reply,
-                            &s))
-        return ffb__engine_fail(conn, FFB_E_NOMEM);
-    rc = ffb__wait(conn, &s.done);
+    if ((rc = ffb__tx_queue_info(tx, items, items_len, out_size, &s)) < 0)
+        return rc;
+    rc = ffb__wait(conn, &sync.done);
     if (rc < 0)
         return rc;
     if (out_len)
         *out_len = s.data_len;
-    return s.rc;
+    return sync.rc;
+}
+
+int ffb__tx_queue_info(ffb_tx *tx, const uint8_t *items, size_t items_len,
+                       size_t out_size, ffb__simple *s) {
+    ffb_conn *conn = tx->conn;
+    if (tx->state == FFB__TX_ENDED)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the transaction has ended");
+    ffbp_writer a, b, c;
+    ffbp_writer_init(&a, conn->alloc);
+    ffbp_writer_init(&b, conn->alloc);
+    ffbp_writer_init(&c, conn->alloc);
+    ffbp_put_raw(&a, items, items_len);
+    if (a.failed) {
+        ffbp_writer_free(&a);
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
+    }
+    return ffb__queue_simple_tx(conn, tx, FFBP_OP_INFO_TRANSACTION, &a, &b, &c,
+                                (uint32_t)out_size, s);
 }
 
 int ffb_tx_id(ffb_tx *tx, int64_t *out) {

@@ -1124,3 +1124,102 @@ int ffb_stmt_get_blob_id(const ffb_stmt *stmt, unsigned col, uint8_t out[8]) {
     memcpy(out, p, 8);
     return 0;
 }
+
+/* ---- parameters without a describe (execute immediate) ------------------------- */
+
+int ffb__values_input(ffb_conn *conn, const ffb_value *v, size_t n,
+                      ffbp_writer *blr, ffbp_writer *msg) {
+    if (n == 0)
+        return 0;
+    if (n > 32767)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "at most 32767 parameters (%zu given)", n);
+    ffbp_item *items = ffb__malloc(conn->alloc, n * sizeof(*items));
+    if (!items)
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        ffbp_item it = {FFBP_BLR_LONG, 0, 0, 0, 0};
+        switch (v[i].type) {
+        case FFB_VALUE_NULL:
+            break;
+        case FFB_VALUE_INT64:
+            it.blr = FFBP_BLR_INT64;
+            break;
+        case FFB_VALUE_NUMERIC:
+            if (v[i].scale > 0 || v[i].scale < -18) {
+                ffb__free(conn->alloc, items);
+                return ffb__error_set(&conn->err, FFB_E_INVAL,
+                                      "parameter %zu: scale %d is not in "
+                                      "-18..0",
+                                      i + 1, v[i].scale);
+            }
+            it.blr = FFBP_BLR_INT64;
+            it.scale = (int8_t)v[i].scale;
+            break;
+        case FFB_VALUE_DOUBLE:
+            it.blr = FFBP_BLR_DOUBLE;
+            break;
+        case FFB_VALUE_BOOL:
+            it.blr = FFBP_BLR_BOOL;
+            break;
+        case FFB_VALUE_TEXT:
+        case FFB_VALUE_BYTES:
+            if ((!v[i].p && v[i].len) || v[i].len > 32765) {
+                ffb__free(conn->alloc, items);
+                return ffb__error_set(&conn->err, FFB_E_INVAL,
+                                      "parameter %zu: text of %zu bytes "
+                                      "(at most 32765, and not NULL)",
+                                      i + 1, v[i].len);
+            }
+            /* blr_varying is text in the connection character set;
+               bytes are OCTETS. */
+            it.blr = v[i].type == FFB_VALUE_TEXT ? FFBP_BLR_VARYING
+                                                 : FFBP_BLR_VARYING2;
+            it.texttype = v[i].type == FFB_VALUE_BYTES ? 1 : 0;
+            it.length = (uint16_t)(v[i].len ? v[i].len : 1);
+            break;
+        default:
+            ffb__free(conn->alloc, items);
+            return ffb__error_set(&conn->err, FFB_E_INVAL,
+                                  "parameter %zu: unknown value type %d",
+                                  i + 1, v[i].type);
+        }
+        items[i] = it;
+    }
+    int rc = ffbp_put_blr(blr, items, n);
+    ffb__free(conn->alloc, items);
+    if (rc != FFBP_OK)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "cannot build the parameter BLR");
+    size_t bm = ffbp_msg_begin(msg, n);
+    for (size_t i = 0; i < n; i++) {
+        uint8_t b[8];
+        switch (v[i].type) {
+        case FFB_VALUE_NULL:
+            ffbp_msg_set_null(msg, bm, i); /* and no value follows */
+            break;
+        case FFB_VALUE_INT64:
+        case FFB_VALUE_NUMERIC:
+            ffbp_put_i64(msg, v[i].i);
+            break;
+        case FFB_VALUE_DOUBLE: {
+            uint64_t bits;
+            memcpy(&bits, &v[i].d, 8);
+            be64(b, bits);
+            ffbp_put_opaque(msg, b, 8);
+            break;
+        }
+        case FFB_VALUE_BOOL:
+            b[0] = v[i].i ? 1 : 0;
+            ffbp_put_opaque(msg, b, 1);
+            break;
+        default: /* TEXT, BYTES */
+            ffbp_put_u32(msg, (uint32_t)v[i].len);
+            ffbp_put_opaque(msg, v[i].p, v[i].len);
+            break;
+        }
+    }
+    if (blr->failed || msg->failed)
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
+    return 0;
+}

@@ -90,6 +90,37 @@ void ffbp_put_exec_immediate(ffbp_writer *w, uint16_t tx, uint16_t dialect,
         ffbp_put_i16(w, 0);
 }
 
+/*
+ * op_exec_immediate2 (4.6) with an input message and no output: cstring
+ * in-BLR, short message number (0), short messages (0/1), the message,
+ * cstring out-BLR (empty), short out message number (0), [>= 19] int32
+ * inline blob size (0), then the fields of op_exec_immediate.
+ */
+void ffbp_put_exec_immediate2(ffbp_writer *w, uint16_t tx, uint16_t dialect,
+                              const char *sql, size_t sql_len,
+                              const uint8_t *in_blr, size_t in_blr_len,
+                              const uint8_t *in_msg, size_t in_msg_len,
+                              int protocol) {
+    ffbp_put_i32(w, FFBP_OP_EXEC_IMMEDIATE2);
+    ffbp_put_cstring(w, in_blr, in_blr_len);
+    ffbp_put_i16(w, 0);
+    ffbp_put_i16(w, in_msg ? 1 : 0);
+    if (in_msg)
+        ffbp_put_opaque(w, in_msg, in_msg_len);
+    ffbp_put_cstring(w, NULL, 0);
+    ffbp_put_i16(w, 0);
+    if (protocol >= 19)
+        ffbp_put_u32(w, 0);
+    ffbp_put_i16(w, tx);
+    ffbp_put_i16(w, 0);
+    ffbp_put_i16(w, dialect);
+    ffbp_put_cstring(w, sql, sql_len);
+    ffbp_put_cstring(w, NULL, 0);
+    ffbp_put_u32(w, 0);
+    if (protocol >= 20)
+        ffbp_put_i16(w, 0);
+}
+
 /* op_fetch (5.1): short statement, cstring out-BLR, short message number
    (0), short row count. */
 void ffbp_put_fetch(ffbp_writer *w, uint16_t stmt, const uint8_t *blr,

@@ -164,6 +164,13 @@ typedef struct ffbp_execute {
 
 void ffbp_put_execute(ffbp_writer *w, const ffbp_execute *e, int protocol);
 
+/* op_exec_immediate2 with an input message, no output (answered by
+   op_sql_response with no row, then op_response) */
+void ffbp_put_exec_immediate2(ffbp_writer *w, uint16_t tx, uint16_t dialect,
+                              const char *sql, size_t sql_len,
+                              const uint8_t *in_blr, size_t in_blr_len,
+                              const uint8_t *in_msg, size_t in_msg_len,
+                              int protocol);
 /* op_exec_immediate (no messages) */
 void ffbp_put_exec_immediate(ffbp_writer *w, uint16_t tx, uint16_t dialect,
                              const char *sql, size_t sql_len, int protocol);

@@ -227,7 +227,8 @@ static void test_protocol_12_legacy_login(void **state) {
     assert_int_equal(ffb_conn_step(c), 1);
     assert_int_equal(ffb_conn_protocol(c), 12);
     assert_string_equal(ffb_conn_wire_crypt(c), "");
-    assert_int_equal(ffb_conn_ping(c), FFB_E_UNSUPPORTED);
+    assert_int_equal(ffb_conn_queue_ping(c, NULL, NULL), FFB_E_UNSUPPORTED);
+    assert_int_equal(ffb_conn_pending(c), 0);
     ffb_conn_free(c);
 }
 
