@@ -1,0 +1,337 @@
+/*
+ * The whole request path with the application's own I/O (FFB_IO_EXTERNAL)
+ * against real servers: the test owns the socket and drives the
+ * connection through the byte pump (tests/support/extio.c), operation by
+ * operation through the queue API, with the round-trip budgets of the
+ * blocking API. Where a budget depends on the server it is measured the
+ * blocking way on the same server in the same test and must be equal.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "include/fastfb.h"
+#include "tests/support/extio.h"
+#include "tests/support/it.h"
+
+typedef it_target target;
+
+static void options(const target *t, ffb_conn_options *o, int io) {
+    *o = (ffb_conn_options)FFB_CONN_OPTIONS_INIT;
+    o->dsn = t->dsn;
+    o->password = "masterkey";
+    o->compress = t->compress;
+    o->io = io;
+    o->io_timeout_ms = 60000;
+    o->connect_timeout_ms = 60000;
+}
+
+static ffb_conn *blocking_conn(const target *t) {
+    ffb_conn_options o;
+    options(t, &o, FFB_IO_BLOCKING);
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    OK(c, ffb_conn_connect(c));
+    return c;
+}
+
+static ffb_conn *external_conn(const target *t, extio *x) {
+    ffb_conn_options o;
+    options(t, &o, FFB_IO_EXTERNAL);
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(extio_open(x, c, t->dsn), 0);
+    int rc = extio_connect(x);
+    if (rc != 1)
+        fail_msg("external connect: %d %s", rc,
+                 ffb_error_message(ffb_conn_error(c)));
+    return c;
+}
+
+static void done_conn(ffb_conn *c, extio *x) {
+    extio_close(x);
+    ffb_conn_free(c);
+}
+
+/* The next result, which must have succeeded; its op is returned. */
+static int next_ok(extio *x, int op) {
+    const ffb_result *res;
+    int rc = extio_next(x, &res);
+    if (rc != 1)
+        fail_msg("no result: %d %s", rc,
+                 ffb_error_message(ffb_conn_error(x->conn)));
+    if (ffb_result_status(res) != 0)
+        fail_msg("result of op %d failed: %s", ffb_result_op(res),
+                 ffb_error_message(ffb_result_error(res)));
+    assert_int_equal(ffb_result_op(res), op);
+    return ffb_result_op(res);
+}
+
+static int setup_target(void **state) {
+    target *t = *state;
+    ffb_conn *c = blocking_conn(t);
+    it_exec(c, "recreate table %s (id integer primary key, v varchar(40))",
+            t->table);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+    return 0;
+}
+
+static int teardown_target(void **state) {
+    target *t = *state;
+    ffb_conn *c = blocking_conn(t);
+    it_exec(c, "drop table %s", t->table);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+    return 0;
+}
+
+/* The connect costs what the blocking connect costs on this server. */
+static void test_connect(void **state) {
+    target *t = *state;
+    ffb_conn *b = blocking_conn(t);
+    uint64_t want = it_rts(b);
+    OK(b, ffb_conn_close(b));
+    ffb_conn_free(b);
+    extio x;
+    ffb_conn *c = external_conn(t, &x);
+    assert_int_equal(ffb_conn_is_attached(c), 1);
+    printf("# %s: connect in %llu round trips (blocking: %llu)\n", t->name,
+           (unsigned long long)it_rts(c), (unsigned long long)want);
+    assert_int_equal(it_rts(c), want);
+    assert_int_equal(ffb_conn_deadline(c), -1); /* nothing owed */
+    done_conn(c, &x);
+}
+
+/* 2500 rows, 1..2500 (a recursion that deep would exceed the server's
+   limit of 1024 levels: two of 50, crossed). */
+static const char *const SELECT_2500 =
+    "with recursive r(n) as (select 1 from rdb$database union all "
+    "select n + 1 from r where n < 50) select (a.n - 1) * 50 + b.n, "
+    "'row ' || ((a.n - 1) * 50 + b.n) from r a cross join r b";
+
+/* Prepare, execute and every row through the queue. Firebird 4 takes
+   the start, the allocation and the prepare in one write (1 round trip);
+   Firebird 3 refuses to prepare in a transaction it has not answered, so
+   the prepare waits for the start's answer (2), as the blocking prepare
+   does. The execution brings the first rows (1); the rest come as the
+   blocking fetch would get them. */
+static void test_prepare_execute_fetch(void **state) {
+    target *t = *state;
+    /* The blocking budget for the rows, on this server. */
+    ffb_conn *b = blocking_conn(t);
+    ffb_tx *btx;
+    OK(b, ffb_tx_begin(b, &btx, NULL));
+    ffb_stmt *bs;
+    OK(b, ffb_stmt_new(b, &bs));
+    uint64_t r0 = it_rts(b);
+    OK(b, ffb_stmt_prepare(bs, btx, SELECT_2500, (size_t)-1));
+    uint64_t want_prepare = it_rts(b) - r0;
+    r0 = it_rts(b);
+    OK(b, ffb_stmt_execute(bs, btx));
+    int brc;
+    while ((brc = ffb_stmt_fetch(bs)) == 1)
+        ;
+    OK(b, brc);
+    uint64_t want_rows = it_rts(b) - r0;
+    ffb_stmt_free(bs);
+    OK(b, ffb_tx_rollback(btx));
+    ffb_tx_free(btx);
+    OK(b, ffb_conn_close(b));
+    ffb_conn_free(b);
+    assert_int_equal(want_prepare, t->version >= 4 ? 1 : 2);
+
+    extio x;
+    ffb_conn *c = external_conn(t, &x);
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    ffb_stmt *s;
+    OK(c, ffb_stmt_new(c, &s));
+    r0 = it_rts(c);
+    OK(c, ffb_stmt_queue_prepare(s, tx, SELECT_2500, (size_t)-1, NULL, NULL));
+    next_ok(&x, FFB_OP_PREPARE);
+    assert_int_equal(it_rts(c) - r0, want_prepare);
+    assert_int_equal(ffb_stmt_column_count(s), 2);
+    assert_int_equal(ffb_stmt_has_cursor(s), 1);
+
+    r0 = it_rts(c);
+    OK(c, ffb_stmt_queue_execute(s, tx, NULL, NULL));
+    next_ok(&x, FFB_OP_EXECUTE);
+    int64_t n = 0, sum = 0;
+    int rc;
+    while ((rc = extio_fetch(&x, s)) == 1) {
+        int64_t v;
+        OK(c, ffb_stmt_get_int64(s, 0, &v));
+        const char *text;
+        size_t len;
+        OK(c, ffb_stmt_get_text(s, 1, &text, &len));
+        char want[32];
+        snprintf(want, sizeof(want), "row %lld", (long long)v);
+        assert_int_equal(len, strlen(want));
+        assert_memory_equal(text, want, len);
+        n++;
+        sum += v;
+    }
+    if (rc != 0)
+        fail_msg("fetch after %lld rows: %d %s", (long long)n, rc,
+                 ffb_error_message(ffb_conn_error(c)));
+    assert_int_equal(n, 2500);
+    assert_int_equal(sum, 2500 * 2501 / 2);
+    printf("# %s: prepare %llu, 2500 rows %llu round trips (blocking %llu)\n",
+           t->name, (unsigned long long)want_prepare,
+           (unsigned long long)(it_rts(c) - r0),
+           (unsigned long long)want_rows);
+    assert_int_equal(it_rts(c) - r0, want_rows);
+    ffb_stmt_free(s);
+    OK(c, ffb_tx_queue_rollback(tx, NULL, NULL));
+    next_ok(&x, FFB_OP_ROLLBACK);
+    ffb_tx_free(tx);
+    done_conn(c, &x);
+}
+
+/* Three inserts, each with its own row count, and the commit: one
+   write, one round trip. */
+static void test_dml_and_commit(void **state) {
+    target *t = *state;
+    extio x;
+    ffb_conn *c = external_conn(t, &x);
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    char sql[160];
+    snprintf(sql, sizeof(sql), "insert into %s (id, v) values (?, ?)",
+             t->table);
+    ffb_stmt *s;
+    OK(c, ffb_stmt_new(c, &s));
+    OK(c, ffb_stmt_queue_prepare(s, tx, sql, (size_t)-1, NULL, NULL));
+    next_ok(&x, FFB_OP_PREPARE);
+    uint64_t r0 = it_rts(c);
+    size_t w0 = x.writes;
+    for (int i = 1; i <= 3; i++) {
+        OK(c, ffb_stmt_bind_int64(s, 0, i));
+        OK(c, ffb_stmt_bind_text(s, 1, "three", 5));
+        OK(c, ffb_stmt_queue_execute(s, tx, NULL, NULL));
+    }
+    OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
+    for (int i = 1; i <= 3; i++) {
+        const ffb_result *res;
+        assert_int_equal(extio_next(&x, &res), 1);
+        assert_int_equal(ffb_result_status(res), 0);
+        assert_int_equal(ffb_result_op(res), FFB_OP_EXECUTE);
+        assert_int_equal(ffb_result_rows_affected(res), 1);
+    }
+    next_ok(&x, FFB_OP_COMMIT);
+    assert_int_equal(it_rts(c) - r0, 1);
+    assert_int_equal(x.writes - w0, 1);
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    done_conn(c, &x);
+}
+
+/* A transaction started behind another one: a request naming it waits in
+   the library for the start's answer - queueing writes nothing and reads
+   nothing, and the request goes out by itself once that answer is in
+   (2 round trips, as the blocking call costs). */
+static void test_held_until_the_handle_is_known(void **state) {
+    target *t = *state;
+    extio x;
+    ffb_conn *c = external_conn(t, &x);
+    ffb_tx *tx1, *tx2;
+    OK(c, ffb_tx_begin(c, &tx1, NULL));
+    OK(c, ffb_tx_begin(c, &tx2, NULL)); /* tx1 is no longer the last */
+    uint8_t info[64];
+    static const uint8_t items[] = {4 /* isc_info_tra_id */, 1};
+    uint64_t r0 = it_rts(c);
+    size_t turns = x.turns;
+    OK(c, ffb_tx_queue_info(tx1, items, sizeof(items), info, sizeof(info),
+                            NULL, NULL));
+    OK(c, ffb_tx_queue_commit(tx1, NULL, NULL));
+    assert_int_equal(x.turns, turns); /* queueing did no I/O */
+    assert_int_equal(ffb_conn_pending(c), 2);
+    const ffb_result *res;
+    assert_int_equal(extio_next(&x, &res), 1);
+    assert_int_equal(ffb_result_status(res), 0);
+    assert_int_equal(ffb_result_op(res), FFB_OP_INFO);
+    assert_true(ffb_result_length(res) >= 4);
+    assert_int_equal(info[0], 4);
+    next_ok(&x, FFB_OP_COMMIT);
+    assert_int_equal(it_rts(c) - r0, 2);
+    OK(c, ffb_tx_queue_rollback(tx2, NULL, NULL));
+    next_ok(&x, FFB_OP_ROLLBACK);
+    ffb_tx_free(tx1);
+    ffb_tx_free(tx2);
+    done_conn(c, &x);
+}
+
+/* Execute immediate with parameters, ping and the info requests: all in
+   one write, one round trip. */
+static void test_immediate_ping_info(void **state) {
+    target *t = *state;
+    extio x;
+    ffb_conn *c = external_conn(t, &x);
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    char sql[200];
+    snprintf(sql, sizeof(sql),
+             "update or insert into %s (id, v) values (?, ?) matching (id)",
+             t->table);
+    ffb_value v[2];
+    memset(v, 0, sizeof(v));
+    v[0].type = FFB_VALUE_INT64;
+    v[0].i = 100;
+    v[1].type = FFB_VALUE_TEXT;
+    v[1].p = "by value";
+    v[1].len = 8;
+    static const uint8_t db_items[] = {14 /* isc_info_page_size */, 1};
+    uint8_t info[64];
+    uint64_t r0 = it_rts(c);
+    OK(c, ffb_conn_queue_execute_immediate(c, tx, sql, (size_t)-1, v, 2, NULL,
+                                           NULL));
+    OK(c, ffb_conn_queue_ping(c, NULL, NULL));
+    OK(c, ffb_conn_queue_info(c, db_items, sizeof(db_items), info,
+                              sizeof(info), NULL, NULL));
+    next_ok(&x, FFB_OP_EXECUTE_IMMEDIATE);
+    next_ok(&x, FFB_OP_PING);
+    next_ok(&x, FFB_OP_INFO);
+    assert_int_equal(it_rts(c) - r0, 1);
+    assert_int_equal(info[0], 14);
+    /* The row is there, in this transaction. */
+    snprintf(sql, sizeof(sql), "select v from %s where id = 100", t->table);
+    ffb_stmt *s;
+    OK(c, ffb_stmt_new(c, &s));
+    OK(c, ffb_stmt_queue_prepare(s, tx, sql, (size_t)-1, NULL, NULL));
+    OK(c, ffb_stmt_queue_execute(s, tx, NULL, NULL));
+    next_ok(&x, FFB_OP_PREPARE);
+    next_ok(&x, FFB_OP_EXECUTE);
+    assert_int_equal(extio_fetch(&x, s), 1);
+    const char *text;
+    size_t len;
+    OK(c, ffb_stmt_get_text(s, 0, &text, &len));
+    assert_int_equal(len, 8);
+    assert_memory_equal(text, "by value", 8);
+    assert_int_equal(extio_fetch(&x, s), 0);
+    ffb_stmt_free(s);
+    OK(c, ffb_tx_queue_rollback(tx, NULL, NULL));
+    next_ok(&x, FFB_OP_ROLLBACK);
+    ffb_tx_free(tx);
+    done_conn(c, &x);
+}
+
+int main(void) {
+    static const char *const names[] = {"FB3", "FB4", "FB4E"};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_connect),
+        cmocka_unit_test(test_prepare_execute_fetch),
+        cmocka_unit_test(test_dml_and_commit),
+        cmocka_unit_test(test_held_until_the_handle_is_known),
+        cmocka_unit_test(test_immediate_ping_info),
+    };
+    return it_main("EXTIO", names, sizeof(names) / sizeof(names[0]), tests,
+                   sizeof(tests) / sizeof(tests[0]), setup_target,
+                   teardown_target);
+}
