@@ -1288,7 +1288,11 @@ enum ffb_op {
     FFB_OP_PREPARE,
     FFB_OP_FETCH,
     FFB_OP_PING,
-    FFB_OP_INFO
+    FFB_OP_INFO,
+    FFB_OP_BLOB_READ,
+    FFB_OP_BLOB_INFO,
+    FFB_OP_BLOB_SEEK,
+    FFB_OP_BLOB_CLOSE
 };
 
 /**
@@ -1360,6 +1364,34 @@ FFB_API int ffb_stmt_queue_fetch(ffb_stmt *stmt, ffb_cb cb, void *data);
  * protocol 13), FFB_E_NOMEM. Since: 0.2
  */
 FFB_API int ffb_conn_queue_ping(ffb_conn *conn, ffb_cb cb, void *data);
+
+/**
+ * Queue twins of the blob calls. ffb_blob_create(), ffb_blob_open() and
+ * ffb_blob_write() never wait (they queue). ffb_blob_queue_read(): returns
+ * 1 when ffb_blob_read() would answer at once (data buffered, the end, an
+ * error), else asks for more and returns 0 - the FFB_OP_BLOB_READ result
+ * comes with the data, and ffb_blob_read() then answers without waiting
+ * (with external I/O it returns FFB_E_AGAIN while nothing is buffered).
+ * ffb_blob_queue_info(): 1 when ffb_blob_get_info() answers at once.
+ * ffb_blob_queue_seek(): 1 when served at once (an inline copy);
+ * ffb_blob_tell() gives the position once the result is in.
+ * ffb_blob_queue_close(): the id is then ffb_blob_get_id(). A request for
+ * a blob whose handle (or whose transaction's) is not known yet waits in
+ * the library for the answer that tells it.
+ * Round trips: 0 (queues only).
+ * Returns: 1, 0, FFB_E_INVAL, FFB_E_STATE, FFB_E_NOMEM. Since: 0.2
+ */
+FFB_API int ffb_blob_queue_read(ffb_blob *blob, ffb_cb cb, void *data);
+FFB_API int ffb_blob_queue_info(ffb_blob *blob, ffb_cb cb, void *data);
+FFB_API int ffb_blob_queue_seek(ffb_blob *blob, int whence, int64_t offset,
+                                ffb_cb cb, void *data);
+FFB_API int ffb_blob_queue_close(ffb_blob *blob, ffb_cb cb, void *data);
+/** The blob's id: of an opened blob, or of a created one once its create
+    was answered (FFB_E_STATE before). Round trips: 0. Since: 0.2 */
+FFB_API int ffb_blob_get_id(const ffb_blob *blob, uint8_t out[8]);
+/** The read position (bytes handed to the application, or where the last
+    seek put it). Round trips: 0. Since: 0.2 */
+FFB_API int64_t ffb_blob_tell(const ffb_blob *blob);
 FFB_API int ffb_conn_queue_info(ffb_conn *conn, const uint8_t *items,
                                 size_t items_len, uint8_t *out,
                                 size_t out_size, ffb_cb cb, void *data);

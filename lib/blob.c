@@ -138,6 +138,8 @@ static void blob_unref(ffb_blob *b) {
         blob_destroy(b);
 }
 
+void ffb__blob_unref(ffb_blob *b) { blob_unref(b); }
+
 void ffb__blobs_destroy_all(ffb_conn *conn) {
     while (conn->blobs)
         blob_destroy(conn->blobs);
@@ -233,10 +235,15 @@ static int simple_reply(ffb_conn *conn, const ffbp_packet *pkt,
         return blob_done(p, mismatch(conn, pkt, "op_response to a blob request"));
     const ffbp_response *r = &pkt->u.response;
     if (ffb__status_is_error(&r->status)) {
-        if (!b->failed)
+        /* A refused seek leaves the blob readable: only its waiter hears
+           of it. */
+        if (p->op != FFBP_OP_SEEK_BLOB && !b->failed)
             fail_blob(b, &r->status, "the blob request failed");
-        if (p->sync && p->sync->rc == 0)
-            p->sync->rc = FFB_E_SERVER;
+        if (p->sync)
+            ffb__sync_fail_status(conn, p->sync, FFB_E_SERVER, &r->status,
+                                  p->op == FFBP_OP_SEEK_BLOB
+                                      ? "seeking in the blob failed"
+                                      : "the blob request failed");
     } else if (p->op == FFBP_OP_SEEK_BLOB) {
         /* The new position is in the low word of the blob id; the server
            clamps it to [0, length] (C.2.6), so it cannot pass the target
@@ -271,6 +278,9 @@ static int info_reply(ffb_conn *conn, const ffbp_packet *pkt,
         return blob_done(p, 0);
     if (ffb__status_is_error(&r->status)) {
         fail_blob(b, &r->status, "reading the blob's info failed");
+        if (p->sync)
+            ffb__sync_fail_status(conn, p->sync, FFB_E_SERVER, &r->status,
+                                  "reading the blob's info failed");
     } else if (r->data.len <= INFO_LENGTH &&
                parse_info(r->data.p, r->data.len, 0, &b->info)) {
         b->have_info = 1;
@@ -367,51 +377,144 @@ static ffb__pending *expect(ffb_blob *b, int32_t op, ffb__reply_fn fn,
 }
 
 
-/* The handle field for the next request: the handle, or 0xFFFF while the
-   blob is still the server's last object; else wait for the handle. */
-static int blob_handle(ffb_blob *b, uint16_t *h) {
-    ffb_conn *conn = b->conn;
-    for (;;) {
-        if (b->has_handle) {
-            *h = b->handle;
-            return 0;
-        }
-        if (b->failed)
-            return blob_error(b);
-        if (!b->no_last && conn->last_kind == FFB__LAST_BLOB &&
-            conn->last_obj == b) {
-            *h = 0xFFFF;
-            return 0;
-        }
-        int rc = ffb__run_step(conn);
-        if (rc < 0)
-            return rc;
+/*
+ * Every blob request goes through blob_request(): its packet is encoded
+ * at once with the handle field left to fill - the transaction's for an
+ * open or a create, the blob's for the others - and sent now when that
+ * handle can be named (the handle, or 0xFFFF while the object is the
+ * server's last), or held in the connection's hold queue until the answer
+ * that tells it (lib/engine.c). Nothing waits here.
+ */
+static ffb__reply_fn reply_for(int op) {
+    switch (op) {
+    case FFBP_OP_OPEN_BLOB2:
+    case FFBP_OP_CREATE_BLOB2:
+        return open_reply;
+    case FFBP_OP_INFO_BLOB:
+        return info_reply;
+    case FFBP_OP_GET_SEGMENT:
+        return get_reply;
+    default:
+        return simple_reply;
     }
 }
 
-static int tx_field(ffb_tx *tx, uint16_t *h) {
-    return ffb__tx_handle_wait(tx, h);
+static int opens(int op) {
+    return op == FFBP_OP_OPEN_BLOB2 || op == FFBP_OP_CREATE_BLOB2;
+}
+
+/* The handle field of a request: 0 (*h set), FFB__LATER, or an error. */
+static int field_now(ffb_blob *b, int op, uint16_t *h) {
+    ffb_conn *conn = b->conn;
+    if (opens(op))
+        return ffb__tx_handle(b->tx, h);
+    if (b->has_handle) {
+        *h = b->handle;
+        return 0;
+    }
+    if (b->failed)
+        return blob_error(b);
+    if (!b->no_last && conn->last_kind == FFB__LAST_BLOB &&
+        conn->last_obj == b) {
+        *h = 0xFFFF;
+        return 0;
+    }
+    return FFB__LATER;
+}
+
+/* Fill the handle field, queue the packet and its reply handler. */
+static int blob_send(ffb_blob *b, int op, ffbp_writer *pkt, uint16_t h,
+                     ffb__sync *sync, int completes, uint32_t gen) {
+    ffb_conn *conn = b->conn;
+    /* op, then the handle (xdr_short); opens carry the BPB first. */
+    size_t off = opens(op) ? 8 + b->bpb_len + ffbp_pad(b->bpb_len) : 4;
+    if (pkt->len < off + 4)
+        return ffb__fatal(conn, FFB_E_PROTO, "internal error: short packet");
+    ffb__be32(pkt->data + off, (uint32_t)(int32_t)(int16_t)h);
+    int rc = ffb__engine_queue(conn, pkt, 1);
+    if (rc < 0)
+        return ffb__engine_fail(conn, rc);
+    ffb__pending *p = expect(b, op, reply_for(op), sync);
+    if (!p)
+        return FFB_E_NOMEM;
+    p->completes = completes;
+    p->gen = gen;
+    if (opens(op)) {
+        /* Writing through 0xFFFF is safe only while no other created blob
+           of ours is open: a failed create would redirect to it. */
+        b->no_last = b->writing && conn->write_blobs_open > 0;
+        conn->last_kind = FFB__LAST_BLOB;
+        conn->last_obj = b;
+    }
+    return 0;
+}
+
+static int held_blob_send(ffb_conn *conn, ffb__held *hd) {
+    ffb_blob *b = hd->obj;
+    uint16_t h = 0;
+    int rc = field_now(b, hd->op, &h);
+    if (rc == FFB__LATER)
+        return rc;
+    if (rc == 0)
+        rc = blob_send(b, hd->op, &hd->msg, h, hd->sync, hd->completes,
+                       hd->gen);
+    if (rc < 0) {
+        if (hd->op == FFBP_OP_GET_SEGMENT && b->gets_inflight)
+            b->gets_inflight--;
+        ffb__sync_fail(conn, hd->sync, rc);
+    }
+    blob_unref(b);
+    return 0;
+}
+
+static void held_blob_drop(ffb_conn *conn, ffb__held *hd, int rc) {
+    ffb__sync_fail(conn, hd->sync, rc);
+    blob_unref(hd->obj);
+}
+
+/* Send or hold the request in `pkt` (taken). */
+static int blob_request(ffb_blob *b, int op, ffbp_writer *pkt,
+                        ffb__sync *sync, int completes) {
+    ffb_conn *conn = b->conn;
+    if (pkt->failed) {
+        ffbp_writer_free(pkt);
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
+    }
+    uint16_t h = 0;
+    int rc = conn->held_head ? FFB__LATER : field_now(b, op, &h);
+    if (rc == 0)
+        rc = blob_send(b, op, pkt, h, sync, completes, b->gen);
+    if (rc != FFB__LATER) {
+        ffbp_writer_free(pkt);
+        return rc;
+    }
+    ffb__held *hd = ffb__malloc(conn->alloc, sizeof(*hd));
+    if (!hd) {
+        ffbp_writer_free(pkt);
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
+    }
+    memset(hd, 0, sizeof(*hd));
+    hd->msg = *pkt;
+    hd->op = op;
+    hd->obj = b;
+    hd->sync = sync;
+    hd->completes = completes;
+    hd->gen = b->gen;
+    hd->send = held_blob_send;
+    hd->drop = held_blob_drop;
+    b->refs++;
+    ffb__engine_hold(conn, hd);
+    return 0;
 }
 
 static int queue_open(ffb_blob *b, int op) {
     ffb_conn *conn = b->conn;
-    uint16_t txh;
-    int rc = tx_field(b->tx, &txh);
-    if (rc < 0)
-        return rc;
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
-    ffbp_put_blob_open(&w, op, b->bpb, b->bpb_len, txh,
-                       b->writing ? 0 : b->id);
-    if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
+    ffbp_put_blob_open(&w, op, b->bpb, b->bpb_len, 0, b->writing ? 0 : b->id);
+    int rc = blob_request(b, op, &w, NULL, 0);
+    if (rc < 0)
         return rc;
-    if (!expect(b, op, open_reply, NULL))
-        return FFB_E_NOMEM;
-    /* Writing through 0xFFFF is safe only while no other created blob of
-       ours is open: a failed create would redirect to it. */
-    b->no_last = b->writing && conn->write_blobs_open > 0;
-    conn->last_kind = FFB__LAST_BLOB;
-    conn->last_obj = b;
     if (b->writing)
         b->create_queued = 1;
     else
@@ -427,18 +530,13 @@ static int queue_data(ffb_blob *b) {
         return rc;
     if (b->wbuf.len == 0)
         return 0;
-    uint16_t h;
-    if ((rc = blob_handle(b, &h)) < 0)
-        return rc;
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     int op = b->stream ? FFBP_OP_PUT_SEGMENT : FFBP_OP_BATCH_SEGMENTS;
-    ffbp_put_segment(&w, op, h, (uint16_t)b->wbuf.len, b->wbuf.data,
+    ffbp_put_segment(&w, op, 0, (uint16_t)b->wbuf.len, b->wbuf.data,
                      b->wbuf.len);
-    if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
+    if ((rc = blob_request(b, op, &w, NULL, 0)) < 0)
         return rc;
-    if (!expect(b, op, simple_reply, NULL))
-        return FFB_E_NOMEM;
     ffbp_writer_reset(&b->wbuf);
     return 0;
 }
@@ -556,39 +654,41 @@ int ffb_blob_write(ffb_blob *b, const void *data, size_t len) {
     return 0;
 }
 
-static int finish_write(ffb_blob *b, int op, uint8_t id_out[8]) {
+/* Queue the last data and the close (or cancel); `sync` completes with
+   its answer. 1 when nothing needs to go (a cancel before the create). */
+static int queue_finish(ffb_blob *b, int op, ffb__sync *sync) {
     ffb_conn *conn = b->conn;
     int rc = ffb__need_ready(conn);
-    if (rc == 0)
-        rc = ffb__need_blocking(conn);
     if (rc < 0)
         return rc;
     if (!b->writing || b->closed)
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "not a blob being written");
-    ffb__conn_error_clear(conn);
     if (op == FFBP_OP_CANCEL_BLOB && !b->create_queued) {
         b->closed = 1; /* nothing reached the server */
-        return 0;
+        return 1;
     }
     if ((rc = queue_data(b)) < 0)
         return rc;
-    uint16_t h;
-    if ((rc = blob_handle(b, &h)) < 0)
-        return rc;
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
-    ffbp_put_object_op(&w, op, h);
-    if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
+    ffbp_put_object_op(&w, op, 0);
+    if ((rc = blob_request(b, op, &w, sync, 1)) < 0)
         return rc;
-    ffb__sync sync = {0};
-    ffb__pending *p = expect(b, op, simple_reply, &sync);
-    if (!p)
-        return FFB_E_NOMEM;
-    p->completes = 1;
     b->closed = 1;
-    rc = ffb__wait(conn, &sync.done);
+    return 0;
+}
+
+static int finish_write(ffb_blob *b, int op, uint8_t id_out[8]) {
+    ffb_conn *conn = b->conn;
+    int rc = ffb__need_blocking(conn);
     if (rc < 0)
+        return rc;
+    ffb__conn_error_clear(conn);
+    ffb__sync sync = {0};
+    if ((rc = queue_finish(b, op, &sync)) < 0)
+        return rc;
+    if (rc == 0 && (rc = ffb__wait(conn, &sync.done)) < 0)
         return rc;
     if (b->failed)
         return blob_error(b);
@@ -611,18 +711,21 @@ int ffb_blob_cancel(ffb_blob *b) {
 
 /* ---- reading ------------------------------------------------------------------------- */
 
-static void queue_gets(ffb_blob *b, unsigned k, uint16_t h) {
+/* Queue k op_get_segment; `sync` (may be NULL) completes with the last. */
+static int queue_gets(ffb_blob *b, unsigned k, ffb__sync *sync) {
     ffb_conn *conn = b->conn;
     for (unsigned i = 0; i < k; i++) {
         ffbp_writer w;
         ffbp_writer_init(&w, conn->alloc);
-        ffbp_put_segment(&w, FFBP_OP_GET_SEGMENT, h, GET_LENGTH, NULL, 0);
-        if (ffb__queue_free(conn, &w, 1) < 0)
-            return;
-        if (!expect(b, FFBP_OP_GET_SEGMENT, get_reply, NULL))
-            return;
+        ffbp_put_segment(&w, FFBP_OP_GET_SEGMENT, 0, GET_LENGTH, NULL, 0);
+        int last = i + 1 == k;
+        int rc = blob_request(b, FFBP_OP_GET_SEGMENT, &w, last ? sync : NULL,
+                              last);
+        if (rc < 0)
+            return rc;
         b->gets_inflight++;
     }
+    return 0;
 }
 
 /*
@@ -784,25 +887,24 @@ int ffb_blob_open(ffb_conn *conn, ffb_tx *tx, const uint8_t id[8],
     }
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
-    ffbp_put_info(&w, FFBP_OP_INFO_BLOB, 0xFFFF, 0, info_items,
-                  sizeof(info_items), INFO_LENGTH);
-    if ((rc = ffb__queue_free(conn, &w, 1)) < 0 ||
-        !expect(b, FFBP_OP_INFO_BLOB, info_reply, NULL))
-        return rc < 0 ? rc : FFB_E_NOMEM;
+    ffbp_put_info(&w, FFBP_OP_INFO_BLOB, 0, 0, info_items, sizeof(info_items),
+                  INFO_LENGTH);
+    if ((rc = blob_request(b, FFBP_OP_INFO_BLOB, &w, NULL, 0)) < 0)
+        return rc;
     b->info_pending = 1;
     size_t k = prefetch ? prefetch / GET_PAYLOAD + (prefetch % GET_PAYLOAD != 0)
                         : 1;
     if (k > MAX_GETS)
         k = MAX_GETS;
-    queue_gets(b, (unsigned)k, 0xFFFF);
-    if (conn->state == FFB__ST_BROKEN)
-        return conn->err.code;
+    if ((rc = queue_gets(b, (unsigned)k, NULL)) < 0)
+        return rc;
     *out = b;
     return 0;
 }
 
-/* Ask for the rest: exactly what the info says is left, else 4 buffers. */
-static int refill(ffb_blob *b) {
+/* Ask for the rest: exactly what the info says is left, else 4 buffers;
+   `sync` (may be NULL) completes with the last answer. */
+static int refill_sync(ffb_blob *b, ffb__sync *sync) {
     if (b->cached || b->eof || b->gets_inflight || b->failed)
         return 0;
     unsigned k = 4;
@@ -824,15 +926,13 @@ static int refill(ffb_blob *b) {
         return ffb__error_set(&b->conn->err, FFB_E_STATE,
                               "the blob's transaction has ended before the "
                               "blob was read to its end");
-    uint16_t h;
-    int rc = blob_handle(b, &h);
+    int rc = queue_gets(b, k, sync);
     if (rc < 0)
         return rc;
-    queue_gets(b, k, h);
-    if (b->conn->state == FFB__ST_BROKEN)
-        return b->conn->err.code;
     return ffb_conn_flush(b->conn); /* on their way now */
 }
+
+static int refill(ffb_blob *b) { return refill_sync(b, NULL); }
 
 int ffb_blob_read(ffb_blob *b, void *buf, size_t size, size_t *got) {
     if (!b || (!buf && size) || !got)
@@ -885,6 +985,8 @@ int ffb_blob_read(ffb_blob *b, void *buf, size_t size, size_t *got) {
             return rc;
         if (b->gets_inflight == 0 && b->eof)
             return 0;
+        if (conn->io == FFB_IO_EXTERNAL)
+            return FFB_E_AGAIN; /* feed the answers, then read again */
         if ((rc = ffb__run_step(conn)) < 0)
             return rc;
     }
@@ -914,6 +1016,8 @@ int ffb_blob_read_all(ffb_blob *b, const uint8_t **data, size_t *len) {
             return rc;
         if (b->eof && b->gets_inflight == 0)
             break;
+        if (conn->io == FFB_IO_EXTERNAL)
+            return FFB_E_AGAIN; /* feed the answers, then call again */
         if ((rc = ffb__run_step(conn)) < 0)
             return rc;
     }
@@ -924,50 +1028,62 @@ int ffb_blob_read_all(ffb_blob *b, const uint8_t **data, size_t *len) {
     return 0;
 }
 
+/* Ask for the blob's info; 1 when it is known already (nothing queued). */
+static int queue_info(ffb_blob *b, ffb__sync *sync) {
+    ffb_conn *conn = b->conn;
+    if (b->have_info)
+        return 1;
+    if (b->failed)
+        return blob_error(b);
+    int rc = ffb__need_ready(conn);
+    if (rc < 0)
+        return rc;
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_info(&w, FFBP_OP_INFO_BLOB, 0, 0, info_items, sizeof(info_items),
+                  INFO_LENGTH);
+    if ((rc = blob_request(b, FFBP_OP_INFO_BLOB, &w, sync, 1)) < 0)
+        return rc;
+    b->info_pending = 1;
+    return 0;
+}
+
+static int info_known(ffb_conn *conn, const void *arg) {
+    const ffb_blob *b = arg;
+    (void)conn;
+    return b->have_info || b->failed || !b->info_pending;
+}
+
 int ffb_blob_get_info(ffb_blob *b, ffb_blob_info *out) {
     if (!b || !out)
         return FFB_E_INVAL;
     ffb_conn *conn = b->conn;
-    while (!b->have_info) {
+    int rc;
+    if (!b->have_info && b->info_pending && !b->failed &&
+        (rc = ffb__run(conn, info_known, b)) < 0)
+        return rc; /* the info asked with the open */
+    if (!b->have_info) {
+        /* Ask explicitly (a created blob, or a cached one has info). */
+        if ((rc = ffb__need_blocking(conn)) < 0)
+            return rc;
+        ffb__sync sync = {0};
+        if ((rc = queue_info(b, &sync)) < 0)
+            return rc;
+        if (rc == 0 && (rc = ffb__wait(conn, &sync.done)) < 0)
+            return rc;
         if (b->failed)
             return blob_error(b);
-        int rc = ffb__need_ready(conn);
-        if (rc < 0)
-            return rc;
-        if (!b->info_pending) {
-            /* Ask explicitly (a created blob, or a cached one has info). */
-            uint16_t h;
-            if ((rc = blob_handle(b, &h)) < 0)
-                return rc;
-            ffbp_writer w;
-            ffbp_writer_init(&w, conn->alloc);
-            ffbp_put_info(&w, FFBP_OP_INFO_BLOB, h, 0, info_items,
-                          sizeof(info_items), INFO_LENGTH);
-            if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
-                return rc;
-            ffb__sync sync = {0};
-            ffb__pending *p = expect(b, FFBP_OP_INFO_BLOB, info_reply, &sync);
-            if (!p)
-                return FFB_E_NOMEM;
-            p->completes = 1;
-            b->info_pending = 1;
-            if ((rc = ffb__wait(conn, &sync.done)) < 0)
-                return rc;
-            if (!b->have_info && !b->failed)
-                return ffb__error_set(&conn->err, FFB_E_PROTO,
-                                      "no blob info in the answer");
-            continue;
-        }
-        if ((rc = ffb__run_step(conn)) < 0)
-            return rc;
+        if (!b->have_info)
+            return ffb__error_set(&conn->err, FFB_E_PROTO,
+                                  "no blob info in the answer");
     }
     *out = b->info;
     return 0;
 }
 
-int ffb_blob_seek(ffb_blob *b, int whence, int64_t offset, int64_t *pos_out) {
-    if (!b || whence < 0 || whence > 2)
-        return FFB_E_INVAL;
+/* Queue a seek; 1 when it was served from the inline copy at once. */
+static int queue_seek(ffb_blob *b, int whence, int64_t offset,
+                      ffb__sync *sync) {
     ffb_conn *conn = b->conn;
     if (b->writing)
         return ffb__error_set(&conn->err, FFB_E_STATE,
@@ -995,9 +1111,7 @@ int ffb_blob_seek(ffb_blob *b, int whence, int64_t offset, int64_t *pos_out) {
                      (size_t)(len - target));
         b->rpos = 0;
         b->position = target;
-        if (pos_out)
-            *pos_out = target;
-        return b->rbuf.failed ? FFB_E_NOMEM : 0;
+        return b->rbuf.failed ? FFB_E_NOMEM : 1;
     }
     int rc = ffb__need_ready(conn);
     if (rc < 0)
@@ -1011,9 +1125,6 @@ int ffb_blob_seek(ffb_blob *b, int whence, int64_t offset, int64_t *pos_out) {
         target > INT32_MAX)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "blob offsets are limited to 32 bits");
-    uint16_t h;
-    if ((rc = blob_handle(b, &h)) < 0)
-        return rc;
     /* What was read ahead is discarded; relative moves are made absolute
        from our own position, as the server's is ahead of it. */
     b->gen++;
@@ -1028,24 +1139,39 @@ int ffb_blob_seek(ffb_blob *b, int whence, int64_t offset, int64_t *pos_out) {
                                  : -1;
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
-    ffbp_put_seek_blob(&w, h, whence == 2 ? 2 : 0,
+    ffbp_put_seek_blob(&w, 0, whence == 2 ? 2 : 0,
                        (int32_t)(whence == 2 ? offset : target));
-    if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
+    return blob_request(b, FFBP_OP_SEEK_BLOB, &w, sync, 1);
+}
+
+/* The answer to a seek arrived (or it failed: the error is in
+   conn->err). */
+static int seek_done(ffb_blob *b, int rc) {
+    if (rc < 0)
         return rc;
-    ffb__sync sync = {0};
-    ffb__pending *p = expect(b, FFBP_OP_SEEK_BLOB, simple_reply, &sync);
-    if (!p)
-        return FFB_E_NOMEM;
-    p->completes = 1;
-    if ((rc = ffb__wait(conn, &sync.done)) < 0)
-        return rc;
-    if (sync.rc < 0 || b->failed) {
-        rc = blob_error(b);
-        b->failed = 0; /* a refused seek leaves the blob readable */
-        return rc;
-    }
+    if (b->failed)
+        return blob_error(b);
     if (b->have_info && b->received >= b->info.length)
         b->eof = 1;
+    return 0;
+}
+
+int ffb_blob_seek(ffb_blob *b, int whence, int64_t offset, int64_t *pos_out) {
+    if (!b || whence < 0 || whence > 2)
+        return FFB_E_INVAL;
+    ffb_conn *conn = b->conn;
+    int rc = b->cached ? 0 : ffb__need_blocking(conn);
+    if (rc < 0)
+        return rc;
+    ffb__sync sync = {0};
+    if ((rc = queue_seek(b, whence, offset, &sync)) < 0)
+        return rc;
+    if (rc == 0) {
+        if ((rc = ffb__wait(conn, &sync.done)) < 0)
+            return rc;
+        if ((rc = seek_done(b, sync.rc)) < 0)
+            return rc;
+    }
     if (pos_out)
         *pos_out = b->position;
     return 0;
@@ -1218,3 +1344,49 @@ int ffb__inline_store(ffb_conn *conn, const ffbp_inline_blob *ib) {
     conn->inl_bytes += cost;
     return 0;
 }
+
+/* ---- queue twins ------------------------------------------------------------------------ */
+
+int ffb__blob_queue(ffb_blob *b, int what, int whence, int64_t offset,
+                    ffb__sync *sync) {
+    ffb_conn *conn = b->conn;
+    switch (what) {
+    case FFB_OP_BLOB_CLOSE:
+        return queue_finish(b, FFBP_OP_CLOSE_BLOB, sync);
+    case FFB_OP_BLOB_INFO:
+        return queue_info(b, sync);
+    case FFB_OP_BLOB_SEEK:
+        if (whence < 0 || whence > 2)
+            return ffb__error_set(&conn->err, FFB_E_INVAL,
+                                  "whence must be 0, 1 or 2");
+        return queue_seek(b, whence, offset, sync);
+    default: /* FFB_OP_BLOB_READ */
+        if (b->writing)
+            return ffb__error_set(&conn->err, FFB_E_STATE,
+                                  "the blob was created, not opened for "
+                                  "reading");
+        if (b->rpos < b->rbuf.len || b->failed || b->cached ||
+            (b->eof && !b->gets_inflight))
+            return 1; /* ffb_blob_read() answers without waiting */
+        int rc = ffb__need_ready(conn);
+        if (rc < 0)
+            return rc;
+        if (b->gets_inflight) /* one more behind those in flight */
+            return queue_gets(b, 1, sync);
+        if ((rc = refill_sync(b, sync)) < 0)
+            return rc;
+        return b->gets_inflight ? 0 : 1;
+    }
+}
+
+int ffb_blob_get_id(const ffb_blob *b, uint8_t out[8]) {
+    if (!b || !out)
+        return FFB_E_INVAL;
+    if (b->writing && !b->has_handle)
+        return ffb__error_set(&b->conn->err, FFB_E_STATE,
+                              "the blob's create has not been answered yet");
+    id_to_bytes(b->id, out);
+    return 0;
+}
+
+int64_t ffb_blob_tell(const ffb_blob *b) { return b ? b->position : -1; }

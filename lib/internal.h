@@ -203,6 +203,9 @@ struct ffb__held {
     char *sql;           /* PREPARE: the text */
     size_t sql_len;
     ffbp_writer text;    /* SIMPLE: items or SQL */
+    void *obj;           /* BLOB: the blob (referenced while held) */
+    int completes;       /* its reply completes the sync */
+    uint32_t gen;        /* the object's generation when queued */
     uint32_t out_size;   /* SIMPLE: answer buffer size asked for */
     struct ffb__simple *simple;
 };
@@ -618,6 +621,11 @@ void ffb__blobs_tx_ended(ffb_conn *conn, ffb_tx *tx);
 /* Drop every inline copy not being read (detach: C.3.7). */
 void ffb__inline_clear(ffb_conn *conn);
 void ffb__blobs_destroy_all(ffb_conn *conn);
+void ffb__blob_unref(struct ffb_blob *b);
+/* The queue twins' work (what: FFB_OP_BLOB_*): 1 when nothing needed to
+   be queued (the answer is there), 0 when `sync` completes later. */
+int ffb__blob_queue(struct ffb_blob *b, int what, int whence, int64_t offset,
+                    ffb__sync *sync);
 
 /* ---- statement cache (lib/cache.c) ------------------------------------------ */
 
@@ -711,6 +719,7 @@ struct ffb_result {
     ffb_tx *tx;
     int64_t rows;
     ffb__simple simple;  /* the answer of a simple request */
+    struct ffb_blob *blob; /* referenced while queued */
     struct ffb_result *next;
 };
 

@@ -46,6 +46,7 @@ struct ffb_result *ffb__result_new(ffb_conn *conn, int op, ffb_cb cb,
 static void result_free(ffb_conn *conn, struct ffb_result *r) {
     if (!r)
         return;
+    ffb__blob_unref(r->blob);
     ffb__stmt_unref(r->stmt);
     ffb__tx_unref(r->tx);
     ffb__free(conn->alloc, r->sync.err);
@@ -328,6 +329,36 @@ int ffb_conn_queue_execute_immediate(ffb_conn *conn, ffb_tx *tx,
     return queued(conn, r,
                   ffb__queue_immediate(conn, tx, sql, len, params, n,
                                        &r->simple));
+}
+
+static int blob_queue(ffb_blob *b, int what, int whence, int64_t offset,
+                      ffb_cb cb, void *data) {
+    if (!b)
+        return FFB_E_INVAL;
+    ffb_conn *conn = b->conn;
+    struct ffb_result *r = result_for(conn, what, cb, data, NULL, NULL);
+    if (!r)
+        return FFB_E_NOMEM;
+    r->blob = b;
+    b->refs++;
+    return queued(conn, r, ffb__blob_queue(b, what, whence, offset, &r->sync));
+}
+
+int ffb_blob_queue_read(ffb_blob *b, ffb_cb cb, void *data) {
+    return blob_queue(b, FFB_OP_BLOB_READ, 0, 0, cb, data);
+}
+
+int ffb_blob_queue_info(ffb_blob *b, ffb_cb cb, void *data) {
+    return blob_queue(b, FFB_OP_BLOB_INFO, 0, 0, cb, data);
+}
+
+int ffb_blob_queue_seek(ffb_blob *b, int whence, int64_t offset, ffb_cb cb,
+                        void *data) {
+    return blob_queue(b, FFB_OP_BLOB_SEEK, whence, offset, cb, data);
+}
+
+int ffb_blob_queue_close(ffb_blob *b, ffb_cb cb, void *data) {
+    return blob_queue(b, FFB_OP_BLOB_CLOSE, 0, 0, cb, data);
 }
 
 size_t ffb_result_length(const ffb_result *res) {

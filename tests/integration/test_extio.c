@@ -76,7 +76,9 @@ static int next_ok(extio *x, int op) {
 static int setup_target(void **state) {
     target *t = *state;
     ffb_conn *c = blocking_conn(t);
-    it_exec(c, "recreate table %s (id integer primary key, v varchar(40))",
+    it_exec(c,
+            "recreate table %s (id integer primary key, v varchar(40), "
+            "b blob sub_type binary)",
             t->table);
     OK(c, ffb_conn_close(c));
     ffb_conn_free(c);
@@ -322,6 +324,109 @@ static void test_immediate_ping_info(void **state) {
     done_conn(c, &x);
 }
 
+/* ffb_blob_read() with the application's I/O: FFB_E_AGAIN asks for the
+   result of ffb_blob_queue_read(). */
+static size_t read_blob(extio *x, ffb_blob *b, uint8_t *buf, size_t size) {
+    size_t total = 0;
+    for (;;) {
+        size_t got = 0;
+        int rc = ffb_blob_read(b, buf + total, size - total, &got);
+        if (rc == FFB_E_AGAIN) {
+            rc = ffb_blob_queue_read(b, NULL, NULL);
+            assert_true(rc == 0 || rc == 1);
+            if (rc == 0)
+                next_ok(x, FFB_OP_BLOB_READ);
+            continue;
+        }
+        OK(x->conn, rc);
+        if (got == 0)
+            return total;
+        total += got;
+    }
+}
+
+/* A 1 MiB stream blob written, closed, inserted; read back through its
+   row, its info, a seek. The budgets of the blocking suite (test_blob):
+   create + data + close in one write, the insert (it needs the id the
+   create answers) in a second, the open + info + reads of up to 2 MiB in
+   one. */
+static void test_blob(void **state) {
+    target *t = *state;
+    extio x;
+    ffb_conn *c = external_conn(t, &x);
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    char sql[200];
+    snprintf(sql, sizeof(sql), "insert into %s (id, b) values (?, ?)",
+             t->table);
+    ffb_stmt *ins;
+    OK(c, ffb_stmt_new(c, &ins));
+    OK(c, ffb_stmt_queue_prepare(ins, tx, sql, (size_t)-1, NULL, NULL));
+    next_ok(&x, FFB_OP_PREPARE);
+    size_t len = 1024 * 1024;
+    uint8_t *data = malloc(len), *back = malloc(len + 1);
+    for (size_t i = 0; i < len; i++)
+        data[i] = (uint8_t)(i * 7 + i / 251);
+    ffb_blob_options bo = FFB_BLOB_OPTIONS_INIT;
+    bo.stream = 1;
+    ffb_blob *b;
+    uint64_t r0 = it_rts(c);
+    OK(c, ffb_blob_create(c, tx, &bo, &b));
+    for (size_t off = 0; off < len; off += 100000)
+        OK(c, ffb_blob_write(b, data + off,
+                             len - off < 100000 ? len - off : 100000));
+    uint8_t id[8];
+    assert_int_equal(ffb_blob_get_id(b, id), FFB_E_STATE);
+    OK(c, ffb_blob_queue_close(b, NULL, NULL));
+    next_ok(&x, FFB_OP_BLOB_CLOSE);
+    assert_int_equal(it_rts(c) - r0, 1);
+    OK(c, ffb_blob_get_id(b, id));
+    ffb_blob_free(b);
+    OK(c, ffb_stmt_bind_int64(ins, 0, 500));
+    OK(c, ffb_stmt_bind_blob_id(ins, 1, id));
+    OK(c, ffb_stmt_queue_execute(ins, tx, NULL, NULL));
+    next_ok(&x, FFB_OP_EXECUTE);
+    assert_int_equal(it_rts(c) - r0, 2);
+    ffb_stmt_free(ins);
+
+    snprintf(sql, sizeof(sql), "select b from %s where id = 500", t->table);
+    ffb_stmt *sel;
+    OK(c, ffb_stmt_new(c, &sel));
+    OK(c, ffb_stmt_queue_prepare(sel, tx, sql, (size_t)-1, NULL, NULL));
+    OK(c, ffb_stmt_queue_execute(sel, tx, NULL, NULL));
+    next_ok(&x, FFB_OP_PREPARE);
+    next_ok(&x, FFB_OP_EXECUTE);
+    assert_int_equal(extio_fetch(&x, sel), 1);
+    uint8_t rid[8];
+    OK(c, ffb_stmt_get_blob_id(sel, 0, rid));
+    r0 = it_rts(c);
+    OK(c, ffb_blob_open(c, tx, rid, 2 * 1024 * 1024, &b));
+    assert_int_equal(read_blob(&x, b, back, len + 1), len);
+    assert_memory_equal(back, data, len);
+    assert_int_equal(it_rts(c) - r0, 1);
+    /* The info came with the open. */
+    assert_int_equal(ffb_blob_queue_info(b, NULL, NULL), 1);
+    ffb_blob_info info;
+    OK(c, ffb_blob_get_info(b, &info));
+    assert_int_equal(info.length, (int64_t)len);
+    /* Back to byte 1000: one round trip, then the rest is read again. */
+    r0 = it_rts(c);
+    OK(c, ffb_blob_queue_seek(b, 0, 1000, NULL, NULL));
+    next_ok(&x, FFB_OP_BLOB_SEEK);
+    assert_int_equal(ffb_blob_tell(b), 1000);
+    assert_int_equal(read_blob(&x, b, back, len), len - 1000);
+    assert_memory_equal(back, data + 1000, len - 1000);
+    ffb_blob_free(b);
+    assert_int_equal(extio_fetch(&x, sel), 0);
+    ffb_stmt_free(sel);
+    OK(c, ffb_tx_queue_rollback(tx, NULL, NULL));
+    next_ok(&x, FFB_OP_ROLLBACK);
+    ffb_tx_free(tx);
+    free(data);
+    free(back);
+    done_conn(c, &x);
+}
+
 int main(void) {
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
     const struct CMUnitTest tests[] = {
@@ -330,6 +435,7 @@ int main(void) {
         cmocka_unit_test(test_dml_and_commit),
         cmocka_unit_test(test_held_until_the_handle_is_known),
         cmocka_unit_test(test_immediate_ping_info),
+        cmocka_unit_test(test_blob),
     };
     return it_main("EXTIO", names, sizeof(names) / sizeof(names[0]), tests,
                    sizeof(tests) / sizeof(tests[0]), setup_target,
