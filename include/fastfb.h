@@ -1292,7 +1292,8 @@ enum ffb_op {
     FFB_OP_BLOB_READ,
     FFB_OP_BLOB_INFO,
     FFB_OP_BLOB_SEEK,
-    FFB_OP_BLOB_CLOSE
+    FFB_OP_BLOB_CLOSE,
+    FFB_OP_BATCH_EXECUTE
 };
 
 /**
@@ -1382,6 +1383,19 @@ FFB_API int ffb_conn_queue_ping(ffb_conn *conn, ffb_cb cb, void *data);
  * Returns: 1, 0, FFB_E_INVAL, FFB_E_STATE, FFB_E_NOMEM. Since: 0.2
  */
 FFB_API int ffb_blob_queue_read(ffb_blob *blob, ffb_cb cb, void *data);
+
+/**
+ * Queue twin of ffb_batch_execute(): the same steps (create, parts, the
+ * commit with the commit option), each queued when the answers to the one
+ * before are in; requests queued after it wait behind it. The result
+ * (FFB_OP_BATCH_EXECUTE) fails as ffb_batch_execute() would; the per-row
+ * results are then in ffb_batch_row_count()/row_status()/row_error().
+ * Rows may be added again once the result is in (FFB_E_STATE before).
+ * Round trips: 0 (queues only).
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE, FFB_E_NOMEM. Since: 0.2
+ */
+FFB_API int ffb_batch_queue_execute(ffb_batch *batch, ffb_tx *tx, ffb_cb cb,
+                                    void *data);
 FFB_API int ffb_blob_queue_info(ffb_blob *blob, ffb_cb cb, void *data);
 FFB_API int ffb_blob_queue_seek(ffb_blob *blob, int whence, int64_t offset,
                                 ffb_cb cb, void *data);

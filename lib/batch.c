@@ -125,6 +125,18 @@ struct ffb_batch {
     int failed;        /* a row failed */
     size_t first_failed;
     int exec_failed;   /* an op_batch_exec was refused as a whole */
+
+    /* the execution in progress: a held request of the connection whose
+       steps are queued by the answers to the one before (see x_step) */
+    int running;
+    int phase;
+    ffb_tx *x_tx;
+    ffb__sync *x_done;  /* the caller's: completes when the execution ends */
+    ffb__sync step;     /* the answers of the step in flight */
+    int waiting;        /* a step was queued: its answers are owed */
+    size_t x_part, x_row, x_blob;
+    size_t *x_order, *x_start;
+    ffb__pending *x_last; /* FB3: the last create queued so far */
 };
 
 /* ---- helpers ------------------------------------------------------------------ */
@@ -170,6 +182,9 @@ static void batch_unref(ffb_batch *b) {
     if (b && --b->refs == 0)
         batch_destroy(b);
 }
+
+void ffb__batch_ref(ffb_batch *b) { b->refs++; }
+void ffb__batch_unref(ffb_batch *b) { batch_unref(b); }
 
 /* The statement is still the one the batch was made for. */
 static int check_stmt(ffb_batch *b) {
@@ -474,11 +489,22 @@ static int check_param(ffb_batch *b, size_t i, size_t *blob_out) {
     return 0;
 }
 
+/* Rows and blobs belong to the next execution once the last has ended. */
+static int not_running(ffb_batch *b) {
+    if (!b->running)
+        return 0;
+    return ffb__error_set(&b->conn->err, FFB_E_STATE,
+                          "the batch's execution has not ended: add rows "
+                          "once its result is in");
+}
+
 int ffb_batch_add(ffb_batch *b) {
     if (!b || b->freed)
         return FFB_E_INVAL;
     ffb_conn *conn = b->conn;
-    int rc = check_stmt(b);
+    int rc = not_running(b);
+    if (rc == 0)
+        rc = check_stmt(b);
     if (rc < 0)
         return rc;
     uint64_t need = b->aligned;
@@ -555,6 +581,8 @@ static int add_blob_parts(ffb_batch *b, const void *const *parts,
     if (!b || b->freed || ((!parts || !lens) && n) || !id_out)
         return FFB_E_INVAL;
     ffb_conn *conn = b->conn;
+    if (not_running(b) < 0)
+        return conn->err.code;
     if (!b->has_blobs)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "the batch's statement has no blob parameters");
@@ -945,30 +973,21 @@ static int broken(ffb_conn *conn) {
     return conn->err.code < 0 ? conn->err.code : FFB_E_FATAL;
 }
 
-/* End the write whose last request is `p`: with the commit option and on
+/* End the step whose last request is `p`: with the commit option and on
    the last part, op_commit(tx) rides in it and its answer completes the
-   write. */
-static int end_write(ffb_batch *b, ffb_tx *tx, ffb__pending *p, int last,
-                     ffb__sync *sync) {
+   step. FFB__LATER when the commit cannot name the transaction yet. */
+static int end_step(ffb_batch *b, ffb_tx *tx, ffb__pending *p, int last) {
     if (!(b->commit && last)) {
         p->completes = 1;
         return 0;
     }
-    int rc = ffb__tx_queue_end(tx, FFBP_OP_COMMIT, sync);
-    return rc < 0 ? rc : 0;
-}
-
-/* Wait for the write that `sync` tracks. */
-static int wait_sync(ffb_batch *b, ffb__sync *sync) {
-    int rc = ffb__wait(b->conn, &sync->done);
-    return rc < 0 ? rc : sync->rc;
+    return ffb__tx_send_end(tx, FFBP_OP_COMMIT, &b->step);
 }
 
 /* Firebird 4+: op_batch_create + op_batch_sync (op_ping on 16), answered
    before any message travels (reference 03, C.4.9). */
-static int create_confirmed(ffb_batch *b, ffbp_writer *w) {
+static int queue_create(ffb_batch *b, ffbp_writer *w) {
     ffb_conn *conn = b->conn;
-    ffb__sync sync = {0};
     /* Parameter block: version 1, wide tags, 4-byte values (C.4.2); the
        limits only when they differ from the server's defaults, the blob
        policy only when this round carries blobs (as fbclient). */
@@ -985,19 +1004,16 @@ static int create_confirmed(ffb_batch *b, ffbp_writer *w) {
         pb_int(b, FFBP_BATCH_TAG_BLOB_POLICY, 3 /* BLOB_STREAM */);
     ffbp_put_batch_create(w, b->stmt->handle, b->blr.data, b->blr.len,
                           b->msglen, b->pb, b->pb_len);
-    if (!queue_req(b, w, FFBP_OP_BATCH_CREATE, plain_reply, 1, &sync, NULL))
+    if (!queue_req(b, w, FFBP_OP_BATCH_CREATE, plain_reply, 1, &b->step,
+                   NULL))
         return broken(conn);
     int op = conn->protocol >= 17 ? FFBP_OP_BATCH_SYNC : FFBP_OP_PING;
     ffbp_put_empty_op(w, op);
-    ffb__pending *p = queue_req(b, w, op, plain_reply, 0, &sync, NULL);
+    ffb__pending *p = queue_req(b, w, op, plain_reply, 0, &b->step, NULL);
     if (!p)
         return broken(conn);
     p->completes = 1;
-    int rc = wait_sync(b, &sync);
-    if (rc == 0 && !b->created)
-        rc = ffb__error_set(&conn->err, FFB_E_PROTO,
-                            "the server confirmed no batch");
-    return rc;
+    return 0;
 }
 
 /* The part holding `row`: parts are contiguous row ranges, in order. */
@@ -1116,111 +1132,6 @@ static int queue_messages(ffb_batch *b, ffbp_writer *w, size_t first,
     return 0;
 }
 
-static int execute_fb4(ffb_batch *b, ffb_tx *tx) {
-    ffb_conn *conn = b->conn;
-    ffbp_writer w;
-    ffbp_writer_init(&w, conn->alloc);
-    size_t *order = NULL, *start = NULL;
-    int rc = 0;
-    if (b->created && b->nblobs > 0 && !b->policy_sent) {
-        /* Created without a blob policy: release it (the answer is held
-           back and rides along) and create it again with one. */
-        ffbp_writer r;
-        ffbp_writer_init(&r, conn->alloc);
-        ffbp_put_object_op(&r, FFBP_OP_BATCH_RLS, b->stmt->handle);
-        rc = ffb__queue_fire_and_forget(conn, &r, FFBP_OP_BATCH_RLS, 1);
-        ffbp_writer_free(&r);
-        if (rc < 0)
-            goto out;
-        b->created = 0;
-    }
-    if (!b->created && (rc = create_confirmed(b, &w)) < 0) {
-        if (b->stmt->prepare_err && rc == FFB_E_SERVER)
-            conn->err = *b->stmt->prepare_err; /* the lazy prepare failed */
-        goto out;
-    }
-    if ((rc = blobs_by_part(b, &order, &start)) < 0)
-        goto out;
-    /* Without multi_error each part waits for the one before (the batch
-       stops at the first failing row); with it every part goes in one
-       write: the server runs the op_batch_exec of a part before it reads
-       the messages of the next. */
-    ffb__sync sync = {0};
-    for (size_t k = 0; k < b->nparts; k++) {
-        const bpart *pt = &b->parts[k];
-        uint16_t txh;
-        if ((rc = ffb__tx_handle_wait(tx, &txh)) < 0)
-            goto out;
-        if ((rc = queue_blob_stream(b, &w, order, start[k], start[k + 1],
-                                    &sync)) < 0 ||
-            (rc = queue_messages(b, &w, pt->first_row, pt->nrows, &sync)) < 0)
-            goto out;
-        ffbp_put_batch_exec(&w, b->stmt->handle, txh);
-        ffb__pending *p =
-            queue_req(b, &w, FFBP_OP_BATCH_EXEC, cs_reply, 0, &sync, tx);
-        if (!p) {
-            rc = broken(conn);
-            goto out;
-        }
-        p->gen = (uint32_t)k;
-        int last = k + 1 == b->nparts;
-        if (!last && b->multi_error)
-            continue;
-        if ((rc = end_write(b, tx, p, last, &sync)) < 0)
-            goto out;
-        rc = wait_sync(b, &sync);
-        if (rc < 0)
-            goto out;
-        if (b->failed)
-            break; /* the server stopped at the failed row */
-        sync.done = 0;
-    }
-out:
-    ffbp_writer_free(&w);
-    ffb__free(conn->alloc, order);
-    ffb__free(conn->alloc, start);
-    return rc;
-}
-
-/* Firebird 3: create the blobs the rows use (their ids go into the
-   messages), one round trip. */
-static int fb3_create_blobs(ffb_batch *b, ffb_tx *tx, ffbp_writer *w) {
-    ffb_conn *conn = b->conn;
-    ffb__sync sync = {0};
-    ffb__pending *last = NULL;
-    for (size_t i = 0; i < b->nblobs; i++) {
-        if (b->blobs[i].row == NO_ROW)
-            continue;
-        uint16_t txh;
-        /* The first create may name a lazily started transaction as the
-           last object; it allocates a blob, so later ones need the handle
-           (ffb__tx_handle waits for it). */
-        int rc = ffb__tx_handle_wait(tx, &txh);
-        if (rc < 0)
-            return rc;
-        const bblob *bl = &b->blobs[i];
-        ffbp_put_blob_open(w, FFBP_OP_CREATE_BLOB2,
-                           bl->segmented ? BPB_SEGMENTED : BPB_STREAM, 4, txh,
-                           0);
-        last = queue_req(b, w, FFBP_OP_CREATE_BLOB2, plain_reply, 0, &sync, tx);
-        if (!last)
-            return broken(conn);
-        last->gen = (uint32_t)i;
-        conn->last_kind = FFB__LAST_OTHER;
-        conn->last_obj = NULL;
-    }
-    if (!last)
-        return 0;
-    last->completes = 1;
-    int rc = wait_sync(b, &sync);
-    if (rc < 0)
-        return rc;
-    for (size_t i = 0; i < b->nbrefs; i++)
-        memcpy(b->msgs.data + b->brefs[i].off,
-               b->blobs[b->brefs[i].blob].real_id, 8);
-    return 0;
-}
-
 /* Firebird 3: the data and close of every created blob. */
 static int fb3_write_blobs(ffb_batch *b, ffbp_writer *w, ffb__sync *sync) {
     ffb_conn *conn = b->conn;
@@ -1247,32 +1158,187 @@ static int fb3_write_blobs(ffb_batch *b, ffbp_writer *w, ffb__sync *sync) {
     return 0;
 }
 
-static int execute_fb3(ffb_batch *b, ffb_tx *tx) {
+/*
+ * The execution as a sequence of steps, each queued when the answers to
+ * the one before are in (the engine calls x_send after every answer while
+ * the execution is the head of the hold queue: requests made after it
+ * wait behind it, so a commit queued after the execute follows it on the
+ * wire). A step returns STEP_QUEUED (its answers are owed), STEP_NEXT (go
+ * on to the next phase now), FFB__LATER (the transaction's handle is not
+ * known yet) or STEP_END (b->step.rc says how it ended).
+ */
+enum { STEP_NEXT = 2, STEP_QUEUED = 3, STEP_END = 4 };
+enum { X_START = 0, X_CREATED, X_PARTS, X_PART_DONE,            /* FB4 */
+       X3_BLOBS, X3_BLOBS_DONE, X3_CHUNK, X3_CHUNK_DONE };       /* FB3 */
+
+static int step_fail(ffb_batch *b, int rc) {
+    if (b->step.rc == 0) {
+        ffb_error *e = ffb__sync_error(b->conn, &b->step);
+        if (e != &b->conn->err)
+            *e = b->conn->err;
+        b->step.rc = rc;
+    }
+    return STEP_END;
+}
+
+/* Firebird 4+. */
+static int step_fb4(ffb_batch *b, ffbp_writer *w) {
+    ffb_conn *conn = b->conn;
+    ffb_tx *tx = b->x_tx;
+    int rc;
+    switch (b->phase) {
+    case X_START:
+        if (b->created && b->nblobs > 0 && !b->policy_sent) {
+            /* Created without a blob policy: release it (the answer is
+               held back and rides along) and create it again with one. */
+            ffbp_put_object_op(w, FFBP_OP_BATCH_RLS, b->stmt->handle);
+            rc = ffb__queue_fire_and_forget(conn, w, FFBP_OP_BATCH_RLS, 1);
+            ffbp_writer_reset(w);
+            if (rc < 0)
+                return step_fail(b, rc);
+            b->created = 0;
+        }
+        b->phase = X_CREATED;
+        if (b->created)
+            return STEP_NEXT;
+        return (rc = queue_create(b, w)) < 0 ? step_fail(b, rc) : STEP_QUEUED;
+    case X_CREATED:
+        if (b->step.rc < 0) {
+            if (b->stmt->prepare_err && b->step.rc == FFB_E_SERVER) {
+                /* The lazy prepare in front failed: that is the cause. */
+                ffb_error *e = ffb__sync_error(conn, &b->step);
+                *e = *b->stmt->prepare_err;
+            }
+            return STEP_END;
+        }
+        if (!b->created) {
+            ffb__error_set(&conn->err, FFB_E_PROTO,
+                           "the server confirmed no batch");
+            return step_fail(b, FFB_E_PROTO);
+        }
+        if ((rc = blobs_by_part(b, &b->x_order, &b->x_start)) < 0)
+            return step_fail(b, rc);
+        b->x_part = 0;
+        b->phase = X_PARTS;
+        return STEP_NEXT;
+    case X_PARTS:
+        /* Without multi_error each part waits for the one before (the
+           batch stops at the first failing row); with it every part goes
+           in one write: the server runs the op_batch_exec of a part before
+           it reads the messages of the next. */
+        for (;;) {
+            size_t k = b->x_part;
+            const bpart *pt = &b->parts[k];
+            uint16_t txh;
+            if ((rc = ffb__tx_handle(tx, &txh)) != 0)
+                return rc == FFB__LATER ? rc : step_fail(b, rc);
+            if ((rc = queue_blob_stream(b, w, b->x_order, b->x_start[k],
+                                        b->x_start[k + 1], &b->step)) < 0 ||
+                (rc = queue_messages(b, w, pt->first_row, pt->nrows,
+                                     &b->step)) < 0)
+                return step_fail(b, rc);
+            ffbp_put_batch_exec(w, b->stmt->handle, txh);
+            ffb__pending *p = queue_req(b, w, FFBP_OP_BATCH_EXEC, cs_reply, 0,
+                                        &b->step, tx);
+            if (!p)
+                return step_fail(b, broken(conn));
+            p->gen = (uint32_t)k;
+            int last = k + 1 == b->nparts;
+            if (!last && b->multi_error) {
+                b->x_part++;
+                continue;
+            }
+            if ((rc = end_step(b, tx, p, last)) < 0)
+                return step_fail(b, rc);
+            b->phase = X_PART_DONE;
+            return STEP_QUEUED;
+        }
+    default: /* X_PART_DONE */
+        if (b->step.rc < 0 || b->failed)
+            return STEP_END; /* the server stopped at the failed row */
+        if (++b->x_part == b->nparts)
+            return STEP_END;
+        b->phase = X_PARTS;
+        return STEP_NEXT;
+    }
+}
+
+/* Firebird 3: the blobs the rows use are created first (their ids go into
+   the messages); then the rows go as op_execute, in writes of up to
+   FB3_WRITE_MAX bytes. */
+static int step_fb3(ffb_batch *b, ffbp_writer *w) {
     ffb_conn *conn = b->conn;
     ffb_stmt *s = b->stmt;
-    ffbp_writer w;
-    ffbp_writer_init(&w, conn->alloc);
-    int rc = 0;
-    int used_blobs = 0;
-    for (size_t i = 0; i < b->nblobs && !used_blobs; i++)
-        used_blobs = b->blobs[i].row != NO_ROW;
-    if (used_blobs && (rc = fb3_create_blobs(b, tx, &w)) < 0)
-        goto out;
-
-    int records = b->counts && (s->stmt_type == FFB_STMT_INSERT ||
-                                s->stmt_type == FFB_STMT_UPDATE ||
-                                s->stmt_type == FFB_STMT_DELETE);
-    int exec2 = s->out.n > 0;
-    size_t row = 0;
-    while (row < b->nrows) {
-        ffb__sync sync = {0};
-        if (row == 0 && used_blobs && (rc = fb3_write_blobs(b, &w, &sync)) < 0)
-            goto out;
+    ffb_tx *tx = b->x_tx;
+    int rc;
+    switch (b->phase) {
+    case X_START: {
+        int used = 0;
+        for (size_t i = 0; i < b->nblobs && !used; i++)
+            used = b->blobs[i].row != NO_ROW;
+        b->x_blob = 0;
+        b->x_last = NULL;
+        b->x_row = 0;
+        b->phase = used ? X3_BLOBS : X3_CHUNK;
+        b->x_part = used; /* the blobs' data is still to be written */
+        return STEP_NEXT;
+    }
+    case X3_BLOBS:
+        for (; b->x_blob < b->nblobs; b->x_blob++) {
+            size_t i = b->x_blob;
+            if (b->blobs[i].row == NO_ROW)
+                continue;
+            /* The first create may name a lazily started transaction as
+               the last object; it allocates a blob, so later ones need the
+               handle (the step waits for it). */
+            uint16_t txh;
+            if ((rc = ffb__tx_handle(tx, &txh)) != 0)
+                return rc == FFB__LATER ? rc : step_fail(b, rc);
+            const bblob *bl = &b->blobs[i];
+            ffbp_put_blob_open(w, FFBP_OP_CREATE_BLOB2,
+                               bl->segmented ? BPB_SEGMENTED : BPB_STREAM, 4,
+                               txh, 0);
+            ffb__pending *p = queue_req(b, w, FFBP_OP_CREATE_BLOB2,
+                                        plain_reply, 0, &b->step, tx);
+            if (!p)
+                return step_fail(b, broken(conn));
+            p->gen = (uint32_t)i;
+            conn->last_kind = FFB__LAST_OTHER;
+            conn->last_obj = NULL;
+        }
+        /* The last create completes the step. */
+        for (size_t i = conn->fifo_len; i-- > 0;) {
+            ffb__pending *p =
+                &conn->fifo[(conn->fifo_head + i) % conn->fifo_cap];
+            if (p->op == FFBP_OP_CREATE_BLOB2 && p->ctx == b) {
+                p->completes = 1;
+                break;
+            }
+        }
+        b->phase = X3_BLOBS_DONE;
+        return STEP_QUEUED;
+    case X3_BLOBS_DONE:
+        if (b->step.rc < 0)
+            return STEP_END;
+        for (size_t i = 0; i < b->nbrefs; i++)
+            memcpy(b->msgs.data + b->brefs[i].off,
+                   b->blobs[b->brefs[i].blob].real_id, 8);
+        b->phase = X3_CHUNK;
+        return STEP_NEXT;
+    case X3_CHUNK: {
         uint16_t txh;
-        if ((rc = ffb__tx_handle_wait(tx, &txh)) < 0)
-            goto out;
+        if ((rc = ffb__tx_handle(tx, &txh)) != 0)
+            return rc == FFB__LATER ? rc : step_fail(b, rc);
+        if (b->x_part && (rc = fb3_write_blobs(b, w, &b->step)) < 0)
+            return step_fail(b, rc);
+        b->x_part = 0;
+        int records = b->counts && (s->stmt_type == FFB_STMT_INSERT ||
+                                    s->stmt_type == FFB_STMT_UPDATE ||
+                                    s->stmt_type == FFB_STMT_DELETE);
+        int exec2 = s->out.n > 0;
         size_t staged = conn->stage.len;
         ffb__pending *p = NULL;
+        size_t row = b->x_row;
         for (; row < b->nrows && conn->stage.len - staged < FB3_WRITE_MAX;
              row++) {
             ffbp_execute e;
@@ -1286,12 +1352,10 @@ static int execute_fb3(ffb_batch *b, ffb_tx *tx) {
             e.in_msg_len = row_end(b, row) - b->row_off[row];
             e.out_blr = s->out.blr;
             e.out_blr_len = s->out.blr_len;
-            ffbp_put_execute(&w, &e, conn->protocol);
-            p = queue_req(b, &w, e.op, row_exec_reply, 0, &sync, tx);
-            if (!p) {
-                rc = broken(conn);
-                goto out;
-            }
+            ffbp_put_execute(w, &e, conn->protocol);
+            p = queue_req(b, w, e.op, row_exec_reply, 0, &b->step, tx);
+            if (!p)
+                return step_fail(b, broken(conn));
             p->gen = (uint32_t)row;
             if (exec2) {
                 p->items = s->out.items;
@@ -1302,39 +1366,125 @@ static int execute_fb3(ffb_batch *b, ffb_tx *tx) {
             if (records) {
                 static const uint8_t items[] = {FFBP_INFO_SQL_RECORDS,
                                                 FFBP_INFO_END};
-                ffbp_put_info(&w, FFBP_OP_INFO_SQL, s->handle, 0, items,
+                ffbp_put_info(w, FFBP_OP_INFO_SQL, s->handle, 0, items,
                               sizeof(items), 64);
-                p = queue_req(b, &w, FFBP_OP_INFO_SQL, row_records_reply, 0, &sync,
-                         tx);
-                if (!p) {
-                    rc = broken(conn);
-                    goto out;
-                }
+                p = queue_req(b, w, FFBP_OP_INFO_SQL, row_records_reply, 0,
+                              &b->step, tx);
+                if (!p)
+                    return step_fail(b, broken(conn));
                 p->gen = (uint32_t)row;
             }
         }
-        if ((rc = end_write(b, tx, p, row == b->nrows, &sync)) < 0)
-            goto out;
-        rc = wait_sync(b, &sync);
-        b->res_rows = row;
-        if (rc < 0)
-            goto out;
-        if (!b->multi_error && b->failed)
-            break; /* rows already written have run; no more are sent */
+        b->x_row = row;
+        if ((rc = end_step(b, tx, p, row == b->nrows)) < 0)
+            return step_fail(b, rc);
+        b->phase = X3_CHUNK_DONE;
+        return STEP_QUEUED;
     }
-out:
-    ffbp_writer_free(&w);
-    return rc;
+    default: /* X3_CHUNK_DONE */
+        b->res_rows = b->x_row;
+        if (b->step.rc < 0)
+            return STEP_END;
+        if (!b->multi_error && b->failed)
+            return STEP_END; /* rows already written ran; no more go */
+        if (b->x_row == b->nrows)
+            return STEP_END;
+        b->phase = X3_CHUNK;
+        return STEP_NEXT;
+    }
 }
 
-int ffb_batch_execute(ffb_batch *b, ffb_tx *tx) {
-    if (!b || b->freed || !tx)
-        return FFB_E_INVAL;
+/* The execution ended: its outcome goes to the caller's sync. */
+static void x_end(ffb_batch *b) {
+    ffb_conn *conn = b->conn;
+    int rc = b->step.rc;
+    ffb__sync *done = b->x_done;
+    round_clear(b);
+    ffb__free(conn->alloc, b->x_order);
+    ffb__free(conn->alloc, b->x_start);
+    b->x_order = b->x_start = NULL;
+    if (rc < 0) {
+        ffb_error *e = ffb__sync_error(conn, done);
+        const ffb_error *why = b->step.err ? b->step.err : &conn->err;
+        if (e != why)
+            *e = *why;
+        done->rc = rc;
+    } else if (b->failed) {
+        const row_err *re = find_error(b, b->first_failed);
+        char prefix[64];
+        snprintf(prefix, sizeof(prefix), "row %zu of the batch failed",
+                 b->first_failed + 1);
+        ffb_error *e = ffb__sync_error(conn, done);
+        if (re) {
+            /* The row's error, its message saying which row. */
+            *e = *re->err;
+            size_t pl = strlen(prefix), ml = strlen(re->err->message);
+            if (pl + 2 + ml >= sizeof(e->message))
+                ml = sizeof(e->message) - pl - 3;
+            memcpy(e->message, prefix, pl);
+            memcpy(e->message + pl, ": ", 2);
+            memcpy(e->message + pl + 2, re->err->message, ml);
+            e->message[pl + 2 + ml] = '\0';
+        } else {
+            ffb__error_set(e, FFB_E_SERVER, "%s", prefix);
+        }
+        done->rc = FFB_E_SERVER;
+    }
+    done->done = 1;
+    ffb__free(conn->alloc, b->step.err);
+    memset(&b->step, 0, sizeof(b->step));
+    b->running = 0;
+    ffb__tx_unref(b->x_tx);
+    b->x_tx = NULL;
+}
+
+static int x_send(ffb_conn *conn, ffb__held *h) {
+    ffb_batch *b = h->obj;
+    if (b->waiting && !b->step.done)
+        return FFB__LATER; /* the step's answers are owed */
+    b->waiting = 0;
+    b->step.done = 0;
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    int rc;
+    do
+        rc = conn->protocol >= 16 ? step_fb4(b, &w) : step_fb3(b, &w);
+    while (rc == STEP_NEXT);
+    ffbp_writer_free(&w);
+    if (rc == STEP_QUEUED) {
+        b->waiting = 1;
+        return FFB__LATER;
+    }
+    if (rc == FFB__LATER)
+        return rc;
+    x_end(b);
+    batch_unref(b);
+    return 0;
+}
+
+static void x_drop(ffb_conn *conn, ffb__held *h, int rc) {
+    ffb_batch *b = h->obj;
+    ffb__sync_fail(conn, b->x_done, rc);
+    b->running = 0;
+    ffb__free(conn->alloc, b->step.err);
+    memset(&b->step, 0, sizeof(b->step));
+    ffb__free(conn->alloc, b->x_order);
+    ffb__free(conn->alloc, b->x_start);
+    b->x_order = b->x_start = NULL;
+    ffb__tx_unref(b->x_tx);
+    b->x_tx = NULL;
+    batch_unref(b);
+}
+
+int ffb__batch_queue_execute(ffb_batch *b, ffb_tx *tx, ffb__sync *sync) {
     ffb_conn *conn = b->conn;
     if (tx->conn != conn)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "transaction of another connection");
     int rc = ffb__need_ready(conn);
+    if (rc == 0 && b->running)
+        rc = ffb__error_set(&conn->err, FFB_E_STATE,
+                            "the batch's previous execution has not ended");
     if (rc == 0)
         rc = check_stmt(b);
     if (rc < 0)
@@ -1342,44 +1492,51 @@ int ffb_batch_execute(ffb_batch *b, ffb_tx *tx) {
     if (b->nrows > 0xFFFFFFFFu)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "a batch holds at most 2^32 - 1 rows");
-    ffb__conn_error_clear(conn);
     results_clear(b);
     if (b->nrows == 0) {
         round_clear(b);
-        if (!b->commit)
+        if (!b->commit) {
+            sync->done = 1;
             return 0;
+        }
         /* Nothing to run, but the transaction ends as asked. */
-        ffb__sync sync = {0};
-        if ((rc = ffb__tx_queue_end(tx, FFBP_OP_COMMIT, &sync)) < 0)
-            return rc;
-        rc = ffb__wait(conn, &sync.done);
-        return rc < 0 ? rc : sync.rc;
+        return ffb__tx_queue_end(tx, FFBP_OP_COMMIT, sync);
     }
     if ((rc = results_reserve(b)) < 0)
         return rc;
-    b->refs++; /* the handlers unref; keep b alive through the waits */
-    rc = conn->protocol >= 16 ? execute_fb4(b, tx) : execute_fb3(b, tx);
-    round_clear(b);
-    if (rc == 0 && b->failed) {
-        const row_err *e = find_error(b, b->first_failed);
-        char prefix[64];
-        snprintf(prefix, sizeof(prefix), "row %zu of the batch failed",
-                 b->first_failed + 1);
-        if (e) {
-            /* The row's error, its message saying which row. */
-            conn->err = *e->err;
-            size_t pl = strlen(prefix), ml = strlen(e->err->message);
-            if (pl + 2 + ml >= sizeof(conn->err.message))
-                ml = sizeof(conn->err.message) - pl - 3;
-            memcpy(conn->err.message, prefix, pl);
-            memcpy(conn->err.message + pl, ": ", 2);
-            memcpy(conn->err.message + pl + 2, e->err->message, ml);
-            conn->err.message[pl + 2 + ml] = '\0';
-        } else {
-            ffb__error_set(&conn->err, FFB_E_SERVER, "%s", prefix);
-        }
-        rc = FFB_E_SERVER;
-    }
-    batch_unref(b);
-    return rc;
+    ffb__held *h = ffb__malloc(conn->alloc, sizeof(*h));
+    if (!h)
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
+    memset(h, 0, sizeof(*h));
+    h->send = x_send;
+    h->drop = x_drop;
+    h->obj = b;
+    h->sync = sync;
+    b->refs++; /* the execution's */
+    b->running = 1;
+    b->phase = X_START;
+    b->waiting = 0;
+    memset(&b->step, 0, sizeof(b->step));
+    b->step.own_err = 1;
+    b->x_done = sync;
+    b->x_tx = tx;
+    tx->refs++;
+    ffb__engine_hold(conn, h);
+    ffb__engine_release(conn); /* its first step, unless others wait */
+    return 0;
+}
+
+int ffb_batch_execute(ffb_batch *b, ffb_tx *tx) {
+    if (!b || b->freed || !tx)
+        return FFB_E_INVAL;
+    ffb_conn *conn = b->conn;
+    int rc = ffb__need_blocking(conn);
+    if (rc < 0)
+        return rc;
+    ffb__conn_error_clear(conn);
+    ffb__sync sync = {0};
+    if ((rc = ffb__batch_queue_execute(b, tx, &sync)) < 0)
+        return rc;
+    rc = ffb__wait(conn, &sync.done);
+    return rc < 0 ? rc : sync.rc;
 }

@@ -38,6 +38,12 @@ int ffb__engine_break(ffb_conn *conn, int code) {
         conn->fatal_code = code;
         conn->hs = conn->hs == FFB__HS_NONE ? FFB__HS_NONE : FFB__HS_FAILED;
     }
+    /* Held requests can never be sent now: they complete with the cause
+       while whoever waits for them still does (a blocking call returns
+       when the connection breaks). Inside the release loop, it does that
+       on its way out. */
+    if (!conn->releasing)
+        ffb__engine_drop_held(conn, code);
     return code;
 }
 
@@ -460,6 +466,8 @@ void ffb__engine_release(ffb_conn *conn) {
         held_free(conn, h);
     }
     conn->releasing = 0;
+    if (conn->state == FFB__ST_BROKEN)
+        ffb__engine_drop_held(conn, ffb__broken_code(conn));
 }
 
 void ffb__engine_drop_held(ffb_conn *conn, int rc) {

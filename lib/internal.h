@@ -720,6 +720,7 @@ struct ffb_result {
     int64_t rows;
     ffb__simple simple;  /* the answer of a simple request */
     struct ffb_blob *blob; /* referenced while queued */
+    struct ffb_batch *batch; /* referenced while queued */
     struct ffb_result *next;
 };
 
@@ -745,6 +746,13 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync);
    when `sync` completes once rows (or the end) arrive. */
 int ffb__stmt_queue_fetch(ffb_stmt *stmt, ffb__sync *sync);
 int ffb__tx_queue_end(ffb_tx *tx, int op, ffb__sync *sync);
+/* The same as the step of a multi-step operation that is the head of the
+   hold queue: sent now, or FFB__LATER when the handle is not known. */
+int ffb__tx_send_end(ffb_tx *tx, int op, ffb__sync *sync);
+void ffb__batch_ref(struct ffb_batch *b);
+void ffb__batch_unref(struct ffb_batch *b);
+/* Queue a batch's execution (lib/batch.c). */
+int ffb__batch_queue_execute(struct ffb_batch *b, ffb_tx *tx, ffb__sync *sync);
 
 /* ---- engine (lib/engine.c) ---------------------------------------------- */
 

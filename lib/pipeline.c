@@ -47,6 +47,8 @@ static void result_free(ffb_conn *conn, struct ffb_result *r) {
     if (!r)
         return;
     ffb__blob_unref(r->blob);
+    if (r->batch)
+        ffb__batch_unref(r->batch);
     ffb__stmt_unref(r->stmt);
     ffb__tx_unref(r->tx);
     ffb__free(conn->alloc, r->sync.err);
@@ -359,6 +361,19 @@ int ffb_blob_queue_seek(ffb_blob *b, int whence, int64_t offset, ffb_cb cb,
 
 int ffb_blob_queue_close(ffb_blob *b, ffb_cb cb, void *data) {
     return blob_queue(b, FFB_OP_BLOB_CLOSE, 0, 0, cb, data);
+}
+
+int ffb_batch_queue_execute(ffb_batch *b, ffb_tx *tx, ffb_cb cb, void *data) {
+    if (!b || !tx)
+        return FFB_E_INVAL;
+    ffb_conn *conn = tx->conn;
+    struct ffb_result *r =
+        result_for(conn, FFB_OP_BATCH_EXECUTE, cb, data, NULL, NULL);
+    if (!r)
+        return FFB_E_NOMEM;
+    r->batch = b;
+    ffb__batch_ref(b);
+    return queued(conn, r, ffb__batch_queue_execute(b, tx, &r->sync));
 }
 
 size_t ffb_result_length(const ffb_result *res) {

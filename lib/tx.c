@@ -311,6 +311,12 @@ static int send_end(ffb_tx *tx, int op, uint16_t h, ffb__sync *sync) {
     return 0;
 }
 
+int ffb__tx_send_end(ffb_tx *tx, int op, ffb__sync *sync) {
+    uint16_t h;
+    int rc = ffb__tx_handle(tx, &h);
+    return rc != 0 ? rc : send_end(tx, op, h, sync);
+}
+
 static int held_end_send(ffb_conn *conn, ffb__held *h) {
     uint16_t th;
     int rc = ffb__tx_handle(h->tx, &th);

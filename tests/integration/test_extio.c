@@ -427,6 +427,125 @@ static void test_blob(void **state) {
     done_conn(c, &x);
 }
 
+/* 1000 rows through a batch (one of them fails: multi_error), with the
+   commit option; a commit queued behind it must wait for it. Budget: what
+   ffb_batch_execute() costs on the same server, measured here. */
+static int run_batch(const target *t, ffb_conn *c, extio *x, int base,
+                     uint64_t *rts) {
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    char sql[160];
+    snprintf(sql, sizeof(sql), "insert into %s (id, v) values (?, ?)",
+             t->table);
+    ffb_stmt *s;
+    OK(c, ffb_stmt_new(c, &s));
+    if (x) {
+        OK(c, ffb_stmt_queue_prepare(s, tx, sql, (size_t)-1, NULL, NULL));
+        next_ok(x, FFB_OP_PREPARE);
+    } else {
+        OK(c, ffb_stmt_prepare(s, tx, sql, (size_t)-1));
+    }
+    ffb_batch_options bo = FFB_BATCH_OPTIONS_INIT;
+    bo.multi_error = 1;
+    bo.commit = 1;
+    ffb_batch *b;
+    OK(c, ffb_batch_new(s, &bo, &b));
+    for (int i = 0; i < 1000; i++) {
+        /* Row 500 repeats row 499's key. */
+        OK(c, ffb_stmt_bind_int64(s, 0, base + (i == 500 ? 499 : i)));
+        OK(c, ffb_stmt_bind_text(s, 1, "batch", 5));
+        OK(c, ffb_batch_add(b));
+    }
+    uint64_t r0 = it_rts(c);
+    int rc;
+    if (x) {
+        OK(c, ffb_batch_queue_execute(b, tx, NULL, NULL));
+        assert_int_equal(ffb_batch_add(b), FFB_E_STATE);
+        const ffb_result *res;
+        assert_int_equal(extio_next(x, &res), 1);
+        assert_int_equal(ffb_result_op(res), FFB_OP_BATCH_EXECUTE);
+        rc = ffb_result_status(res);
+        assert_non_null(strstr(ffb_error_message(ffb_result_error(res)),
+                               "row 501 of the batch failed"));
+    } else {
+        rc = ffb_batch_execute(b, tx);
+    }
+    *rts = it_rts(c) - r0;
+    assert_int_equal(rc, FFB_E_SERVER);
+    assert_int_equal(ffb_batch_row_count(b), 1000);
+    assert_int_equal(ffb_batch_row_status(b, 499), 1);
+    assert_int_equal(ffb_batch_row_status(b, 500), -1);
+    assert_int_equal(ffb_batch_row_status(b, 501), 1);
+    assert_int_equal(ffb_tx_is_active(tx), 0); /* committed */
+    ffb_batch_free(b);
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    return rc;
+}
+
+static void test_batch(void **state) {
+    target *t = *state;
+    ffb_conn *bc = blocking_conn(t);
+    uint64_t want;
+    run_batch(t, bc, NULL, 10000, &want);
+    OK(bc, ffb_conn_close(bc));
+    ffb_conn_free(bc);
+    extio x;
+    ffb_conn *c = external_conn(t, &x);
+    uint64_t got;
+    run_batch(t, c, &x, 20000, &got);
+    printf("# %s: batch of 1000 + commit in %llu round trips (blocking %llu)"
+           "\n",
+           t->name, (unsigned long long)got, (unsigned long long)want);
+    assert_int_equal(got, want);
+    /* Firebird 3: every row and the commit in one write; Firebird 4: the
+       create is confirmed first, then the part and the commit. */
+    assert_int_equal(want, t->version >= 4 ? 2 : 1);
+
+    /* A commit queued right behind the execution follows it on the wire:
+       the rows are committed. */
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    char sql[160];
+    snprintf(sql, sizeof(sql), "insert into %s (id, v) values (?, 'q')",
+             t->table);
+    ffb_stmt *s;
+    OK(c, ffb_stmt_new(c, &s));
+    OK(c, ffb_stmt_queue_prepare(s, tx, sql, (size_t)-1, NULL, NULL));
+    next_ok(&x, FFB_OP_PREPARE);
+    ffb_batch *b;
+    OK(c, ffb_batch_new(s, NULL, &b));
+    for (int i = 0; i < 10; i++) {
+        OK(c, ffb_stmt_bind_int64(s, 0, 30000 + i));
+        OK(c, ffb_batch_add(b));
+    }
+    OK(c, ffb_batch_queue_execute(b, tx, NULL, NULL));
+    OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
+    next_ok(&x, FFB_OP_BATCH_EXECUTE);
+    next_ok(&x, FFB_OP_COMMIT);
+    ffb_batch_free(b);
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    snprintf(sql, sizeof(sql),
+             "select count(*) from %s where id between 30000 and 30009",
+             t->table);
+    OK(c, ffb_stmt_new(c, &s));
+    OK(c, ffb_stmt_queue_prepare(s, tx, sql, (size_t)-1, NULL, NULL));
+    OK(c, ffb_stmt_queue_execute(s, tx, NULL, NULL));
+    next_ok(&x, FFB_OP_PREPARE);
+    next_ok(&x, FFB_OP_EXECUTE);
+    assert_int_equal(extio_fetch(&x, s), 1);
+    int64_t n;
+    OK(c, ffb_stmt_get_int64(s, 0, &n));
+    assert_int_equal(n, 10);
+    ffb_stmt_free(s);
+    OK(c, ffb_tx_queue_rollback(tx, NULL, NULL));
+    next_ok(&x, FFB_OP_ROLLBACK);
+    ffb_tx_free(tx);
+    done_conn(c, &x);
+}
+
 int main(void) {
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
     const struct CMUnitTest tests[] = {
@@ -436,6 +555,7 @@ int main(void) {
         cmocka_unit_test(test_held_until_the_handle_is_known),
         cmocka_unit_test(test_immediate_ping_info),
         cmocka_unit_test(test_blob),
+        cmocka_unit_test(test_batch),
     };
     return it_main("EXTIO", names, sizeof(names) / sizeof(names[0]), tests,
                    sizeof(tests) / sizeof(tests[0]), setup_target,
