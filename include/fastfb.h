@@ -1293,7 +1293,10 @@ enum ffb_op {
     FFB_OP_BLOB_INFO,
     FFB_OP_BLOB_SEEK,
     FFB_OP_BLOB_CLOSE,
-    FFB_OP_BATCH_EXECUTE
+    FFB_OP_BATCH_EXECUTE,
+    FFB_OP_PLAN,
+    FFB_OP_DETACH,
+    FFB_OP_DROP_DATABASE
 };
 
 /**
@@ -1365,6 +1368,32 @@ FFB_API int ffb_stmt_queue_fetch(ffb_stmt *stmt, ffb_cb cb, void *data);
  * protocol 13), FFB_E_NOMEM. Since: 0.2
  */
 FFB_API int ffb_conn_queue_ping(ffb_conn *conn, ffb_cb cb, void *data);
+
+/**
+ * The plan without waiting: 1 when ffb_stmt_plan() would answer at once
+ * (the plan of the statement as prepared now was read), else queues the
+ * request and returns 0; once the FFB_OP_PLAN result is in,
+ * ffb_stmt_plan() answers without I/O.
+ * Round trips: 0 (queues only). Since: 0.2
+ */
+FFB_API int ffb_stmt_queue_plan(ffb_stmt *stmt, int explain, ffb_cb cb,
+                                void *data);
+
+/**
+ * Queue twins of ffb_conn_close() and ffb_conn_drop_database() for
+ * external I/O: op_detach / op_drop_database. Once the result is in
+ * (FFB_OP_DETACH: the connection is closed whatever the server said; a
+ * refused drop leaves it attached), the application closes its socket
+ * and calls ffb_conn_close(), which then sends nothing. ffb_conn_close()
+ * or ffb_conn_free() with requests still pending completes each with
+ * FFB_E_CANCELLED (callbacks run, in order) before it returns.
+ * Round trips: 0 (queues only).
+ * Returns: 0, FFB_E_STATE (not attached, or requests still wait for
+ * handles), FFB_E_NOMEM. Since: 0.2
+ */
+FFB_API int ffb_conn_queue_detach(ffb_conn *conn, ffb_cb cb, void *data);
+FFB_API int ffb_conn_queue_drop_database(ffb_conn *conn, ffb_cb cb,
+                                         void *data);
 
 /**
  * Queue twins of the blob calls. ffb_blob_create(), ffb_blob_open() and

@@ -356,7 +356,7 @@ void ffb_conn_free(ffb_conn *conn) {
         ffbp_writer_free(&w);
     }
     ffb__io_close(conn);
-    ffb__engine_drop_held(conn, FFB_E_CANCELLED);
+    ffb__results_cancel(conn);
     ffb__cache_free_all(conn);
     ffb__engine_reset(conn);
     ffb__results_free_all(conn);
@@ -532,8 +532,17 @@ static int simple_reply(ffb_conn *conn, const ffbp_packet *pkt,
         if (n)
             memcpy(s->data, r->data.p, n);
         s->data_len = n;
-        if (s->kind != FFB__SIMPLE_PLAIN)
+        if (s->kind == FFB__SIMPLE_IMMEDIATE ||
+            s->kind == FFB__SIMPLE_IMMEDIATE2)
             ffb__cache_invalidate(conn); /* it may have been DDL */
+    }
+    if (s->kind == FFB__SIMPLE_DETACH && (!failed || p->op == FFBP_OP_DETACH)) {
+        /* The attachment is gone (a refused detach closes it too; a
+           refused drop leaves it attached): the end of the stream that
+           follows is expected, and nothing may be sent any more. */
+        conn->detaching = 1;
+        conn->state = FFB__ST_CLOSED;
+        ffb__inline_clear(conn);
     }
     if (sync)
         sync->done = 1;
@@ -637,21 +646,6 @@ int ffb__queue_simple_tx(ffb_conn *conn, ffb_tx *tx, int32_t op,
     return 0;
 }
 
-/* Blocking: queue `w` answered into `s`, wait for it. */
-static int request(ffb_conn *conn, ffbp_writer *w, int32_t op,
-                   ffb__simple *s) {
-    int rc = ffb__need_blocking(conn);
-    if (rc < 0) {
-        ffbp_writer_free(w);
-        return rc;
-    }
-    ffb__sync sync = {0};
-    s->sync = &sync;
-    if ((rc = ffb__queue_simple(conn, w, op, s)) < 0)
-        return rc;
-    rc = ffb__wait(conn, &sync.done);
-    return rc < 0 ? rc : sync.rc;
-}
 
 /* Say goodbye: op_disconnect (no answer), then close the socket. */
 static void finish(ffb_conn *conn) {
@@ -669,16 +663,27 @@ static void finish(ffb_conn *conn) {
     ffb__inline_clear(conn); /* transaction handles mean nothing now */
 }
 
+static int nothing_held(ffb_conn *conn, const void *arg) {
+    (void)arg;
+    return conn->held_head == NULL;
+}
+
 static int release_db(ffb_conn *conn, int op) {
     ffb__conn_error_clear(conn);
-    ffbp_writer w;
-    ffbp_writer_init(&w, conn->alloc);
-    ffbp_put_object_op(&w, op, conn->db_handle);
+    int rc = ffb__need_blocking(conn);
+    /* Requests still waiting for a handle go before the detach. */
+    if (rc == 0 && conn->held_head)
+        rc = ffb__run(conn, nothing_held, NULL);
+    if (rc < 0)
+        return rc;
+    ffb__sync sync = {0};
     ffb__simple s = {0};
-    s.allow_drdb = op == FFBP_OP_DROP_DATABASE;
-    int rc = request(conn, &w, op, &s);
-    if (rc == 0 || rc > FFB_E_FATAL)
-        conn->detaching = 1;
+    s.sync = &sync;
+    rc = ffb__queue_release(conn, op == FFBP_OP_DROP_DATABASE, &s);
+    if (rc == 0)
+        rc = ffb__wait(conn, &sync.done);
+    if (rc == 0)
+        rc = sync.rc;
     if (rc < 0 && rc > FFB_E_FATAL && op == FFBP_OP_DROP_DATABASE)
         return rc; /* still attached: the database was not dropped */
     finish(conn);
@@ -696,6 +701,23 @@ static int not_in_callback(ffb_conn *conn, const char *what) {
                           what);
 }
 
+int ffb__queue_release(ffb_conn *conn, int drop, ffb__simple *s) {
+    int rc = ffb__need_ready(conn);
+    if (rc < 0)
+        return rc;
+    if (conn->held_head)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "requests wait for answers still owed: "
+                              "detach once their results are in");
+    int op = drop ? FFBP_OP_DROP_DATABASE : FFBP_OP_DETACH;
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_object_op(&w, op, conn->db_handle);
+    s->kind = FFB__SIMPLE_DETACH;
+    s->allow_drdb = drop;
+    return ffb__queue_simple(conn, &w, op, s);
+}
+
 int ffb_conn_close(ffb_conn *conn) {
     if (!conn)
         return FFB_E_INVAL;
@@ -704,6 +726,8 @@ int ffb_conn_close(ffb_conn *conn) {
         return rc0;
     if (conn->state == FFB__ST_READY && conn->io == FFB_IO_BLOCKING)
         return release_db(conn, FFBP_OP_DETACH);
+    /* What is still queued can no longer be answered. */
+    ffb__results_cancel(conn);
     ffb__io_close(conn);
     if (conn->state != FFB__ST_NEW)
         conn->state = FFB__ST_CLOSED;

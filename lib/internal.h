@@ -521,6 +521,9 @@ struct ffb_stmt {
     int lazy_truncated;  /* a lazy prepare's describe did not fit its
                             answer: the statement is prepared again */
     ffb_error *prepare_err; /* a lazy prepare failed */
+    char *plan;          /* the last plan read (ffb_stmt_plan) */
+    int plan_kind;       /* 1 legacy, 2 explained */
+    uint32_t plan_gen;   /* prep_gen it belongs to */
 };
 
 /* Resolve the transaction field of a request: the handle, or 0xFFFF for a
@@ -671,7 +674,12 @@ int ffb__stmt_queue_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
    op_sql_response first): ping, info, execute immediate, detach. `sync`
    completes with it; the answer's data is copied to `data`. It lives on
    a blocking call's stack or in a queued result. */
-enum { FFB__SIMPLE_PLAIN = 0, FFB__SIMPLE_IMMEDIATE, FFB__SIMPLE_IMMEDIATE2 };
+enum {
+    FFB__SIMPLE_PLAIN = 0,
+    FFB__SIMPLE_IMMEDIATE,
+    FFB__SIMPLE_IMMEDIATE2,
+    FFB__SIMPLE_DETACH /* op_detach / op_drop_database */
+};
 typedef struct ffb__simple {
     ffb__sync *sync;
     int kind;
@@ -702,6 +710,8 @@ int ffb__queue_immediate(ffb_conn *conn, ffb_tx *tx, const char *sql,
 /* op_info_transaction into s->data. */
 int ffb__tx_queue_info(ffb_tx *tx, const uint8_t *items, size_t items_len,
                        size_t out_size, ffb__simple *s);
+/* op_detach (drop 0) or op_drop_database. */
+int ffb__queue_release(ffb_conn *conn, int drop, ffb__simple *s);
 /* op_ping / op_info_database. */
 int ffb__queue_ping(ffb_conn *conn, ffb__simple *s);
 int ffb__queue_db_info(ffb_conn *conn, const uint8_t *items, size_t items_len,
@@ -733,6 +743,10 @@ void ffb__result_drop(ffb_conn *conn, struct ffb_result *res);
 /* Deliver completed results (callbacks, or the list for next_result). */
 void ffb__results_poll(ffb_conn *conn);
 void ffb__results_free_all(ffb_conn *conn);
+/* The connection is closed or freed with requests pending: held ones are
+   dropped, and every result not complete completes with FFB_E_CANCELLED
+   (callbacks run, in order). */
+void ffb__results_cancel(ffb_conn *conn);
 /* The error target of a sync. */
 ffb_error *ffb__sync_error(ffb_conn *conn, ffb__sync *sync);
 
@@ -742,6 +756,8 @@ int ffb__stmt_build_input(ffb_stmt *stmt, ffbp_writer *blr, ffbp_writer *msg);
 
 /* Statement and transaction requests, queued without waiting. */
 int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync);
+/* The plan: 1 when it is known already, 0 when `sync` completes. */
+int ffb__stmt_queue_plan(ffb_stmt *stmt, int explain, ffb__sync *sync);
 /* More rows: 1 when ffb_stmt_fetch() can answer now (nothing queued), 0
    when `sync` completes once rows (or the end) arrive. */
 int ffb__stmt_queue_fetch(ffb_stmt *stmt, ffb__sync *sync);

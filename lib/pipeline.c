@@ -95,6 +95,23 @@ void ffb__results_poll(ffb_conn *conn) {
     }
 }
 
+void ffb__results_cancel(ffb_conn *conn) {
+    ffb__engine_drop_held(conn, FFB_E_CANCELLED);
+    if (!conn->rq_head || conn->in_callback)
+        return;
+    for (struct ffb_result *r = conn->rq_head; r; r = r->next) {
+        if (r->sync.done)
+            continue;
+        ffb_error *e = ffb__sync_error(conn, &r->sync);
+        ffb__error_set(e, FFB_E_CANCELLED,
+                       "cancelled: the connection was closed before the "
+                       "answer arrived");
+        r->sync.rc = FFB_E_CANCELLED;
+        r->sync.done = 1;
+    }
+    ffb__results_poll(conn);
+}
+
 void ffb__results_free_all(ffb_conn *conn) {
     struct ffb_result *lists[3] = {conn->rq_head, conn->done_head,
                                    conn->delivered};
@@ -374,6 +391,36 @@ int ffb_batch_queue_execute(ffb_batch *b, ffb_tx *tx, ffb_cb cb, void *data) {
     r->batch = b;
     ffb__batch_ref(b);
     return queued(conn, r, ffb__batch_queue_execute(b, tx, &r->sync));
+}
+
+int ffb_stmt_queue_plan(ffb_stmt *stmt, int explain, ffb_cb cb, void *data) {
+    if (!stmt)
+        return FFB_E_INVAL;
+    ffb_conn *conn = stmt->conn;
+    struct ffb_result *r = result_for(conn, FFB_OP_PLAN, cb, data, stmt, NULL);
+    if (!r)
+        return FFB_E_NOMEM;
+    return queued(conn, r, ffb__stmt_queue_plan(stmt, explain, &r->sync));
+}
+
+static int queue_release(ffb_conn *conn, int drop, ffb_cb cb, void *data) {
+    if (!conn)
+        return FFB_E_INVAL;
+    struct ffb_result *r = result_for(
+        conn, drop ? FFB_OP_DROP_DATABASE : FFB_OP_DETACH, cb, data, NULL,
+        NULL);
+    if (!r)
+        return FFB_E_NOMEM;
+    r->simple.sync = &r->sync;
+    return queued(conn, r, ffb__queue_release(conn, drop, &r->simple));
+}
+
+int ffb_conn_queue_detach(ffb_conn *conn, ffb_cb cb, void *data) {
+    return queue_release(conn, 0, cb, data);
+}
+
+int ffb_conn_queue_drop_database(ffb_conn *conn, ffb_cb cb, void *data) {
+    return queue_release(conn, 1, cb, data);
 }
 
 size_t ffb_result_length(const ffb_result *res) {

@@ -260,6 +260,7 @@ static void stmt_destroy(ffb_stmt *stmt) {
     ffb__free(conn->alloc, stmt->scratch_len);
     ffb__free(conn->alloc, stmt->row_err);
     ffb__free(conn->alloc, stmt->textbuf);
+    ffb__free(conn->alloc, stmt->plan);
     ffb__free(conn->alloc, stmt->sql);
     ffb__free(conn->alloc, stmt->prepare_err);
     while (stmt->retired) {
@@ -2230,34 +2231,42 @@ static int plan_reply(ffb_conn *conn, const ffbp_packet *pkt,
             p->sync->rc = e;
         return done(p, e); /* breaks the connection */
     }
-    size_t need = d.plan.len + 1;
-    if (need > stmt->textbuf_cap) {
-        char *b = ffb__realloc(conn->alloc, stmt->textbuf, need);
-        if (!b)
-            return done(p, ffb__fatal(conn, FFB_E_NOMEM,
-                                          "out of memory"));
-        stmt->textbuf = b;
-        stmt->textbuf_cap = need;
-    }
+    if (p->gen != stmt->prep_gen)
+        return done(p, 0); /* prepared again since: not its plan */
+    char *t = ffb__malloc(conn->alloc, d.plan.len + 1);
+    if (!t)
+        return done(p, ffb__fatal(conn, FFB_E_NOMEM, "out of memory"));
     if (d.plan.len)
-        memcpy(stmt->textbuf, d.plan.p, d.plan.len);
-    /* The server starts the legacy plan with a newline. */
-    stmt->textbuf[d.plan.len] = '\0';
+        memcpy(t, d.plan.p, d.plan.len);
+    t[d.plan.len] = '\0';
+    ffb__free(conn->alloc, stmt->plan);
+    stmt->plan = t;
+    stmt->plan_kind = (int)(p->limit + 1); /* 1 legacy, 2 explained */
+    stmt->plan_gen = stmt->prep_gen;
     return done(p, 0);
 }
 
-int ffb_stmt_plan(ffb_stmt *stmt, int explain, const char **out) {
-    if (!stmt || !out)
-        return FFB_E_INVAL;
+/* The plan of the statement as prepared now, if it was read. */
+static const char *plan_known(const ffb_stmt *stmt, int explain) {
+    if (!stmt->plan || stmt->plan_gen != stmt->prep_gen ||
+        stmt->plan_kind != (explain ? 2 : 1))
+        return NULL;
+    const char *t = stmt->plan;
+    while (*t == '\n') /* the server starts the legacy plan with one */
+        t++;
+    return t;
+}
+
+int ffb__stmt_queue_plan(ffb_stmt *stmt, int explain, ffb__sync *sync) {
     ffb_conn *conn = stmt->conn;
     int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
-    if (!stmt->prepared)
+    if (!stmt->prepared || stmt->prepare_pending || stmt->prepare_held)
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "the statement is not prepared");
-    if ((rc = ffb__need_blocking(conn)) < 0)
-        return rc;
+    if (plan_known(stmt, explain))
+        return 1;
     uint8_t items[2] = {(uint8_t)(explain ? FFBP_INFO_SQL_EXPLAIN_PLAN
                                           : FFBP_INFO_SQL_GET_PLAN),
                         FFBP_INFO_END};
@@ -2266,20 +2275,36 @@ int ffb_stmt_plan(ffb_stmt *stmt, int explain, const char **out) {
     ffbp_put_info(&w, FFBP_OP_INFO_SQL, stmt->handle, 0, items, 2, 65535);
     if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
         return rc;
-    ffb__sync sync = {0};
-    ffb__pending *p = expect(conn, FFBP_OP_INFO_SQL, plan_reply, stmt, &sync);
+    ffb__pending *p = expect(conn, FFBP_OP_INFO_SQL, plan_reply, stmt, sync);
     if (!p)
         return FFB_E_NOMEM;
     p->completes = 1;
-    rc = ffb__wait(conn, &sync.done);
-    if (rc == 0)
-        rc = sync.rc;
-    if (rc == 0) {
-        const char *t = stmt->textbuf ? stmt->textbuf : "";
-        while (*t == '\n')
-            t++;
-        *out = t;
+    p->gen = stmt->prep_gen;
+    p->limit = explain ? 1 : 0;
+    return 0;
+}
+
+int ffb_stmt_plan(ffb_stmt *stmt, int explain, const char **out) {
+    if (!stmt || !out)
+        return FFB_E_INVAL;
+    ffb_conn *conn = stmt->conn;
+    const char *t = plan_known(stmt, explain);
+    if (!t) {
+        int rc = ffb__need_blocking(conn);
+        if (rc < 0)
+            return rc;
+        ffb__sync sync = {0};
+        if ((rc = ffb__stmt_queue_plan(stmt, explain, &sync)) < 0)
+            return rc;
+        if (rc == 0 && (rc = ffb__wait(conn, &sync.done)) < 0)
+            return rc;
+        if (sync.rc < 0)
+            return sync.rc;
+        if (!(t = plan_known(stmt, explain)))
+            return ffb__error_set(&conn->err, FFB_E_PROTO,
+                                  "no plan in the answer");
     }
-    return rc;
+    *out = t;
+    return 0;
 }
 

@@ -317,10 +317,27 @@ static void test_immediate_ping_info(void **state) {
     assert_int_equal(len, 8);
     assert_memory_equal(text, "by value", 8);
     assert_int_equal(extio_fetch(&x, s), 0);
+    /* The plan: queued, then read without I/O. */
+    const char *plan;
+    assert_int_equal(ffb_stmt_queue_plan(s, 0, NULL, NULL), 0);
+    next_ok(&x, FFB_OP_PLAN);
+    size_t turns = x.turns;
+    OK(c, ffb_stmt_plan(s, 0, &plan));
+    assert_int_equal(x.turns, turns);
+    assert_non_null(strstr(plan, "PLAN"));
+    assert_int_equal(ffb_stmt_queue_plan(s, 0, NULL, NULL), 1);
     ffb_stmt_free(s);
     OK(c, ffb_tx_queue_rollback(tx, NULL, NULL));
     next_ok(&x, FFB_OP_ROLLBACK);
     ffb_tx_free(tx);
+    /* The detach: then the server closes its end, which is expected. */
+    r0 = it_rts(c);
+    OK(c, ffb_conn_queue_detach(c, NULL, NULL));
+    next_ok(&x, FFB_OP_DETACH);
+    assert_int_equal(it_rts(c) - r0, 1);
+    assert_int_equal(ffb_conn_is_attached(c), 0);
+    assert_int_equal(ffb_conn_queue_ping(c, NULL, NULL), FFB_E_STATE);
+    OK(c, ffb_conn_close(c));
     done_conn(c, &x);
 }
 
