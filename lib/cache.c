@@ -148,10 +148,11 @@ int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql, size_t len,
         return rc;
     const ffb__memo *m = memo_find(conn, sql, len);
     ffb__memo busy;
-    if (!m && conn->nspare > 0) {
+    if (!m) {
         /* The text is cached but in use (a window of pipelined executions
            of one text): its formats serve as remembered ones, so this
-           checkout's prepare rides with its execute too. */
+           checkout's prepare (on a spare handle, or on one allocated in
+           the same write) rides with its execute too. */
         for (size_t i = 0; i < conn->cache_n && !m; i++) {
             ffb_stmt *o = conn->cache[i].stmt;
             if (conn->cache[i].in_use && !conn->cache[i].stale &&
@@ -169,7 +170,7 @@ int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql, size_t len,
             }
         }
     }
-    if (m && (conn->nspare > 0)) {
+    if (m) {
         rc = ffb__stmt_prepare_lazy(s, tx, m);
         if (rc == FFB_E_STATE) /* not possible right now: the normal way */
             rc = ffb__stmt_prepare_sync(s, tx, sql, len);

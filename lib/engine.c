@@ -157,8 +157,11 @@ int ffb__engine_queue(ffb_conn *conn, const ffbp_writer *w, int expects) {
     if (conn->stage.failed)
         return queue_nomem(conn, "while queueing a packet");
     conn->stats.packets_sent++;
-    if (expects)
+    if (expects) {
         conn->stage_expects = 1;
+        if (!conn->in_dispatch)
+            conn->stage_direct = 1;
+    }
     return 0;
 }
 
@@ -198,10 +201,32 @@ int ffb__engine_owes_flushed(const ffb_conn *conn) {
     return 0;
 }
 
+/* Answers the server sends at once are owed for requests already
+   flushed. */
+static int owed_sent(const ffb_conn *conn) {
+    for (size_t i = 0; i + conn->fifo_unsent < conn->fifo_len; i++)
+        if (!conn->fifo[(conn->fifo_head + i) % conn->fifo_cap].deferred)
+            return 1;
+    return 0;
+}
+
+/* What is staged is worth a write now. Deferred requests alone (frees,
+   closes) are not: they ride with the next request that needs an answer.
+   Follow-ups queued while answers were handled (held requests released,
+   the next step of an operation) wait while answers to the last write
+   are still owed, and go together in one write once those are in. */
+static int stage_ready(const ffb_conn *conn) {
+    if (conn->stage.len == 0)
+        return 0;
+    if (conn->state != FFB__ST_READY)
+        return 1;
+    if (!conn->stage_expects)
+        return 0;
+    return conn->stage_direct || !owed_sent(conn);
+}
+
 int ffb__engine_flush_needed(ffb_conn *conn) {
-    if (conn->state == FFB__ST_READY && !conn->stage_expects)
-        return 0; /* deferred only: they ride with the next request */
-    return ffb__engine_flush(conn);
+    return stage_ready(conn) ? ffb__engine_flush(conn) : 0;
 }
 
 int ffb__engine_flush(ffb_conn *conn) {
@@ -249,6 +274,7 @@ int ffb__engine_flush(ffb_conn *conn) {
     if (conn->stage_expects)
         conn->out_expects = 1;
     conn->stage_expects = 0;
+    conn->stage_direct = 0;
     ffbp_writer_reset(&conn->stage);
     return 0;
 }
@@ -601,11 +627,16 @@ static int parse_packets(ffb_conn *conn) {
                                   ffbp_op_name(pkt.op), waiting_for(conn));
         }
         conn->in_pos += r.pos;
+        conn->in_dispatch++;
         rc = dispatch(conn, &pkt);
-        if (rc < 0 && (rc <= FFB_E_FATAL || conn->state == FFB__ST_BROKEN))
+        if (rc >= 0 || (rc > FFB_E_FATAL && conn->state != FFB__ST_BROKEN)) {
+            if (conn->held_head)
+                ffb__engine_release(conn);
+            rc = 0;
+        }
+        conn->in_dispatch--;
+        if (rc < 0)
             return rc;
-        if (conn->held_head)
-            ffb__engine_release(conn);
         if (conn->rq_head && conn->rq_head->sync.done)
             ffb__results_poll(conn);
         if (conn->rx_next && !conn->z && (rc = install_rx(conn)) < 0)
@@ -727,6 +758,7 @@ void ffb__engine_reset(ffb_conn *conn) {
     conn->in_need = 0;
     conn->in_stalled = 0;
     conn->stage_expects = conn->out_expects = conn->awaiting = 0;
+    conn->stage_direct = conn->in_dispatch = 0;
     conn->eof = 0;
     conn->fifo_head = conn->fifo_len = 0;
     conn->fifo_unsent = 0;
@@ -779,9 +811,7 @@ unsigned ffb_conn_wants(const ffb_conn *conn) {
     unsigned w = 0;
     /* Deferred requests alone (frees, closes) wait for the next request
        that needs an answer: they are not worth a write. */
-    if (conn->out.len ||
-        (conn->stage.len &&
-         (conn->stage_expects || conn->state != FFB__ST_READY)))
+    if (conn->out.len || stage_ready(conn))
         w |= FFB_WANT_WRITE;
     if ((conn->state == FFB__ST_HANDSHAKE && !conn->hs_finished) ||
         conn->fifo_len)

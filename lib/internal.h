@@ -347,6 +347,9 @@ struct ffb_conn {
     ffbp_writer in;       /* plaintext received, not yet parsed */
     size_t in_pos;
     int stage_expects;    /* stage holds a packet that needs an answer */
+    int stage_direct;     /* ... queued by a call, not while answers were
+                             handled (a follow-up) */
+    int in_dispatch;      /* answers are being handled */
     int out_expects;      /* out holds such bytes */
     int awaiting;         /* flushed, answer not seen yet */
     int eof;

@@ -115,6 +115,9 @@ static int keep_sql(ffb_stmt *stmt, const char *sql, size_t len);
 static void take_spare(ffb_stmt *stmt);
 static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
                          ffb__pending *p);
+static int alloc_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                       ffb__pending *p);
+
 
 void ffb__stmt_unref(ffb_stmt *stmt) {
     if (stmt && --stmt->refs == 0)
@@ -871,7 +874,10 @@ int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m) {
     if (rc < 0)
         return rc;
     take_spare(stmt);
-    if (!stmt->has_handle)
+    /* Without a handle (no spare one): allocated in the same write, the
+       prepare naming it as the server's last object. */
+    int allocate = !stmt->has_handle && !stmt->alloc_queued;
+    if (!stmt->has_handle && !allocate)
         return FFB_E_STATE;
     uint16_t txh = 0;
     if (tx) {
@@ -908,14 +914,31 @@ int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m) {
     const uint8_t *items = ffbp_describe_items(&ilen);
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
-    /* Unprepare first: a spare handle may still hold an old statement. */
-    ffbp_put_free_statement(&w, stmt->handle, FFBP_DSQL_UNPREPARE);
-    rc = ffb__queue_fire_and_forget(conn, &w, FFBP_OP_FREE_STATEMENT, 1);
-    ffbp_writer_free(&w);
-    if (rc < 0)
-        return rc;
+    uint16_t sh = stmt->handle;
+    if (allocate) {
+        ffbp_put_object_op(&w, FFBP_OP_ALLOCATE_STATEMENT, conn->db_handle);
+        if ((rc = ffb__queue_free(conn, &w, 0)) < 0)
+            return rc;
+        ffb__pending *p =
+            expect(conn, FFBP_OP_ALLOCATE_STATEMENT, alloc_reply, stmt, NULL);
+        if (!p)
+            return FFB_E_NOMEM;
+        p->deferred = 1; /* held back by a lazy server (reference 02, 7.3) */
+        stmt->alloc_queued = 1;
+        conn->last_kind = FFB__LAST_STMT;
+        conn->last_obj = stmt;
+        sh = 0xFFFF;
+    } else {
+        /* Unprepare first: a spare handle may still hold an old
+           statement. */
+        ffbp_put_free_statement(&w, stmt->handle, FFBP_DSQL_UNPREPARE);
+        rc = ffb__queue_fire_and_forget(conn, &w, FFBP_OP_FREE_STATEMENT, 1);
+        ffbp_writer_free(&w);
+        if (rc < 0)
+            return rc;
+    }
     ffbp_writer_init(&w, conn->alloc);
-    ffbp_put_prepare(&w, txh, stmt->handle, (uint16_t)conn->dialect, m->sql,
+    ffbp_put_prepare(&w, txh, sh, (uint16_t)conn->dialect, m->sql,
                      m->len, items, ilen, PREPARE_BUFFER, conn->protocol);
     if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
         return rc;
@@ -1678,12 +1701,22 @@ static int tx_nameable(ffb_tx *tx) {
     return !tx || ffb__tx_handle(tx, &h) != FFB__LATER;
 }
 
+
+/* An execution can be encoded now: its statement's handle is known
+   (op_execute and op_fetch never take 0xFFFF: the server's decoder needs
+   the real handle and drops the connection otherwise - reference 02, 6),
+   and its transaction can be named. */
+static int exec_nameable(const ffb_stmt *stmt, ffb_tx *tx) {
+    return stmt->has_handle && tx_nameable(tx);
+}
+
 static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
                      ffb__held *held);
 
 static int held_exec_send(ffb_conn *conn, ffb__held *h) {
     ffb_stmt *stmt = h->stmt;
-    if (stmt->prepare_pending || stmt->prepare_held || !tx_nameable(h->tx))
+    if (stmt->prepare_pending || stmt->prepare_held ||
+        !exec_nameable(stmt, h->tx))
         return FFB__LATER;
     stmt->exec_held--;
     int rc;
@@ -1717,7 +1750,9 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
     if (rc < 0)
         return rc;
     int preparing = stmt->prepare_pending || stmt->prepare_held;
-    if (stmt->freed || (!preparing && (!stmt->prepared || !stmt->has_handle)))
+    if (stmt->freed ||
+        (!preparing &&
+         (!stmt->prepared || (!stmt->has_handle && !stmt->alloc_queued))))
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "the statement is not prepared");
     if (tx && tx->conn != conn)
@@ -1732,7 +1767,7 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
                               "set or output runs one execution at a time "
                               "(queue other statements, for example from "
                               "ffb_conn_prepare())");
-    if (!conn->held_head && !preparing && tx_nameable(tx))
+    if (!conn->held_head && !preparing && exec_nameable(stmt, tx))
         return exec_send(stmt, tx, sync, NULL);
     /* The transaction's handle is owed (something was allocated after its
        start), or requests before this one wait: this one waits behind

@@ -962,6 +962,55 @@ static void test_cache_busy_text_rides(void **state) {
     ffb_conn_free(c);
 }
 
+/* A window of 50 pipelined executions of one text on a fresh connection
+   (no spare handles): the first checkout prepares (1 round trip); each
+   later one, while the text is in use, queues an allocation and a prepare
+   with the first one's formats and waits for nothing. The first execution
+   and the 49 allocations and prepares go in one write (1); op_execute
+   needs the real handle (reference 02, 6), so the 49 executions, held
+   until those answers, go in the next (1). It cost 49 blocking prepares
+   (51 round trips) before. */
+static void test_cache_busy_window(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = it_active_tx(c);
+    char sql[128];
+    snprintf(sql, sizeof(sql), "select name from %s where id = ?", t->table);
+    ffb_stmt *s[50];
+    const int N = 50;
+    uint64_t r0 = it_rts(c), f0 = flushes(c);
+    for (int i = 0; i < N; i++) {
+        OK(c, ffb_conn_prepare(c, tx, sql, (size_t)-1, &s[i]));
+        OK(c, ffb_stmt_bind_int64(s[i], 0, i + 1));
+        OK(c, ffb_stmt_queue_execute(s[i], tx, NULL, NULL));
+    }
+    assert_int_equal(it_rts(c) - r0, 1); /* the first prepare */
+    OK(c, ffb_conn_flush(c));
+    const ffb_result *res;
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(ffb_conn_next_result(c, &res), 1);
+        assert_int_equal(ffb_result_status(res), 0);
+    }
+    assert_int_equal(it_rts(c) - r0, 3);
+    assert_int_equal(flushes(c) - f0, 3);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(ffb_stmt_fetch(s[i]), 1);
+        const char *name;
+        size_t len;
+        OK(c, ffb_stmt_get_text(s[i], 0, &name, &len));
+        char want[32];
+        snprintf(want, sizeof(want), "name %d", i + 1);
+        assert_int_equal(len, strlen(want));
+        assert_memory_equal(name, want, len);
+        assert_int_equal(ffb_stmt_fetch(s[i]), 0);
+        ffb_stmt_free(s[i]);
+    }
+    OK(c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
 int main(void) {
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
     static const struct CMUnitTest tests[] = {
@@ -989,6 +1038,7 @@ int main(void) {
         cmocka_unit_test(test_autocommit_dml),
         cmocka_unit_test(test_autocommit_long_select),
         cmocka_unit_test(test_cache_busy_text_rides),
+        cmocka_unit_test(test_cache_busy_window),
     };
     return it_main("SQL", names, sizeof(names) / sizeof(names[0]), tests,
                    sizeof(tests) / sizeof(tests[0]), setup_target,
