@@ -73,7 +73,11 @@ int main(int argc, char **argv) {
 
     ffb_conn *conn;
     if (ffb_conn_new(&conn, &o) != 0) {
-        fprintf(stderr, "bad options\n");
+        /* With FFB_E_INVAL the connection says which option is wrong. */
+        fprintf(stderr, "options: %s\n",
+                conn ? ffb_error_message(ffb_conn_error(conn))
+                     : "out of memory");
+        ffb_conn_free(conn);
         return 2;
     }
     if (create) {

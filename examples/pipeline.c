@@ -19,7 +19,7 @@ int main(int argc, char **argv) {
     ffb_conn *conn;
     if (ffb_conn_new(&conn, &o) != 0 || ffb_conn_connect(conn) != 0) {
         fprintf(stderr, "connect: %s\n",
-                conn ? ffb_error_message(ffb_conn_error(conn)) : "bad options");
+                conn ? ffb_error_message(ffb_conn_error(conn)) : "out of memory");
         ffb_conn_free(conn);
         return 1;
     }

@@ -310,8 +310,11 @@ typedef struct ffb_conn ffb_conn;
  * copied.
  * Round trips: 0.
  * Returns: 0, FFB_E_INVAL (bad option, e.g. an unparsable dsn or an unknown
- * auth plugin name), FFB_E_NOMEM. `*out` is untouched on failure.
- * Since: 0.1
+ * auth plugin name), FFB_E_NOMEM. With FFB_E_INVAL `*out` is still a
+ * connection: ffb_conn_error() says which option is wrong and why, every
+ * connect returns the same error, and the caller frees it. With
+ * FFB_E_NOMEM (or `out` NULL) there is none: `*out` is NULL.
+ * Since: 0.1 (the connection on FFB_E_INVAL: 0.2)
  */
 FFB_API int ffb_conn_new(ffb_conn **out, const ffb_conn_options *opts);
 

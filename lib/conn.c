@@ -297,12 +297,49 @@ static int apply_options(ffb_conn *c, const ffb_conn_options *o,
     return 0;
 }
 
+/* A connection that only carries why its options were refused. */
+static ffb_conn *refused(ffb_conn *c, int code, const char *why) {
+    if (!c) {
+        c = malloc(sizeof(*c));
+        if (!c)
+            return NULL;
+        memset(c, 0, sizeof(*c));
+    }
+    if (why)
+        ffb__error_set(&c->err, code, "%s", why);
+    else if (c->err.code == 0)
+        ffb__error_set(&c->err, code, "invalid connection options");
+    c->net.fd = -1;
+    ffb__conn_set_transport(c, NULL, NULL);
+    c->hs_deadline = -1;
+    c->state = FFB__ST_CLOSED;
+    c->bad_options = 1;
+    return c;
+}
+
 int ffb_conn_new(ffb_conn **out, const ffb_conn_options *opts) {
-    if (!out || !opts || opts->version != FFB_CONN_OPTIONS_VERSION)
+    if (!out)
         return FFB_E_INVAL;
+    *out = NULL;
+    if (!opts) {
+        *out = refused(NULL, FFB_E_INVAL, "no options given (opts is NULL)");
+        return *out ? FFB_E_INVAL : FFB_E_NOMEM;
+    }
+    if (opts->version != FFB_CONN_OPTIONS_VERSION) {
+        char why[128];
+        snprintf(why, sizeof(why),
+                 "ffb_conn_options.version is %u; this library takes %u "
+                 "(FFB_CONN_OPTIONS_INIT or ffb_conn_options_init() sets it)",
+                 opts->version, (unsigned)FFB_CONN_OPTIONS_VERSION);
+        *out = refused(NULL, FFB_E_INVAL, why);
+        return *out ? FFB_E_INVAL : FFB_E_NOMEM;
+    }
     const ffb_allocator *a = opts->allocator;
-    if (a && (!a->malloc || !a->realloc || !a->free))
-        return FFB_E_INVAL;
+    if (a && (!a->malloc || !a->realloc || !a->free)) {
+        *out = refused(NULL, FFB_E_INVAL,
+                       "allocator: malloc, realloc and free must all be set");
+        return *out ? FFB_E_INVAL : FFB_E_NOMEM;
+    }
     ffb_conn *c = a ? a->malloc(sizeof(*c), a->data) : malloc(sizeof(*c));
     if (!c)
         return FFB_E_NOMEM;
@@ -319,12 +356,20 @@ int ffb_conn_new(ffb_conn **out, const ffb_conn_options *opts) {
     ffbp_writer_init(&c->wire_in, c->alloc);
     ffbp_writer_init(&c->in, c->alloc);
     int rc = apply_options(c, opts, &c->err);
-    if (rc < 0) {
+    if (rc == FFB_E_NOMEM) {
         free_options(c);
         if (a)
             a->free(c, a->data);
         else
             free(c);
+        return rc;
+    }
+    if (rc < 0) {
+        /* Kept, with the error naming the option: the caller reads it from
+           ffb_conn_error() and frees the connection, which never
+           connects. */
+        free_options(c);
+        *out = refused(c, rc, NULL);
         return rc;
     }
     c->state = FFB__ST_NEW;
@@ -421,6 +466,8 @@ static int connect_once(ffb_conn *conn, int create,
 
 static int do_connect(ffb_conn *conn, int create,
                       const ffb_create_options *copts) {
+    if (conn->bad_options)
+        return conn->err.code; /* why ffb_conn_new refused the options */
     if (conn->io != FFB_IO_BLOCKING)
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "this connection uses external I/O: use "
@@ -468,6 +515,8 @@ int ffb_conn_start(ffb_conn *conn, int create,
                    const ffb_create_options *copts) {
     if (!conn)
         return FFB_E_INVAL;
+    if (conn->bad_options)
+        return conn->err.code;
     if (conn->io != FFB_IO_EXTERNAL)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "ffb_conn_start() needs io = FFB_IO_EXTERNAL");

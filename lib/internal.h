@@ -296,6 +296,7 @@ struct ffb_conn {
     char crypt_used[FFB__PLUGIN_NAME];
     int detaching;    /* op_detach/op_drop sent: EOF afterwards is fine */
     int fatal_code;   /* the fatal code that broke the connection */
+    int bad_options;  /* ffb_conn_new refused the options: err says why */
 
     /* Handshake. */
     int hs;
@@ -811,7 +812,7 @@ static inline int ffb__broken_code(const ffb_conn *conn) {
 /* Clear the connection's error at the start of a call - unless the
    connection is broken: then the error says why, for every later call. */
 static inline void ffb__conn_error_clear(ffb_conn *conn) {
-    if (conn->state != FFB__ST_BROKEN)
+    if (conn->state != FFB__ST_BROKEN && !conn->bad_options)
         ffb__error_clear(&conn->err);
 }
 /* A fatal-class error (FFB_E_NOMEM, ...): set conn->err and break the

@@ -106,21 +106,32 @@ static void *bad_malloc(size_t size, void *data) {
     return malloc(size);
 }
 
-/* ffb_conn_new must refuse `o` with FFB_E_INVAL and leave *out alone. */
-static void expect_rejected(const ffb_conn_options *o, const char *what) {
-    ffb_conn *sentinel = (ffb_conn *)&sentinel;
-    ffb_conn *conn = sentinel;
+/* ffb_conn_new must refuse `o` with FFB_E_INVAL, and leave a connection
+   whose error says why (its message holds `names`), which refuses to
+   connect with that error. */
+static void expect_rejected(const ffb_conn_options *o, const char *what,
+                            const char *names) {
+    ffb_conn *conn = NULL;
     int rc = ffb_conn_new(&conn, o);
     if (rc != FFB_E_INVAL)
         fail_msg("%s: expected FFB_E_INVAL, got %s", what, ffb_err_name(rc));
-    assert_ptr_equal(conn, sentinel);
+    assert_non_null(conn);
+    const ffb_error *e = ffb_conn_error(conn);
+    assert_int_equal(ffb_error_code(e), FFB_E_INVAL);
+    if (!strstr(ffb_error_message(e), names))
+        fail_msg("%s: the error \"%s\" does not name \"%s\"", what,
+                 ffb_error_message(e), names);
+    assert_int_equal(ffb_conn_connect(conn), FFB_E_INVAL);
+    assert_non_null(strstr(ffb_error_message(ffb_conn_error(conn)), names));
+    assert_int_equal(ffb_conn_is_attached(conn), 0);
+    ffb_conn_free(conn);
 }
 
-#define REJECTS(field, value)                                                  \
+#define REJECTS(field, value, names)                                           \
     do {                                                                       \
         ffb_conn_options o_ = base_options();                                  \
         o_.field = value;                                                      \
-        expect_rejected(&o_, #field " = " #value);                             \
+        expect_rejected(&o_, #field " = " #value, names);                      \
     } while (0)
 
 static void test_conn_new_rejects_bad_options(void **state) {
@@ -128,27 +139,27 @@ static void test_conn_new_rejects_bad_options(void **state) {
     static const ffb_allocator no_free = {bad_malloc, NULL, NULL, NULL};
     static const uint8_t long_key[129] = {1};
 
-    REJECTS(version, 0);
-    REJECTS(version, FFB_CONN_OPTIONS_VERSION + 1);
-    REJECTS(database, NULL);
-    REJECTS(database, "");
-    REJECTS(auth_plugins, "Kerberos");
-    REJECTS(auth_plugins, "srp256"); /* names are case-sensitive */
-    REJECTS(auth_plugins, " , ");    /* empty list */
-    REJECTS(wire_crypt_plugins, "AES");
-    REJECTS(wire_crypt, 3);
-    REJECTS(wire_crypt, -1);
-    REJECTS(io, 2);
-    REJECTS(dialect, 2);
-    REJECTS(allocator, &no_free);
-    REJECTS(min_protocol, 9);
-    REJECTS(min_protocol, 14);
+    REJECTS(version, 0, "version is 0");
+    REJECTS(version, FFB_CONN_OPTIONS_VERSION + 1, "ffb_conn_options.version");
+    REJECTS(database, NULL, "no database");
+    REJECTS(database, "", "no database");
+    REJECTS(auth_plugins, "Kerberos", "\"Kerberos\"");
+    REJECTS(auth_plugins, "srp256", "\"srp256\""); /* case-sensitive */
+    REJECTS(auth_plugins, " , ", "list is empty");  /* empty list */
+    REJECTS(wire_crypt_plugins, "AES", "\"AES\"");
+    REJECTS(wire_crypt, 3, "wire_crypt");
+    REJECTS(wire_crypt, -1, "wire_crypt");
+    REJECTS(io, 2, "io must be");
+    REJECTS(dialect, 2, "dialect");
+    REJECTS(allocator, &no_free, "allocator");
+    REJECTS(min_protocol, 9, "min_protocol");
+    REJECTS(min_protocol, 14, "min_protocol");
 
     ffb_conn_options o = base_options();
     o.test_srp_private_key = long_key;
     o.test_srp_private_key_len = sizeof(long_key);
-    expect_rejected(&o, "test_srp_private_key of 129 bytes");
-    expect_rejected(NULL, "NULL options");
+    expect_rejected(&o, "test_srp_private_key of 129 bytes", "key");
+    expect_rejected(NULL, "NULL options", "no options");
     o = base_options();
     assert_int_equal(ffb_conn_new(NULL, &o), FFB_E_INVAL);
 }

@@ -477,7 +477,9 @@ static void test_packet_over_limit(void **state) {
     ffb_conn *bad = NULL;
     o.max_packet_size = 1000;
     assert_int_equal(ffb_conn_new(&bad, &o), FFB_E_INVAL);
-    assert_null(bad);
+    assert_non_null(bad); /* carrying the error */
+    expect_msg(bad, "max_packet_size");
+    ffb_conn_free(bad);
 }
 
 /* Compress `w` into the scripted server's stream (sync flush). */
