@@ -1,0 +1,217 @@
+/*
+ * The request path on scripted conversations: requests held until a
+ * handle is known, results delivered in the order they were queued
+ * whatever the application waits for, and a connection closed or freed
+ * with requests pending (each completes with FFB_E_CANCELLED, in order;
+ * valgrind checks that nothing leaks).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/support/check.h"
+#include "tests/support/hostile.h"
+
+#define setup hostile_setup
+#define teardown hostile_teardown
+
+/* An external-I/O connection attached by hand (protocol 17). */
+static ffb_conn *ext_attach(void) {
+    ffb_conn_options o;
+    hostile_options(&o);
+    o.io = FFB_IO_EXTERNAL;
+    ffb_conn *c = NULL;
+    OK(c, ffb_conn_new(&c, &o));
+    OK(c, ffb_conn_start(c, 0, NULL));
+    const uint8_t *out;
+    ffb_conn_output_done(c, ffb_conn_output(c, &out));
+    srv_accept(&W, FFBP_OP_ACCEPT, 17, NULL, NULL, 0, 0, NULL, 0);
+    OK(c, ffb_conn_feed(c, W.data, W.len));
+    ffbp_writer_reset(&W);
+    ffb_conn_output_done(c, ffb_conn_output(c, &out));
+    srv_response(&W, 1, 0, NULL, 0);
+    OK(c, ffb_conn_feed(c, W.data, W.len));
+    ffbp_writer_reset(&W);
+    assert_int_equal(ffb_conn_step(c), 1);
+    return c;
+}
+
+typedef struct seen {
+    int n;
+    int op[8];
+    int status[8];
+} seen;
+
+static void record(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    seen *s = data;
+    if (s->n < 8) {
+        s->op[s->n] = ffb_result_op(res);
+        s->status[s->n] = ffb_result_status(res);
+    }
+    s->n++;
+}
+
+/* Closed with three requests queued (one of them held): each callback
+   runs once, in order, with FFB_E_CANCELLED, before the close returns. */
+static void test_close_cancels_pending(void **state) {
+    (void)state;
+    ffb_conn *c = ext_attach();
+    seen s = {0};
+    ffb_tx *tx1, *tx2;
+    OK(c, ffb_tx_begin(c, &tx1, NULL));
+    OK(c, ffb_tx_begin(c, &tx2, NULL));
+    OK(c, ffb_conn_queue_ping(c, record, &s));
+    OK(c, ffb_tx_queue_commit(tx1, record, &s)); /* held: tx1 not last */
+    OK(c, ffb_tx_queue_rollback(tx2, record, &s));
+    assert_int_equal(ffb_conn_pending(c), 3);
+    const uint8_t *out;
+    ffb_conn_output_done(c, ffb_conn_output(c, &out)); /* on the wire */
+    OK(c, ffb_conn_close(c));
+    assert_int_equal(s.n, 3);
+    assert_int_equal(s.op[0], FFB_OP_PING);
+    assert_int_equal(s.op[1], FFB_OP_COMMIT);
+    assert_int_equal(s.op[2], FFB_OP_ROLLBACK);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(s.status[i], FFB_E_CANCELLED);
+    assert_int_equal(ffb_conn_pending(c), 0);
+    ffb_tx_free(tx1);
+    ffb_tx_free(tx2);
+    ffb_conn_free(c);
+}
+
+/* Freed with a held request and a queued result taken by nobody: the
+   callback runs, nothing leaks (the engine suite runs under valgrind). */
+static void test_free_cancels_held(void **state) {
+    (void)state;
+    ffb_conn *c = ext_attach();
+    seen s = {0};
+    ffb_tx *tx1, *tx2;
+    OK(c, ffb_tx_begin(c, &tx1, NULL));
+    OK(c, ffb_tx_begin(c, &tx2, NULL));
+    uint8_t info[32];
+    static const uint8_t items[] = {4, 1};
+    OK(c, ffb_tx_queue_info(tx1, items, sizeof(items), info, sizeof(info),
+                            record, &s));
+    OK(c, ffb_tx_queue_commit(tx1, NULL, NULL));
+    ffb_tx_free(tx1); /* the held requests keep it */
+    ffb_tx_free(tx2);
+    ffb_conn_free(c);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.status[0], FFB_E_CANCELLED);
+}
+
+/* A request naming a transaction whose start is not answered, behind
+   another start: queueing does no I/O; the request is written after the
+   answer that names the transaction, with its handle, and the results
+   come in the order they were queued. */
+static void test_held_goes_after_the_answer(void **state) {
+    (void)state;
+    ffb_conn *c = hostile_attach(&H, 17, NULL);
+    ffb_tx *tx1, *tx2;
+    OK(c, ffb_tx_begin(c, &tx1, NULL));
+    OK(c, ffb_tx_begin(c, &tx2, NULL));
+    seen s = {0};
+    size_t reads = H.reads, flushes = H.flushes;
+    OK(c, ffb_tx_queue_commit(tx1, record, &s));  /* held */
+    OK(c, ffb_tx_queue_rollback(tx2, record, &s)); /* behind it */
+    assert_int_equal(H.reads, reads);
+    assert_int_equal(H.flushes, flushes);
+    srv_response(&W, 21, 0, NULL, 0); /* tx1 */
+    srv_response(&W, 22, 0, NULL, 0); /* tx2 */
+    hostile_push(&H, &W);
+    srv_response(&W, 0, 0, NULL, 0); /* commit */
+    srv_response(&W, 0, 0, NULL, 0); /* rollback */
+    hostile_push(&H, &W);
+    size_t w0 = H.written_len;
+    uint64_t r0;
+    ffb_stats st;
+    ffb_conn_stats(c, &st, sizeof(st));
+    r0 = st.round_trips;
+    const ffb_result *res;
+    assert_int_equal(ffb_conn_next_result(c, &res), 0); /* callbacks took them */
+    assert_int_equal(s.n, 2);
+    assert_int_equal(s.op[0], FFB_OP_COMMIT);
+    assert_int_equal(s.op[1], FFB_OP_ROLLBACK);
+    assert_int_equal(s.status[0], 0);
+    assert_int_equal(s.status[1], 0);
+    ffb_conn_stats(c, &st, sizeof(st));
+    assert_int_equal(st.round_trips - r0, 2); /* the starts, then the ends */
+    assert_int_equal(H.flushes - flushes, 2);
+    /* The second write: op_commit(21), sent once tx1's answer named it,
+       then op_rollback of tx2 - still the server's last object, so
+       0xFFFF (its answer was not handled yet when the commit went). */
+    const uint8_t *wr = H.written + w0;
+    size_t wl = H.written_len - w0;
+    static const uint8_t ends[] = {0, 0, 0, FFBP_OP_COMMIT, 0, 0, 0, 21,
+                                   0, 0, 0, FFBP_OP_ROLLBACK, 0xFF, 0xFF,
+                                   0xFF, 0xFF};
+    assert_true(wl >= sizeof(ends));
+    assert_memory_equal(wr + wl - sizeof(ends), ends, sizeof(ends));
+    ffb_tx_free(tx1);
+    ffb_tx_free(tx2);
+    ffb_conn_free(c);
+}
+
+static const srv_var INT_COL = {FFBP_SQL_LONG, 0, 0, 4, 1, "ID"};
+
+/* Waiting for one statement's rows delivers the results queued before
+   it first, in their order. */
+static void test_results_in_queue_order(void **state) {
+    (void)state;
+    ffb_conn *c = hostile_attach(&H, 17, NULL);
+    ffb_tx *tx;
+    uint8_t desc[512];
+    size_t n = srv_describe(desc, sizeof(desc), FFB_STMT_SELECT, 1, &INT_COL,
+                            1, 1, 0, NULL, 0, 0);
+    srv_response(&W, 7, 0, NULL, 0);
+    srv_response(&W, 3, 0, NULL, 0);
+    srv_response(&W, 0, 0, desc, n);
+    hostile_push(&H, &W);
+    OK(c, ffb_tx_begin(c, &tx, NULL));
+    ffb_stmt *a;
+    OK(c, ffb_stmt_new(c, &a));
+    seen s = {0};
+    OK(c, ffb_stmt_queue_prepare(a, tx, "select id from t", (size_t)-1,
+                                 record, &s));
+    OK(c, ffb_conn_queue_ping(c, record, &s));
+    /* Prepare answered (1 round trip), then the ping's. */
+    srv_response(&W, 0, 0, NULL, 0);
+    hostile_push(&H, &W);
+    /* A blocking call on the connection: both callbacks ran first. */
+    uint8_t row[8];
+    memset(row, 0, sizeof(row));
+    row[7] = 5;
+    srv_response(&W, 0, 0, NULL, 0);
+    srv_fetch(&W, 0, 1, row, 8);
+    srv_fetch(&W, 100, 0, NULL, 0);
+    hostile_push(&H, &W);
+    OK(c, ffb_stmt_execute(a, tx));
+    assert_int_equal(s.n, 2);
+    assert_int_equal(s.op[0], FFB_OP_PREPARE);
+    assert_int_equal(s.op[1], FFB_OP_PING);
+    assert_int_equal(ffb_stmt_fetch(a), 1);
+    int64_t v;
+    OK(c, ffb_stmt_get_int64(a, 0, &v));
+    assert_int_equal(v, 5);
+    ffb_stmt_free(a);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+        T(test_close_cancels_pending),
+        T(test_free_cancels_held),
+        T(test_held_goes_after_the_answer),
+        T(test_results_in_queue_order),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
