@@ -32,7 +32,7 @@
 
 int ffb__engine_break(ffb_conn *conn, int code) {
     if (conn->state == FFB__ST_HANDSHAKE)
-        ffb__hs_wipe(conn); /* the handshake ends here */
+        conn->on_hs_wipe(conn); /* the handshake ends here */
     if (conn->state != FFB__ST_BROKEN) {
         conn->state = FFB__ST_BROKEN;
         conn->fatal_code = code;
@@ -413,7 +413,7 @@ static int dispatch(ffb_conn *conn, const ffbp_packet *pkt) {
     if (pkt->op == FFBP_OP_DUMMY)
         return 0; /* keep-alive: dropped wherever it arrives */
     if (conn->state == FFB__ST_HANDSHAKE)
-        return ffb__hs_packet(conn, pkt);
+        return conn->on_handshake(conn, pkt); /* lib/handshake.c */
     if (pkt->op == FFBP_OP_INLINE_BLOB) {
         /* Not an answer of its own: Firebird 5 pushes it in front of a row
            of an op_fetch answer or of the op_sql_response of op_execute2,
@@ -436,7 +436,7 @@ static int dispatch(ffb_conn *conn, const ffbp_packet *pkt) {
                                   (unsigned)(ib->blob_id >> 32),
                                   (unsigned)ib->blob_id, (unsigned)ib->tx,
                                   waiting_for(conn));
-        return ffb__inline_store(conn, ib);
+        return conn->on_inline_blob(conn, ib); /* lib/blob.c */
     }
     if (conn->fifo_len == 0) {
         char d[160];
@@ -505,6 +505,18 @@ void ffb__engine_drop_held(ffb_conn *conn, int rc) {
         h->drop(conn, h, rc);
         held_free(conn, h);
     }
+}
+
+ffb_error *ffb__sync_error(ffb_conn *conn, ffb__sync *sync) {
+    if (!sync || !sync->own_err)
+        return &conn->err;
+    if (!sync->err) {
+        sync->err = ffb__malloc(conn->alloc, sizeof(ffb_error));
+        if (!sync->err)
+            return &conn->err; /* degraded, still reported */
+        ffb__error_clear(sync->err);
+    }
+    return sync->err;
 }
 
 void ffb__sync_fail(ffb_conn *conn, ffb__sync *sync, int rc) {
@@ -637,8 +649,7 @@ static int parse_packets(ffb_conn *conn) {
         conn->in_dispatch--;
         if (rc < 0)
             return rc;
-        if (conn->rq_head && conn->rq_head->sync.done)
-            ffb__results_poll(conn);
+        conn->on_results(conn); /* completed results: lib/pipeline.c */
         if (conn->rx_next && !conn->z && (rc = install_rx(conn)) < 0)
             return rc; /* exactly at the packet boundary */
         if (conn->state == FFB__ST_BROKEN)
@@ -773,7 +784,7 @@ void ffb__engine_reset(ffb_conn *conn) {
     conn->fatal_code = 0;
     conn->hs_deadline = -1;
     conn->hs_flushed = 0;
-    ffb__hs_wipe(conn); /* SRP state, session key, DPB copy */
+    conn->on_hs_wipe(conn); /* SRP state, session key, DPB copy */
     conn->have_key = 0;
 }
 

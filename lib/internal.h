@@ -282,6 +282,12 @@ struct ffb_conn {
     const ffb__transport *tp; /* never NULL: the socket driver by default */
     void *tp_data;
     int64_t (*clock)(void *data); /* NULL: CLOCK_MONOTONIC */
+    /* What the engine hands to the layers above it (set by lib/conn.c):
+       it never calls them by name. */
+    void (*on_results)(ffb_conn *conn);      /* answers completed results */
+    int (*on_inline_blob)(ffb_conn *conn, const ffbp_inline_blob *ib);
+    int (*on_handshake)(ffb_conn *conn, const ffbp_packet *pkt);
+    void (*on_hs_wipe)(ffb_conn *conn); /* the handshake ended: secrets */
     void *clock_data;
     int64_t hs_deadline;  /* the connect must end by then (-1: no limit) */
     int64_t io_mark;      /* last progress of the wire (io_timeout_ms) */

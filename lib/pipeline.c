@@ -9,18 +9,6 @@
 
 #include "lib/internal.h"
 
-ffb_error *ffb__sync_error(ffb_conn *conn, ffb__sync *sync) {
-    if (!sync || !sync->own_err)
-        return &conn->err;
-    if (!sync->err) {
-        sync->err = ffb__malloc(conn->alloc, sizeof(ffb_error));
-        if (!sync->err)
-            return &conn->err; /* degraded, still reported */
-        ffb__error_clear(sync->err);
-    }
-    return sync->err;
-}
-
 struct ffb_result *ffb__result_new(ffb_conn *conn, int op, ffb_cb cb,
                                    void *data) {
     struct ffb_result *r = ffb__malloc(conn->alloc, sizeof(*r));
@@ -68,8 +56,8 @@ void ffb__result_drop(ffb_conn *conn, struct ffb_result *res) {
 }
 
 void ffb__results_poll(ffb_conn *conn) {
-    if (conn->in_callback)
-        return; /* delivered by the outer poll, in order */
+    if (conn->in_callback || !conn->rq_head || !conn->rq_head->sync.done)
+        return; /* delivered by the outer poll, in order; or nothing */
     while (conn->rq_head && conn->rq_head->sync.done) {
         struct ffb_result *r = conn->rq_head;
         conn->rq_head = r->next;

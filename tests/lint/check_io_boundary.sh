@@ -17,6 +17,11 @@
 #     by the engine (lib/engine.c), the handshake, the transforms, the value
 #     codecs or proto/. BLOCKING_CALLERS lists the files that still hold
 #     blocking public calls next to their queue twins.
+#  4. The engine (lib/engine.c) and the transports never call the SQL
+#     objects above them (lib/stmt.c, tx.c, blob.c, batch.c, cache.c,
+#     pipeline.c, values.c) by name: results and inline blobs reach those
+#     through hooks the connection installs, held requests through their
+#     own send functions.
 #
 # Usage: check_io_boundary.sh SOURCE_ROOT
 # Comments are ignored; string literals are ignored for the call checks.
@@ -125,6 +130,21 @@ for f in $(sources lib proto | grep '\.c$'); do
     [ -n "$hits" ] && fail "$hits
   -> only the blocking loop (lib/run.c) calls the transport"
 done
+
+# 4. The engine calls nothing above it.
+above="lib/stmt.c lib/tx.c lib/blob.c lib/batch.c lib/cache.c lib/pipeline.c lib/values.c"
+names=$(for f in $above; do
+    strip "$f" nostrings |
+        sed -nE 's/^[A-Za-z_][A-Za-z0-9_ *]*[ *](ffb__[A-Za-z0-9_]+)\(.*/\1/p'
+done | LC_ALL=C sort -u | tr '\n' '|' | sed 's/|$//')
+if [ -n "$names" ]; then
+    for f in lib/engine.c lib/run.c lib/net.c lib/handshake.c lib/wirecrypt.c lib/zstream.c; do
+        [ -f "$f" ] || continue
+        hits=$(scan "$f" nostrings "(^|[^[:alnum:]_])($names)[[:space:]]*\(")
+        [ -n "$hits" ] && fail "$hits
+  -> the engine and the transports hand over through hooks; they never call the SQL objects"
+    done
+fi
 
 if [ "$status" -ne 0 ]; then
     echo "I/O boundary check FAILED (STYLE.md sections 1 and 8)"
