@@ -187,7 +187,7 @@ static ffb_conn *direct_conn(const args *a, int create) {
     o.password = a->cfg.password;
     o.io_timeout_ms = 300000;
     ffb_conn *c;
-    if (ffb_conn_new(&c, &o) != 0)
+    if (ffb_conn_new(&o, &c) != 0)
         die("ffb_conn_new failed");
     ffb_create_options co = FFB_CREATE_OPTIONS_INIT;
     co.charset = "UTF8";
@@ -202,7 +202,7 @@ static ffb_conn *direct_conn(const args *a, int create) {
 
 static void sql_or_die(ffb_conn *c, const char *sql) {
     ffb_tx *tx;
-    if (ffb_tx_begin(c, &tx, NULL) != 0 ||
+    if (ffb_tx_begin(c, NULL, &tx) != 0 ||
         ffb_conn_execute_immediate(c, tx, sql, (size_t)-1) != 0 ||
         ffb_tx_commit(tx) != 0)
         die("%s: %s", sql, ffb_error_message(ffb_conn_error(c)));
@@ -236,7 +236,7 @@ static int cmd_setup(const args *a) {
     ffb_tx *tx;
     ffb_stmt *s;
     static unsigned char buf[BENCH_BLOB_SMALL];
-    if (ffb_tx_begin(c, &tx, NULL) != 0 || ffb_stmt_new(c, &s) != 0 ||
+    if (ffb_tx_begin(c, NULL, &tx) != 0 || ffb_stmt_new(c, &s) != 0 ||
         ffb_stmt_prepare(s, tx,
                          "insert into BENCH_BLOB (id, data) values (?, "
                          "cast(? as varchar(8192) character set octets))",

@@ -51,7 +51,7 @@ static int open_conn(peer *p, ffb_conn **out) {
     o.io_timeout_ms = 120000;
     o.connect_timeout_ms = 30000;
     ffb_conn *c;
-    if (ffb_conn_new(&c, &o) != 0)
+    if (ffb_conn_new(&o, &c) != 0)
         return bench_fail(p, PEER_ERR, "ffb_conn_new failed");
     if (ffb_conn_connect(c) != 0) {
         int rc = conn_fail(p, c, "connect");
@@ -64,7 +64,7 @@ static int open_conn(peer *p, ffb_conn **out) {
 
 static int exec_sql(peer *p, ffb_conn *c, const char *sql) {
     ffb_tx *tx;
-    CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+    CHECK(p, c, ffb_tx_begin(c, NULL, &tx));
     int rc = ffb_conn_execute_immediate(c, tx, sql, (size_t)-1);
     if (rc == 0)
         rc = ffb_tx_commit(tx);
@@ -113,7 +113,7 @@ static int prepare(peer *p, ffb_stmt **out, const char *sql) {
     ffb_peer *s = p->st;
     ffb_tx *tx;
     CHECK(p, s->conn, ffb_stmt_new(s->conn, out));
-    CHECK(p, s->conn, ffb_tx_begin(s->conn, &tx, NULL));
+    CHECK(p, s->conn, ffb_tx_begin(s->conn, NULL, &tx));
     int rc = ffb_stmt_prepare(*out, tx, sql, (size_t)-1);
     if (rc == 0)
         rc = ffb_tx_commit(tx);
@@ -137,7 +137,7 @@ static int prepare_pool(peer *p, const char *sql, int n) {
     if (!s->pool)
         return bench_fail(p, PEER_ERR, "out of memory");
     ffb_tx *tx;
-    CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+    CHECK(p, c, ffb_tx_begin(c, NULL, &tx));
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         rc = ffb_stmt_new(c, &s->pool[i]);
@@ -231,7 +231,7 @@ static int run_select_ac(peer *p, int n) {
         ffb_tx *tx;
         const ffb_result *res;
         CHECK(p, c, ffb_stmt_bind_int64(s->stmt, 0, id));
-        CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+        CHECK(p, c, ffb_tx_begin(c, NULL, &tx));
         CHECK(p, c, ffb_stmt_queue_execute(s->stmt, tx, NULL, NULL));
         CHECK(p, c, ffb_tx_queue_commit(tx, NULL, NULL));
         CHECK(p, c, ffb_conn_flush(c));
@@ -254,7 +254,7 @@ static int run_select_tx(peer *p, int n) {
     ffb_peer *s = p->st;
     ffb_conn *c = s->conn;
     ffb_tx *tx;
-    CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+    CHECK(p, c, ffb_tx_begin(c, NULL, &tx));
     for (int i = 0; i < n; i++) {
         int64_t id = bench_point_id(i);
         CHECK(p, c, ffb_stmt_bind_int64(s->stmt, 0, id));
@@ -271,7 +271,7 @@ static int run_scan(peer *p, int n) {
     ffb_peer *s = p->st;
     ffb_conn *c = s->conn;
     ffb_tx *tx;
-    CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+    CHECK(p, c, ffb_tx_begin(c, NULL, &tx));
     for (int i = 0; i < n; i++) {
         CHECK(p, c, ffb_stmt_execute(s->stmt, tx));
         int64_t sum = 0, id;
@@ -307,7 +307,7 @@ static int run_insert_rows(peer *p, int n) {
     ffb_peer *s = p->st;
     ffb_conn *c = s->conn;
     ffb_tx *tx;
-    CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+    CHECK(p, c, ffb_tx_begin(c, NULL, &tx));
     for (int i = 0; i < n; i++) {
         if (bind_ins_row(p, s->stmt, i) != PEER_OK)
             return PEER_ERR;
@@ -385,7 +385,7 @@ static int run_select_pipe(peer *p, int n) {
     if (n > s->npool)
         return bench_fail(p, PEER_ERR, "%d statements for %d selects",
                           s->npool, n);
-    CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+    CHECK(p, c, ffb_tx_begin(c, NULL, &tx));
     for (int i = 0; i < n; i++) {
         CHECK(p, c, ffb_stmt_bind_int64(s->pool[i], 0, bench_point_id(i)));
         CHECK(p, c, ffb_stmt_queue_execute(s->pool[i], tx, on_point, &run));
@@ -415,7 +415,7 @@ static int run_insert_pipe(peer *p, int n) {
     ffb_conn *c = s->conn;
     pipe_run run = {p, 0, 0};
     ffb_tx *tx;
-    CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+    CHECK(p, c, ffb_tx_begin(c, NULL, &tx));
     for (int i = 0; i < n; i++) {
         if (bind_ins_row(p, s->stmt, i) != PEER_OK)
             return PEER_ERR;
@@ -433,7 +433,7 @@ static int run_insert_batch(peer *p, int n) {
     ffb_batch *b;
     ffb_batch_options o = FFB_BATCH_OPTIONS_INIT;
     o.commit = 1;
-    CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+    CHECK(p, c, ffb_tx_begin(c, NULL, &tx));
     CHECK(p, c, ffb_batch_new(s->stmt, &o, &b));
     for (int i = 0; i < n; i++) {
         if (bind_ins_row(p, s->stmt, i) != PEER_OK)
@@ -472,7 +472,7 @@ static int run_blob_rw(peer *p, int n) {
         ffb_tx *tx;
         ffb_blob *b;
         uint8_t id[8];
-        CHECK(p, c, ffb_tx_begin(c, &tx, NULL));
+        CHECK(p, c, ffb_tx_begin(c, NULL, &tx));
         CHECK(p, c, ffb_blob_create(c, tx, NULL, &b));
         CHECK(p, c, ffb_blob_write(b, s->blob_buf, BENCH_BLOB_LARGE));
         CHECK(p, c, ffb_blob_close(b, id));
@@ -514,7 +514,7 @@ static int run_blob_scan(peer *p, int n) {
         rc = bench_fail(p, PEER_ERR, "out of memory");
         goto done;
     }
-    if (ffb_tx_begin(c, &tx, NULL) < 0 ||
+    if (ffb_tx_begin(c, NULL, &tx) < 0 ||
         ffb_stmt_bind_int64(s->stmt, 0, n) < 0 ||
         ffb_stmt_execute(s->stmt, tx) < 0) {
         rc = conn_fail(p, c, "blob scan");

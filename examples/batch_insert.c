@@ -25,13 +25,13 @@ int main(int argc, char **argv) {
     o.dsn = argv[1];
     o.password = argc > 2 ? argv[2] : "masterkey";
     ffb_conn *conn;
-    if (ffb_conn_new(&conn, &o) != 0) /* FFB_E_INVAL: conn says why */
+    if (ffb_conn_new(&o, &conn) != 0) /* FFB_E_INVAL: conn says why */
         return conn ? fail(conn, "options") : 2;
     if (ffb_conn_connect(conn) != 0)
         return fail(conn, "connect");
 
     ffb_tx *tx;
-    if (ffb_tx_begin(conn, &tx, NULL) != 0)
+    if (ffb_tx_begin(conn, NULL, &tx) != 0)
         return fail(conn, "begin");
     static const char ddl[] = "recreate table example_batch (id integer "
                               "primary key, name varchar(40), doc blob)";
@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
         return fail(conn, "commit");
     ffb_tx_free(tx);
 
-    if (ffb_tx_begin(conn, &tx, NULL) != 0)
+    if (ffb_tx_begin(conn, NULL, &tx) != 0)
         return fail(conn, "begin");
     ffb_stmt *s;
     if (ffb_stmt_new(conn, &s) != 0 ||

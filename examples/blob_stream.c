@@ -23,12 +23,12 @@ int main(int argc, char **argv) {
     o.dsn = argv[1];
     o.password = argc > 2 ? argv[2] : "masterkey";
     ffb_conn *conn;
-    if (ffb_conn_new(&conn, &o) != 0) /* FFB_E_INVAL: conn says why */
+    if (ffb_conn_new(&o, &conn) != 0) /* FFB_E_INVAL: conn says why */
         return conn ? fail(conn, "options") : 2;
     if (ffb_conn_connect(conn) != 0)
         return fail(conn, "connect");
     ffb_tx *tx;
-    ffb_tx_begin(conn, &tx, NULL);
+    ffb_tx_begin(conn, NULL, &tx);
 
     /* Write: buffered, re-framed into segments, sent when closed (or every
        few MiB for large inputs). */

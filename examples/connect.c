@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
     }
 
     ffb_conn *conn;
-    if (ffb_conn_new(&conn, &o) != 0) {
+    if (ffb_conn_new(&o, &conn) != 0) {
         /* With FFB_E_INVAL the connection says which option is wrong. */
         fprintf(stderr, "options: %s\n",
                 conn ? ffb_error_message(ffb_conn_error(conn))

@@ -17,7 +17,7 @@ int main(int argc, char **argv) {
     o.dsn = argv[1];
     o.password = argc > 2 ? argv[2] : "masterkey";
     ffb_conn *conn;
-    if (ffb_conn_new(&conn, &o) != 0 || ffb_conn_connect(conn) != 0) {
+    if (ffb_conn_new(&o, &conn) != 0 || ffb_conn_connect(conn) != 0) {
         fprintf(stderr, "connect: %s\n",
                 conn ? ffb_error_message(ffb_conn_error(conn)) : "out of memory");
         ffb_conn_free(conn);
@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
     /* Two statements prepared once (through the statement cache). */
     ffb_tx *tx;
     ffb_stmt *count_rel, *count_fld;
-    ffb_tx_begin(conn, &tx, NULL);
+    ffb_tx_begin(conn, NULL, &tx);
     if (ffb_conn_prepare(conn, tx, "select count(*) from rdb$relations",
                          (size_t)-1, &count_rel) != 0 ||
         ffb_conn_prepare(conn, tx, "select count(*) from rdb$fields",
@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
     ffb_stats before, after;
     ffb_conn_stats(conn, &before, sizeof(before));
     /* Queue: start, execute, execute, commit. Nothing is sent yet. */
-    ffb_tx_begin(conn, &tx, NULL);
+    ffb_tx_begin(conn, NULL, &tx);
     ffb_stmt_queue_execute(count_rel, tx, NULL, "relations");
     ffb_stmt_queue_execute(count_fld, tx, NULL, "fields");
     ffb_tx_queue_commit(tx, NULL, "commit");

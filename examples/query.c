@@ -24,14 +24,14 @@ int main(int argc, char **argv) {
     o.dsn = argv[1];
     o.password = argc > 2 ? argv[2] : "masterkey";
     ffb_conn *conn;
-    if (ffb_conn_new(&conn, &o) != 0) /* FFB_E_INVAL: conn says why */
+    if (ffb_conn_new(&o, &conn) != 0) /* FFB_E_INVAL: conn says why */
         return conn ? fail(conn, "options") : 2;
     if (ffb_conn_connect(conn) != 0)
         return fail(conn, "connect");
 
     ffb_tx *tx;
     ffb_stmt *stmt;
-    if (ffb_tx_begin(conn, &tx, NULL) != 0 || ffb_stmt_new(conn, &stmt) != 0)
+    if (ffb_tx_begin(conn, NULL, &tx) != 0 || ffb_stmt_new(conn, &stmt) != 0)
         return fail(conn, "setup");
     const char *sql = "select rdb$relation_id, rdb$relation_name, "
                       "rdb$system_flag = 1 from rdb$relations "

@@ -20,7 +20,7 @@ int main(int argc, char **argv) {
     o.dsn = argv[1];
     o.password = argc > 2 ? argv[2] : "masterkey";
     ffb_conn *conn;
-    if (ffb_conn_new(&conn, &o) != 0 || ffb_conn_connect(conn) != 0) {
+    if (ffb_conn_new(&o, &conn) != 0 || ffb_conn_connect(conn) != 0) {
         fprintf(stderr, "connect: %s\n",
                 conn ? ffb_error_message(ffb_conn_error(conn)) : "out of memory");
         ffb_conn_free(conn);
@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
     }
     ffb_tx *tx;
     ffb_stmt *stmt;
-    ffb_tx_begin(conn, &tx, NULL);
+    ffb_tx_begin(conn, NULL, &tx);
     ffb_stmt_new(conn, &stmt);
     /* A large result: a cross join of a system table with itself. */
     const char *sql = "select a.rdb$type, a.rdb$type_name, b.rdb$type_name "

@@ -316,7 +316,7 @@ typedef struct ffb_conn ffb_conn;
  * FFB_E_NOMEM (or `out` NULL) there is none: `*out` is NULL.
  * Since: 0.1 (the connection on FFB_E_INVAL: 0.2)
  */
-FFB_API int ffb_conn_new(ffb_conn **out, const ffb_conn_options *opts);
+FFB_API int ffb_conn_new(const ffb_conn_options *opts, ffb_conn **out);
 
 /**
  * Connect, authenticate, start wire encryption and compression as
@@ -570,8 +570,7 @@ FFB_API void ffb_tx_options_init(ffb_tx_options *opts);
  * FFB_E_STATE (not attached), FFB_E_NOMEM.
  * Since: 0.1
  */
-FFB_API int ffb_tx_begin(ffb_conn *conn, ffb_tx **out,
-                         const ffb_tx_options *opts);
+FFB_API int ffb_tx_begin(ffb_conn *conn, const ffb_tx_options *opts, ffb_tx **out);
 
 /**
  * Commit. Cursors opened in the transaction are closed; statements stay
@@ -1499,14 +1498,18 @@ FFB_API size_t ffb_result_length(const ffb_result *res);
  * Start connecting with external I/O: queues op_connect. The application
  * then moves bytes with ffb_conn_output()/ffb_conn_output_done() and
  * ffb_conn_feed() until ffb_conn_step() returns 1 (attached) or an error.
+ * ffb_conn_start_create() creates the database instead, as
+ * ffb_conn_create_database() (`copts` NULL: the defaults).
  *
- * Round trips: 0 (queues only).
- * Returns: 0, FFB_E_STATE, FFB_E_INVAL (not an external-I/O connection),
- * FFB_E_NOMEM.
- * Since: 0.1
+ * Round trips: 0 (queues only; the connect then costs what
+ * ffb_conn_connect() costs).
+ * Returns: 0, FFB_E_STATE, FFB_E_INVAL (not an external-I/O connection,
+ * or the options ffb_conn_new() refused), FFB_E_NOMEM.
+ * Since: 0.1 (one function with an int `create` until 0.2)
  */
-FFB_API int ffb_conn_start(ffb_conn *conn, int create,
-                           const ffb_create_options *copts);
+FFB_API int ffb_conn_start(ffb_conn *conn);
+FFB_API int ffb_conn_start_create(ffb_conn *conn,
+                                  const ffb_create_options *copts);
 
 /**
  * Give received bytes to the connection. They are decrypted, inflated and

@@ -326,7 +326,7 @@ static ffb_conn *refused(ffb_conn *c, int code, const char *why) {
     return c;
 }
 
-int ffb_conn_new(ffb_conn **out, const ffb_conn_options *opts) {
+int ffb_conn_new(const ffb_conn_options *opts, ffb_conn **out) {
     if (!out)
         return FFB_E_INVAL;
     *out = NULL;
@@ -521,8 +521,8 @@ int ffb_conn_create_database(ffb_conn *conn, const ffb_create_options *copts) {
     return do_connect(conn, 1, copts);
 }
 
-int ffb_conn_start(ffb_conn *conn, int create,
-                   const ffb_create_options *copts) {
+static int start(ffb_conn *conn, int create,
+                 const ffb_create_options *copts) {
     if (!conn)
         return FFB_E_INVAL;
     if (conn->bad_options)
@@ -537,6 +537,12 @@ int ffb_conn_start(ffb_conn *conn, int create,
     ffb__conn_error_clear(conn);
     start_clock(conn);
     return ffb__hs_start(conn, create, copts);
+}
+
+int ffb_conn_start(ffb_conn *conn) { return start(conn, 0, NULL); }
+
+int ffb_conn_start_create(ffb_conn *conn, const ffb_create_options *copts) {
+    return start(conn, 1, copts);
 }
 
 int ffb_conn_step(ffb_conn *conn) {

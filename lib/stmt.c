@@ -1828,7 +1828,7 @@ static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
         goto out;
     if (!tx) {
         /* Auto-commit: a transaction of its own, started in this write. */
-        if ((rc = ffb_tx_begin(conn, &auto_tx, NULL)) < 0)
+        if ((rc = ffb_tx_begin(conn, NULL, &auto_tx)) < 0)
             goto out;
         tx = auto_tx;
     }

@@ -170,7 +170,7 @@ static int start_reply(ffb_conn *conn, const ffbp_packet *pkt,
     return 0;
 }
 
-int ffb_tx_begin(ffb_conn *conn, ffb_tx **out, const ffb_tx_options *opts) {
+int ffb_tx_begin(ffb_conn *conn, const ffb_tx_options *opts, ffb_tx **out) {
     if (!conn || !out)
         return FFB_E_INVAL;
     ffb_tx_options defaults = FFB_TX_OPTIONS_INIT;

@@ -8,7 +8,7 @@
 
 extern "C" {
 FFB_API const char *ffb_version(void);
-FFB_API int ffb_conn_new(ffb_conn **out, const ffb_conn_options *opts);
+FFB_API int ffb_conn_new(const ffb_conn_options *opts, ffb_conn **out);
 FFB_API void ffb_conn_free(ffb_conn *conn);
 FFB_API const ffb_error *ffb_conn_error(const ffb_conn *conn);
 FFB_API const char *ffb_error_message(const ffb_error *err);
@@ -32,7 +32,7 @@ int api_from_cxx() {
     (void)alloc;
 
     ffb_conn *conn = 0;
-    int rc = ffb_conn_new(&conn, &opts);
+    int rc = ffb_conn_new(&opts, &conn);
     if (rc <= FFB_E_FATAL || rc == FFB_E_INVAL)
         return rc;
     ffb_stats st;

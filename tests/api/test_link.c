@@ -30,7 +30,7 @@ static ffb_conn_options base_options(void) {
 
 static ffb_conn *new_conn(const ffb_conn_options *o) {
     ffb_conn *conn = NULL;
-    assert_int_equal(ffb_conn_new(&conn, o), FFB_OK);
+    assert_int_equal(ffb_conn_new(o, &conn), FFB_OK);
     assert_non_null(conn);
     return conn;
 }
@@ -112,7 +112,7 @@ static void *bad_malloc(size_t size, void *data) {
 static void expect_rejected(const ffb_conn_options *o, const char *what,
                             const char *names) {
     ffb_conn *conn = NULL;
-    int rc = ffb_conn_new(&conn, o);
+    int rc = ffb_conn_new(o, &conn);
     if (rc != FFB_E_INVAL)
         fail_msg("%s: expected FFB_E_INVAL, got %s", what, ffb_err_name(rc));
     assert_non_null(conn);
@@ -161,7 +161,7 @@ static void test_conn_new_rejects_bad_options(void **state) {
     expect_rejected(&o, "test_srp_private_key of 129 bytes", "key");
     expect_rejected(NULL, "NULL options", "no options");
     o = base_options();
-    assert_int_equal(ffb_conn_new(NULL, &o), FFB_E_INVAL);
+    assert_int_equal(ffb_conn_new(&o, NULL), FFB_E_INVAL);
 }
 
 static void test_conn_new_accepts_good_options(void **state) {
@@ -303,7 +303,7 @@ static void test_conn_calls_need_attachment(void **state) {
     copts.dialect = 2;
     assert_int_equal(ffb_conn_create_database(conn, &copts), FFB_E_INVAL);
     /* A blocking connection cannot be started with the byte pump. */
-    assert_int_equal(ffb_conn_start(conn, 0, NULL), FFB_E_INVAL);
+    assert_int_equal(ffb_conn_start(conn), FFB_E_INVAL);
 
     assert_int_equal(ffb_conn_connect(NULL), FFB_E_INVAL);
     assert_int_equal(ffb_conn_create_database(NULL, NULL), FFB_E_INVAL);
@@ -314,7 +314,7 @@ static void test_conn_calls_need_attachment(void **state) {
     assert_int_equal(ffb_conn_feed(conn, NULL, 1), FFB_E_INVAL);
     assert_int_equal(ffb_conn_feed_eof(NULL), FFB_E_INVAL);
     assert_int_equal(ffb_conn_step(NULL), FFB_E_INVAL);
-    assert_int_equal(ffb_conn_start(NULL, 0, NULL), FFB_E_INVAL);
+    assert_int_equal(ffb_conn_start(NULL), FFB_E_INVAL);
     assert_int_equal(ffb_conn_is_broken(conn), 0);
     ffb_conn_free(conn);
 }
@@ -327,7 +327,7 @@ static int dsn_rc(const char *dsn) {
     ffb_conn_options_init(&o);
     o.dsn = dsn;
     ffb_conn *conn = NULL;
-    int rc = ffb_conn_new(&conn, &o);
+    int rc = ffb_conn_new(&o, &conn);
     ffb_conn_free(conn);
     return rc;
 }
@@ -430,7 +430,7 @@ static void test_allocator_is_used_and_balanced(void **state) {
     o.io = FFB_IO_EXTERNAL;
     ffb_conn *conn = new_conn(&o);
     assert_true(cnt.calls > 0);
-    assert_int_equal(ffb_conn_start(conn, 0, NULL), FFB_OK);
+    assert_int_equal(ffb_conn_start(conn), FFB_OK);
     const uint8_t *bytes;
     assert_true(ffb_conn_output(conn, &bytes) > 0);
     ffb_conn_free(conn);
@@ -467,7 +467,7 @@ static ffb_conn *started_external(void) {
     ffb_conn_options o = base_options();
     o.io = FFB_IO_EXTERNAL;
     ffb_conn *conn = new_conn(&o);
-    assert_int_equal(ffb_conn_start(conn, 0, NULL), FFB_OK);
+    assert_int_equal(ffb_conn_start(conn), FFB_OK);
     return conn;
 }
 
@@ -477,7 +477,7 @@ static void test_external_start_emits_op_connect(void **state) {
     assert_int_equal(ffb_conn_wants(conn), FFB_WANT_READ | FFB_WANT_WRITE);
     /* The blocking calls refuse an external-I/O connection. */
     assert_int_equal(ffb_conn_connect(conn), FFB_E_STATE);
-    assert_int_equal(ffb_conn_start(conn, 0, NULL), FFB_E_STATE);
+    assert_int_equal(ffb_conn_start(conn), FFB_E_STATE);
 
     const uint8_t *bytes = NULL;
     size_t n = ffb_conn_output(conn, &bytes);

@@ -29,8 +29,8 @@ static ffb_conn *start_with(const char *plugins, int level, int min_protocol) {
     o.process_name = "p";
     o.process_id = 1;
     ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
-    assert_int_equal(ffb_conn_start(c, 0, NULL), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
+    assert_int_equal(ffb_conn_start(c), 0);
     const uint8_t *out;
     size_t n = ffb_conn_output(c, &out);
     assert_true(n > 0);
@@ -360,8 +360,8 @@ static void test_required_refuses_legacy_before_hash(void **state) {
     o.password = "pw";
     o.auth_plugins = "Legacy_Auth";
     o.wire_crypt = FFB_CRYPT_REQUIRED;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
-    assert_int_equal(ffb_conn_start(c, 0, NULL), FFB_E_CRYPT);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
+    assert_int_equal(ffb_conn_start(c), FFB_E_CRYPT);
     const uint8_t *out;
     size_t n = ffb_conn_output(c, &out);
     assert_false(has_hash(out, n));
@@ -440,8 +440,8 @@ static void test_required_no_bytes_before_crypt(void **state) {
     o.wire_crypt_plugins = "Arc4";
     o.no_pipeline_crypt = 1;
     ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
-    assert_int_equal(ffb_conn_start(c, 0, NULL), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
+    assert_int_equal(ffb_conn_start(c), 0);
     const uint8_t *out;
     ffb_conn_output_done(c, ffb_conn_output(c, &out));
     ffbp_writer w;

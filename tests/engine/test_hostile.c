@@ -53,7 +53,7 @@ static ffb_stmt *prepare_select(ffb_conn *c, ffb_tx **tx) {
     size_t n = srv_describe(desc, sizeof(desc), FFB_STMT_SELECT, 1, &INT_COL,
                             1, 1, 0, NULL, 0, 0);
     push_prepare(desc, n);
-    OK(c, ffb_tx_begin(c, tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, tx));
     ffb_stmt *s;
     OK(c, ffb_stmt_new(c, &s));
     OK(c, ffb_stmt_prepare(s, *tx, "select id from t", (size_t)-1));
@@ -102,7 +102,7 @@ static const srv_var COLS3[3] = {{FFBP_SQL_LONG, 0, 0, 4, 1, "A"},
 /* Prepare a statement; the answers are queued by the caller
    (push_prepare, then the continuations). */
 static int prepare_with(ffb_conn *c, ffb_tx **tx, ffb_stmt **s) {
-    OK(c, ffb_tx_begin(c, tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, tx));
     OK(c, ffb_stmt_new(c, s));
     return ffb_stmt_prepare(*s, *tx, "select a, b, c from t", (size_t)-1);
 }
@@ -320,7 +320,7 @@ static void test_execute2_more_than_one_row(void **state) {
     push_prepare(desc, n);
     ffb_tx *tx;
     ffb_stmt *s;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_stmt_new(c, &s));
     OK(c, ffb_stmt_prepare(s, tx, "execute procedure p", (size_t)-1));
     uint8_t row[8];
@@ -355,7 +355,7 @@ static void test_lazy_prepare_describe_checked(void **state) {
                              0, NULL, 0, 0);
     ffb_tx *tx;
     ffb_stmt *a, *b;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     push_prepare(d1, n1); /* transaction 7, statement 3, describe of A */
     OK(c, ffb_conn_prepare(c, tx, "select a from t", (size_t)-1, &a));
     ffb_stmt_free(a);
@@ -476,7 +476,7 @@ static void test_packet_over_limit(void **state) {
     /* Options: below 64 KiB is refused with a message. */
     ffb_conn *bad = NULL;
     o.max_packet_size = 1000;
-    assert_int_equal(ffb_conn_new(&bad, &o), FFB_E_INVAL);
+    assert_int_equal(ffb_conn_new(&o, &bad), FFB_E_INVAL);
     assert_non_null(bad); /* carrying the error */
     expect_msg(bad, "max_packet_size");
     ffb_conn_free(bad);
@@ -506,7 +506,7 @@ static void test_inflate_bomb(void **state) {
     o.compress = 1;
     o.max_packet_size = 1024 * 1024;
     ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
     hostile_use(&H, c);
     ffbp_writer_reset(&W);
     ffbp_put_i32(&W, FFBP_OP_ACCEPT);
@@ -623,7 +623,7 @@ static int conversation(fail_alloc *fa, int *step) {
     o.allocator = &a;
     *step = 0;
     ffb_conn *c = NULL;
-    int rc = ffb_conn_new(&c, &o);
+    int rc = ffb_conn_new(&o, &c);
     if (rc < 0)
         return rc;
     hostile_use(&H, c);
@@ -659,7 +659,7 @@ static int conversation(fail_alloc *fa, int *step) {
         (*step = 3, rc = ffb_conn_db_info(c, &di)) < 0)
         goto out;
     assert_int_equal(di.page_size, 8192); /* no answer went astray */
-    if ((*step = 4, rc = ffb_tx_begin(c, &tx, NULL)) < 0 ||
+    if ((*step = 4, rc = ffb_tx_begin(c, NULL, &tx)) < 0 ||
         (*step = 5, rc = ffb_stmt_new(c, &s)) < 0 ||
         (*step = 6, rc = ffb_stmt_prepare(s, tx, "select id from t",
                                           (size_t)-1)) < 0 ||
@@ -905,7 +905,7 @@ static void test_lazy_prepare_truncated_describe(void **state) {
                              0, NULL, 0, 2);
     ffb_tx *tx;
     ffb_stmt *a, *b;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     push_prepare(d1, n1);
     OK(c, ffb_conn_prepare(c, tx, "select a from t", (size_t)-1, &a));
     ffb_stmt_free(a);

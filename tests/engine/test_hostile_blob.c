@@ -112,7 +112,7 @@ static ffb_stmt *prepare_blob(ffb_conn *c, ffb_tx **tx, int stmt_type) {
     srv_response(&W, 3, 0, NULL, 0);
     srv_response(&W, 0, 0, desc, n);
     hostile_push(&H, &W);
-    OK(c, ffb_tx_begin(c, tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, tx));
     ffb_stmt *s;
     OK(c, ffb_stmt_new(c, &s));
     OK(c, ffb_stmt_prepare(s, *tx, "select b from t", (size_t)-1));
@@ -518,7 +518,7 @@ static void test_unsolicited_before_prepare(void **state) {
     srv_response(&W, 0, 0, desc, n);
     hostile_push(&H, &W);
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     ffb_stmt *s;
     OK(c, ffb_stmt_new(c, &s));
     int rc = ffb_stmt_prepare(s, tx, "select b from t", (size_t)-1);
@@ -785,7 +785,7 @@ static void test_inline_stale_copy_dropped(void **state) {
 /* Open a blob of `tx` (begun lazily: the script answers op_transaction
    first) with `prefetch`; the answers were pushed by the caller. */
 static ffb_blob *open_server_blob(ffb_conn *c, ffb_tx **tx, size_t prefetch) {
-    OK(c, ffb_tx_begin(c, tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, tx));
     uint8_t id[8];
     id_bytes(ID0 + 0x50, id);
     ffb_blob *b;

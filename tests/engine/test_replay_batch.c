@@ -57,7 +57,7 @@ static void test_replay_batch(void **state) {
     conv_options(&o);
     o.wire_crypt_plugins = ""; /* the recording client did not encrypt */
     ffb_conn *c;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
     ffb__conn_set_transport(c, &conv_transport, &cv);
     OK(c, ffb_conn_connect(c));
     assert_int_equal(ffb_conn_protocol(c), 19);
@@ -102,7 +102,7 @@ static void test_replay_batch(void **state) {
     ffb_tx_options to = FFB_TX_OPTIONS_INIT;
     to.isolation = FFB_ISO_SNAPSHOT; /* TPB 03 02 09 06 */
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, &to));
+    OK(c, ffb_tx_begin(c, &to, &tx));
     uint64_t r0 = rts(c);
     assert_int_equal(ffb_batch_execute(b, tx), FFB_E_SERVER);
     assert_int_equal(rts(c) - r0, 2);

@@ -45,7 +45,7 @@ static ffb_conn *new_conn(const replay_case *rc, conv *cv) {
     o.wire_crypt_plugins = rc->ciphers;
     o.compress = rc->compress;
     ffb_conn *conn = NULL;
-    assert_int_equal(ffb_conn_new(&conn, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &conn), 0);
     ffb__conn_set_transport(conn, &conv_transport, cv);
     return conn;
 }

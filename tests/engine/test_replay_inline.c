@@ -186,7 +186,7 @@ static void test_replay_inline_blobs(void **state) {
     o.wire_crypt_plugins = ""; /* the recording client did not encrypt */
     o.fetch_size = 100;
     ffb_conn *c;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
     ffb__conn_set_transport(c, &conv_transport, &cv);
     OK(c, ffb_conn_connect(c));
     assert_int_equal(ffb_conn_protocol(c), 19);
@@ -203,7 +203,7 @@ static void test_replay_inline_blobs(void **state) {
     to.isolation = FFB_ISO_SNAPSHOT; /* TPB 03 02 09 06 */
     seen sn = {NULL, 0, 0, 0};
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, &to));
+    OK(c, ffb_tx_begin(c, &to, &tx));
     sn.tx = tx;
     uint64_t b0 = rts(c);
     OK(c, ffb_stmt_queue_execute(s1, tx, on_rows, &sn));
@@ -226,7 +226,7 @@ static void test_replay_inline_blobs(void **state) {
                            (size_t)-1));
 
     /* 4. row 5, whose blobs are too big to be inlined. */
-    OK(c, ffb_tx_begin(c, &tx, &to));
+    OK(c, ffb_tx_begin(c, &to, &tx));
     OK(c, ffb_stmt_bind_int64(s2, 0, 5));
     OK(c, ffb_stmt_queue_execute(s2, tx, NULL, NULL));
     OK(c, ffb_conn_flush(c));
@@ -263,7 +263,7 @@ static void test_replay_inline_blobs(void **state) {
 
     /* 6. the first statement again with inline size 0: no op_inline_blob. */
     OK(c, ffb_stmt_set_inline_blob_size(s1, 0));
-    OK(c, ffb_tx_begin(c, &tx, &to));
+    OK(c, ffb_tx_begin(c, &to, &tx));
     OK(c, ffb_stmt_queue_execute(s1, tx, NULL, NULL));
     OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
     OK(c, ffb_conn_flush(c));

@@ -27,8 +27,8 @@ static ffb_conn *ext_attach(void) {
     hostile_options(&o);
     o.io = FFB_IO_EXTERNAL;
     ffb_conn *c = NULL;
-    OK(c, ffb_conn_new(&c, &o));
-    OK(c, ffb_conn_start(c, 0, NULL));
+    OK(c, ffb_conn_new(&o, &c));
+    OK(c, ffb_conn_start(c));
     const uint8_t *out;
     ffb_conn_output_done(c, ffb_conn_output(c, &out));
     srv_accept(&W, FFBP_OP_ACCEPT, 17, NULL, NULL, 0, 0, NULL, 0);
@@ -65,8 +65,8 @@ static void test_close_cancels_pending(void **state) {
     ffb_conn *c = ext_attach();
     seen s = {0};
     ffb_tx *tx1, *tx2;
-    OK(c, ffb_tx_begin(c, &tx1, NULL));
-    OK(c, ffb_tx_begin(c, &tx2, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx1));
+    OK(c, ffb_tx_begin(c, NULL, &tx2));
     OK(c, ffb_conn_queue_ping(c, record, &s));
     OK(c, ffb_tx_queue_commit(tx1, record, &s)); /* held: tx1 not last */
     OK(c, ffb_tx_queue_rollback(tx2, record, &s));
@@ -93,8 +93,8 @@ static void test_free_cancels_held(void **state) {
     ffb_conn *c = ext_attach();
     seen s = {0};
     ffb_tx *tx1, *tx2;
-    OK(c, ffb_tx_begin(c, &tx1, NULL));
-    OK(c, ffb_tx_begin(c, &tx2, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx1));
+    OK(c, ffb_tx_begin(c, NULL, &tx2));
     uint8_t info[32];
     static const uint8_t items[] = {4, 1};
     OK(c, ffb_tx_queue_info(tx1, items, sizeof(items), info, sizeof(info),
@@ -115,8 +115,8 @@ static void test_held_goes_after_the_answer(void **state) {
     (void)state;
     ffb_conn *c = hostile_attach(&H, 17, NULL);
     ffb_tx *tx1, *tx2;
-    OK(c, ffb_tx_begin(c, &tx1, NULL));
-    OK(c, ffb_tx_begin(c, &tx2, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx1));
+    OK(c, ffb_tx_begin(c, NULL, &tx2));
     seen s = {0};
     size_t reads = H.reads, flushes = H.flushes;
     OK(c, ffb_tx_queue_commit(tx1, record, &s));  /* held */
@@ -174,7 +174,7 @@ static void test_results_in_queue_order(void **state) {
     srv_response(&W, 3, 0, NULL, 0);
     srv_response(&W, 0, 0, desc, n);
     hostile_push(&H, &W);
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     ffb_stmt *a;
     OK(c, ffb_stmt_new(c, &a));
     seen s = {0};

@@ -125,7 +125,7 @@ static void test_connect_timeout_covers_the_handshake(void **state) {
     hostile_options(&o);
     o.connect_timeout_ms = 3000;
     ffb_conn *c = NULL;
-    OK(c, ffb_conn_new(&c, &o));
+    OK(c, ffb_conn_new(&o, &c));
     hostile_use(&H, c);
     H.stall = 1;
     int64_t t0 = H.now;
@@ -167,10 +167,10 @@ static void test_external_io_deadline(void **state) {
     o.io = FFB_IO_EXTERNAL;
     o.io_timeout_ms = 5000;
     ffb_conn *c = NULL;
-    OK(c, ffb_conn_new(&c, &o));
+    OK(c, ffb_conn_new(&o, &c));
     fake_now = 50000;
     ffb__conn_set_clock(c, fake_clock, NULL);
-    OK(c, ffb_conn_start(c, 0, NULL));
+    OK(c, ffb_conn_start(c));
     const uint8_t *out;
     size_t n = ffb_conn_output(c, &out);
     assert_true(n > 0);
@@ -188,7 +188,7 @@ static void test_external_io_deadline(void **state) {
     assert_int_equal(ffb_conn_deadline(c), -1); /* nothing owed */
 
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
     /* Queued, not written: no clock runs yet. */
     assert_int_equal(ffb_conn_deadline(c), -1);

@@ -150,11 +150,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     o.test_srp_private_key = a;
     o.test_srp_private_key_len = sizeof(a);
     ffb_conn *conn = NULL;
-    FUZZ_CHECK(ffb_conn_new(&conn, &o) == 0);
+    FUZZ_CHECK(ffb_conn_new(&o, &conn) == 0);
     ffb_create_options copts = FFB_CREATE_OPTIONS_INIT;
     copts.page_size = 8192;
     copts.charset = "UTF8";
-    FUZZ_CHECK(ffb_conn_start(conn, sc->create, sc->create ? &copts : NULL) ==
+    FUZZ_CHECK((sc->create ? ffb_conn_start_create(conn, &copts) : ffb_conn_start(conn)) ==
                0);
     drain(conn);
     for (size_t i = 0; i < 3 && sc->prefix[i]; i++)

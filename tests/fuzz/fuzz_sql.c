@@ -926,7 +926,7 @@ static ffb_stmt *prepare(ffb_tx *tx, const spec *sp, const char *sql) {
 static void sc_prepare(ffb_conn *c) {
     ffb_tx *tx;
     ffb_stmt *s = NULL;
-    PRE(ffb_tx_begin(c, &tx, NULL));
+    PRE(ffb_tx_begin(c, NULL, &tx));
     begin_fuzz();
     F.desc = F.flags & F_B ? &SP_WIDE2 : &SP_WIDE;
     F.cursor_rows = 3;
@@ -964,7 +964,7 @@ static void sc_prepare(ffb_conn *c) {
 
 static void sc_select(ffb_conn *c) {
     ffb_tx *tx;
-    PRE(ffb_tx_begin(c, &tx, NULL));
+    PRE(ffb_tx_begin(c, NULL, &tx));
     ffb_stmt *s = prepare(tx, &SP_SELECT, "select * from t where id > ?");
     describe_all(s);
     if (F.flags & F_A)
@@ -988,7 +988,7 @@ static void sc_select(ffb_conn *c) {
 
 static void sc_dml(ffb_conn *c) {
     ffb_tx *tx;
-    PRE(ffb_tx_begin(c, &tx, NULL));
+    PRE(ffb_tx_begin(c, NULL, &tx));
     ffb_stmt *s = prepare(tx, &SP_INSERT, "insert into t values (?,?,?,?,?)");
     bind_all(s, 0);
     begin_fuzz();
@@ -1008,7 +1008,7 @@ static void sc_dml(ffb_conn *c) {
 
 static void sc_exec2(ffb_conn *c) {
     ffb_tx *tx;
-    PRE(ffb_tx_begin(c, &tx, NULL));
+    PRE(ffb_tx_begin(c, NULL, &tx));
     ffb_stmt *s = prepare(tx, &SP_PROC, "execute procedure p(?)");
     PRE(ffb_stmt_bind_int64(s, 0, 1));
     begin_fuzz();
@@ -1076,7 +1076,7 @@ static void id_bytes(uint64_t v, uint8_t b[8]) {
 static void sc_blob_read(ffb_conn *c) {
     ffb_tx *tx;
     int64_t tid;
-    PRE(ffb_tx_begin(c, &tx, NULL));
+    PRE(ffb_tx_begin(c, NULL, &tx));
     PRE(ffb_tx_id(tx, &tid));
     begin_fuzz();
     static const uint64_t ids[] = {0x0000008100000003ull, 0x0000008100000002ull,
@@ -1100,7 +1100,7 @@ static void sc_blob_read(ffb_conn *c) {
 
 static void sc_blob_rows(ffb_conn *c) {
     ffb_tx *tx;
-    PRE(ffb_tx_begin(c, &tx, NULL));
+    PRE(ffb_tx_begin(c, NULL, &tx));
     ffb_stmt *s = prepare(tx, &SP_BLOBS, "select id, bin, memo, name from b");
     if (F.flags & F_A)
         PRE(ffb_stmt_set_inline_blob_size(s, 1000));
@@ -1150,7 +1150,7 @@ static uint8_t big[1100 * 1024];
 
 static void sc_blob_write(ffb_conn *c) {
     ffb_tx *tx;
-    PRE(ffb_tx_begin(c, &tx, NULL));
+    PRE(ffb_tx_begin(c, NULL, &tx));
     ffb_stmt *s = prepare(tx, &SP_INSERT, "insert into t values (?,?,?,?,?)");
     begin_fuzz();
     ffb_blob *b;
@@ -1190,7 +1190,7 @@ static void sc_blob_write(ffb_conn *c) {
 
 static void sc_batch(ffb_conn *c) {
     ffb_tx *tx;
-    PRE(ffb_tx_begin(c, &tx, NULL));
+    PRE(ffb_tx_begin(c, NULL, &tx));
     ffb_stmt *s = prepare(tx, &SP_INSERT, "insert into t values (?,?,?,?,?)");
     begin_fuzz();
     ffb_batch_options bo = FFB_BATCH_OPTIONS_INIT;
@@ -1255,7 +1255,7 @@ static void sc_tx(ffb_conn *c) {
     uint8_t out[64];
     size_t olen = 0;
     static const uint8_t items[] = {4, 5, 6, 7, 8, 1};
-    if (CALL(A_INVAL | A_STATE, ffb_tx_begin(c, &tx, &to)) == 0) {
+    if (CALL(A_INVAL | A_STATE, ffb_tx_begin(c, &to, &tx)) == 0) {
         CALL(A_REQ, ffb_tx_id(tx, &id));
         if (CALL(A_INVAL | A_REQ, ffb_tx_info_raw(tx, items, sizeof(items),
                                                   out, sizeof(out), &olen)) == 0)
@@ -1268,12 +1268,12 @@ static void sc_tx(ffb_conn *c) {
         CALL(A_REQ, ffb_tx_id(tx, &id));
         ffb_tx_free(tx);
     }
-    if (CALL(A_INVAL | A_STATE, ffb_tx_begin(c, &tx, NULL)) == 0) {
+    if (CALL(A_INVAL | A_STATE, ffb_tx_begin(c, NULL, &tx)) == 0) {
         CALL(A_REQ, ffb_tx_rollback(tx));
         ffb_tx_free(tx);
     }
     /* Freed active: the rollback rides with the next request. */
-    if (CALL(A_INVAL | A_STATE, ffb_tx_begin(c, &tx, NULL)) == 0) {
+    if (CALL(A_INVAL | A_STATE, ffb_tx_begin(c, NULL, &tx)) == 0) {
         CALL(A_REQ, ffb_tx_id(tx, &id));
         ffb_tx_free(tx);
     }
@@ -1304,7 +1304,7 @@ static void sc_dbinfo(ffb_conn *c) {
 
 static void sc_plan(ffb_conn *c) {
     ffb_tx *tx;
-    PRE(ffb_tx_begin(c, &tx, NULL));
+    PRE(ffb_tx_begin(c, NULL, &tx));
     ffb_stmt *s = prepare(tx, &SP_SEL3, "select a, b, c from t");
     begin_fuzz();
     const char *plan;
@@ -1325,7 +1325,7 @@ static void sc_plan(ffb_conn *c) {
 
 static void sc_immediate(ffb_conn *c) {
     ffb_tx *tx;
-    PRE(ffb_tx_begin(c, &tx, NULL));
+    PRE(ffb_tx_begin(c, NULL, &tx));
     begin_fuzz();
     F.answer_errors = (F.flags & F_C) != 0;
     CALL(A_INVAL | A_REQ,
@@ -1335,7 +1335,7 @@ static void sc_immediate(ffb_conn *c) {
                               (size_t)-1));
     CALL(A_REQ, ffb_tx_commit(tx));
     ffb_tx_free(tx);
-    if (CALL(A_INVAL | A_STATE, ffb_tx_begin(c, &tx, NULL)) == 0) {
+    if (CALL(A_INVAL | A_STATE, ffb_tx_begin(c, NULL, &tx)) == 0) {
         CALL(A_INVAL | A_REQ, ffb_conn_execute_immediate(
                                   c, tx, "create table x (a int)", (size_t)-1));
         CALL(A_REQ, ffb_tx_rollback(tx));
@@ -1386,7 +1386,7 @@ static void drain_results(ffb_conn *c, int cb) {
 
 static void sc_pipeline(ffb_conn *c) {
     ffb_tx *tx;
-    PRE(ffb_tx_begin(c, &tx, NULL));
+    PRE(ffb_tx_begin(c, NULL, &tx));
     ffb_stmt *ins = prepare(tx, &SP_INS1, "insert into t values (?)");
     ffb_stmt *sel = prepare(tx, &SP_SEL3, "select a, b, c from t");
     if (F.flags & F_A)
@@ -1427,7 +1427,7 @@ static void sc_pipeline(ffb_conn *c) {
 static void sc_cache(ffb_conn *c) {
     ffb_tx *tx;
     ffb_stmt *a = NULL, *b = NULL;
-    PRE(ffb_tx_begin(c, &tx, NULL));
+    PRE(ffb_tx_begin(c, NULL, &tx));
     F.desc = &SP_SELECT;
     PRE(ffb_conn_prepare(c, tx, "select * from t where id > ?", (size_t)-1,
                          &a));
@@ -1535,7 +1535,7 @@ static int run(const uint8_t *data, size_t size, int gen) {
             F.rows_cap = 3;
     }
     ffb_conn *c = NULL;
-    FUZZ_CHECK(ffb_conn_new(&c, &o) == 0);
+    FUZZ_CHECK(ffb_conn_new(&o, &c) == 0);
     F.conn = c;
     ffb__conn_set_transport(c, &fz_transport, NULL);
     PRE(ffb_conn_connect(c));

@@ -44,7 +44,7 @@ static ffb_conn *open_conn(const target *t) {
     o.compress = t->compress;
     o.io_timeout_ms = 120000;
     ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
     OK(c, ffb_conn_connect(c));
     return c;
 }
@@ -60,7 +60,7 @@ static ffb_stmt *prepare(ffb_conn *c, const char *fmt, const char *table) {
     snprintf(sql, sizeof(sql), fmt, table);
     ffb_tx *tx;
     ffb_stmt *s;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_stmt_new(c, &s));
     OK(c, ffb_stmt_prepare(s, tx, sql, (size_t)-1));
     OK(c, ffb_tx_commit(tx));
@@ -74,7 +74,7 @@ static int64_t count_rows(ffb_conn *c, const char *table) {
     ffb_tx *tx;
     ffb_stmt *s;
     int64_t n = -1;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_stmt_new(c, &s));
     OK(c, ffb_stmt_prepare(s, tx, sql, (size_t)-1));
     OK(c, ffb_stmt_execute(s, tx));
@@ -171,7 +171,7 @@ static void test_types_and_nulls(void **state) {
         OK(c, ffb_batch_add(b));
     }
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_batch_execute(b, tx));
     assert_int_equal(ffb_batch_row_count(b), 20);
     for (size_t i = 0; i < 20; i++) {
@@ -188,7 +188,7 @@ static void test_types_and_nulls(void **state) {
                           "select id, i, big, num, name, d, ts, flag, dbl, "
                           "c from %s order by id",
                           t->table);
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_stmt_execute(q, tx));
     int k = 0;
     while (ffb_stmt_fetch(q) == 1) {
@@ -322,7 +322,7 @@ static void test_blobs(void **state) {
     OK(c, ffb_batch_add_blob(b, "unused", 6, 0, id));
 
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     uint64_t r0 = it_rts(c);
     OK(c, ffb_batch_execute(b, tx));
     /* Firebird 4: create + op_batch_sync (with op_transaction), then blob
@@ -353,7 +353,7 @@ static void test_blobs(void **state) {
     ffb_stmt_free(s);
 
     char sql[512];
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     ffb_stmt *q;
     snprintf(sql, sizeof(sql),
              "select id, octet_length(b), octet_length(t), cast(substring(b "
@@ -464,7 +464,7 @@ static void run_duplicate(const target *t, int multi_error) {
     OK(c, ffb_batch_new(s, &o, &b));
     add_rows4(c, s, b, 1, 6, 3); /* ids 1 2 1 4 5 */
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     assert_int_equal(ffb_batch_execute(b, tx), FFB_E_SERVER);
     /* The connection's error is the first failing row's, naming it. */
     assert_true(ffb_error_has(ffb_conn_error(c), GDS_UNIQUE_KEY_VIOLATION));
@@ -491,7 +491,7 @@ static void run_duplicate(const target *t, int multi_error) {
 
     /* The batch stays usable after a failure. */
     add_rows4(c, s, b, 100, 103, -1);
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_batch_execute(b, tx));
     assert_int_equal(ffb_batch_row_count(b), 3);
     assert_null(ffb_batch_row_error(b, 2));
@@ -514,7 +514,7 @@ static void test_late_blobs(void **state) {
     ffb_batch *b;
     OK(c, ffb_batch_new(s, NULL, &b));
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_stmt_bind_int64(s, 0, 1));
     OK(c, ffb_stmt_bind_null(s, 1));
     OK(c, ffb_stmt_bind_null(s, 2));
@@ -591,7 +591,7 @@ static void test_budget_300(void **state) {
     add_rows4(c, s, b, 0, 300, -1);
     uint64_t r0 = it_rts(c);
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_batch_execute(b, tx));
     OK(c, ffb_tx_commit(tx));
     ffb_tx_free(tx);
@@ -612,7 +612,7 @@ static void test_budget_300(void **state) {
     OK(c, ffb_batch_new(s, &o, &b));
     add_rows4(c, s, b, 300, 600, -1);
     r0 = it_rts(c);
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_batch_execute(b, tx));
     assert_false(ffb_tx_is_active(tx));
     ffb_tx_free(tx);
@@ -625,7 +625,7 @@ static void test_budget_300(void **state) {
        transaction, commit option: everything in one write. */
     add_rows4(c, s, b, 600, 900, -1);
     r0 = it_rts(c);
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_batch_execute(b, tx));
     assert_false(ffb_tx_is_active(tx));
     ffb_tx_free(tx);
@@ -640,13 +640,13 @@ static void test_budget_300(void **state) {
     ffb_batch_free(b);
     OK(c, ffb_batch_new(s, NULL, &b));
     add_rows4(c, s, b, 900, 1200, -1);
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_batch_execute(b, tx)); /* creates the batch */
     OK(c, ffb_tx_rollback(tx));
     ffb_tx_free(tx);
     add_rows4(c, s, b, 900, 1200, -1);
     r0 = it_rts(c);
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_batch_execute(b, tx));
     OK(c, ffb_tx_commit(tx));
     ffb_tx_free(tx);
@@ -658,7 +658,7 @@ static void test_budget_300(void **state) {
     for (int it = 0; it < 3; it++) {
         add_rows4(c, s, b, 2000 + it * 300, 2300 + it * 300, -1);
         r0 = it_rts(c);
-        OK(c, ffb_tx_begin(c, &txs[it], NULL));
+        OK(c, ffb_tx_begin(c, NULL, &txs[it]));
         OK(c, ffb_batch_execute(b, txs[it]));
         OK(c, ffb_tx_queue_commit(txs[it], NULL, NULL));
         /* [op_commit of the previous transaction +] op_transaction +
@@ -692,7 +692,7 @@ static void test_empty_execute(void **state) {
     ffb_batch *b;
     OK(c, ffb_batch_new(s, NULL, &b));
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     uint64_t r0 = it_rts(c);
     OK(c, ffb_batch_execute(b, tx));
     assert_int_equal(it_rts(c) - r0, 0);
@@ -707,7 +707,7 @@ static void test_empty_execute(void **state) {
     ffb_batch_options o = FFB_BATCH_OPTIONS_INIT;
     o.commit = 1;
     OK(c, ffb_batch_new(s, &o, &b));
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     r0 = it_rts(c);
     OK(c, ffb_batch_execute(b, tx));
     assert_int_equal(it_rts(c) - r0, 1); /* op_transaction + op_commit */
@@ -735,7 +735,7 @@ static void test_split(void **state) {
     OK(c, ffb_batch_new(s, &o, &b));
     add_rows4(c, s, b, 0, 1000, -1);
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     uint64_t r0 = it_rts(c);
     OK(c, ffb_batch_execute(b, tx));
     /* Firebird 4: create + sync; then parts of 341, 341, 318 rows, with
@@ -757,12 +757,12 @@ static void test_split(void **state) {
     o.multi_error = 0;
     OK(c, ffb_batch_new(s, &o, &b));
     add_rows4(c, s, b, 0, 10, -1);
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_batch_execute(b, tx)); /* creates and confirms the batch */
     OK(c, ffb_tx_rollback(tx));
     ffb_tx_free(tx);
     add_rows4(c, s, b, 0, 1000, 500);
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     r0 = it_rts(c);
     assert_int_equal(ffb_batch_execute(b, tx), FFB_E_SERVER);
     /* Firebird 4: parts 1 and 2 (stopped at row 500). Firebird 3: one
@@ -796,7 +796,7 @@ static void test_split(void **state) {
         OK(c, ffb_stmt_bind_blob_id(s, 1, id));
         OK(c, ffb_batch_add(b));
     }
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_batch_execute(b, tx));
     assert_int_equal(ffb_batch_row_count(b), 40);
     for (size_t i = 0; i < 40; i++)
@@ -812,7 +812,7 @@ static void test_split(void **state) {
              "16) as varchar(16) character set octets) from %s where id >= "
              "1000 order by id",
              t->btable);
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     ffb_stmt *q;
     OK(c, ffb_stmt_new(c, &q));
     OK(c, ffb_stmt_prepare(q, tx, sql, (size_t)-1));
@@ -856,7 +856,7 @@ static void test_100k(void **state) {
     clock_gettime(CLOCK_MONOTONIC, &t1);
     uint64_t r0 = it_rts(c), w0 = wire_bytes(c);
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_batch_execute(b, tx));
     clock_gettime(CLOCK_MONOTONIC, &t2);
     uint64_t rt = it_rts(c) - r0, wb = wire_bytes(c) - w0;
@@ -969,7 +969,7 @@ static void test_refusals(void **state) {
         OK(c, ffb_stmt_bind_null(s, 1));
         OK(c, ffb_batch_add(b));
         ffb_tx *tx;
-        OK(c, ffb_tx_begin(c, &tx, NULL));
+        OK(c, ffb_tx_begin(c, NULL, &tx));
         OK(c, ffb_batch_execute(b, tx));
         assert_int_equal(ffb_batch_row_status(b, 0), 1);
         OK(c, ffb_tx_commit(tx));
@@ -994,7 +994,7 @@ static void test_execute_procedure(void **state) {
              "into %s (id, i) values (:x, :x * 2); end",
              t->table, t->table);
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_conn_execute_immediate(c, tx, sql, (size_t)-1));
     OK(c, ffb_tx_commit(tx));
     ffb_tx_free(tx);
@@ -1007,7 +1007,7 @@ static void test_execute_procedure(void **state) {
         OK(c, ffb_stmt_bind_int64(s, 0, i));
         OK(c, ffb_batch_add(b));
     }
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_batch_execute(b, tx));
     assert_int_equal(ffb_batch_row_count(b), 10);
     for (size_t i = 0; i < 10; i++)

@@ -27,7 +27,7 @@ static ffb_conn *open_conn(const target *t) {
     o.compress = t->compress;
     o.io_timeout_ms = 120000;
     ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
     OK(c, ffb_conn_connect(c));
     return c;
 }
@@ -110,7 +110,7 @@ static int setup_target(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     char sql[256];
     snprintf(sql, sizeof(sql),
              "create table %s (id integer primary key, b blob sub_type "
@@ -130,7 +130,7 @@ static int teardown_target(void **state) {
     ffb_tx *tx;
     ffb_tx_options o = FFB_TX_OPTIONS_INIT;
     o.lock_timeout = 10;
-    OK(c, ffb_tx_begin(c, &tx, &o));
+    OK(c, ffb_tx_begin(c, &o, &tx));
     char sql[128];
     snprintf(sql, sizeof(sql), "drop table %s", t->table);
     ffb_conn_execute_immediate(c, tx, sql, (size_t)-1);
@@ -325,7 +325,7 @@ static void test_read_after_commit(void **state) {
     ffb_tx_free(tx);
     free(data);
     /* The connection is in sync: a query still works. */
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     char sql[128];
     snprintf(sql, sizeof(sql), "delete from %s where id = -1", t->table);
     OK(c, ffb_conn_execute_immediate(c, tx, sql, (size_t)-1));

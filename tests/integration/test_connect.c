@@ -111,7 +111,7 @@ static ffb_conn *make_conn(const server *s, const char *db, const char *user,
     o.connect_timeout_ms = 30000;
     o.io_timeout_ms = 30000;
     ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
     return c;
 }
 
@@ -318,7 +318,7 @@ static void test_no_pipelined_crypt(void **state) {
     o.no_pipeline_crypt = 1;
     o.wire_crypt_plugins = "Arc4";
     ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
     assert_int_equal(ffb_conn_connect(c), 0);
     /* fbclient's way: op_connect; op_cont_auth; op_crypt; op_attach. */
     assert_int_equal(it_rts(c), 4);
@@ -334,7 +334,7 @@ static void test_closed_port(void **state) {
     ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
     o.dsn = "127.0.0.1/1:/nowhere.fdb";
     ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
     assert_int_equal(ffb_conn_connect(c), FFB_E_IO);
     assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)),
                            "Connection refused"));
@@ -346,7 +346,7 @@ static void test_unknown_host(void **state) {
     ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
     o.dsn = "no-such-host.invalid:/x.fdb";
     ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
     assert_int_equal(ffb_conn_connect(c), FFB_E_IO);
     assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)),
                            "no-such-host.invalid"));

@@ -36,7 +36,7 @@ static ffb_conn *blocking_conn(const target *t) {
     ffb_conn_options o;
     options(t, &o, FFB_IO_BLOCKING);
     ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
     OK(c, ffb_conn_connect(c));
     return c;
 }
@@ -45,7 +45,7 @@ static ffb_conn *external_conn(const target *t, extio *x) {
     ffb_conn_options o;
     options(t, &o, FFB_IO_EXTERNAL);
     ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
     assert_int_equal(extio_open(x, c, t->dsn), 0);
     int rc = extio_connect(x);
     if (rc != 1)
@@ -129,7 +129,7 @@ static void test_prepare_execute_fetch(void **state) {
     /* The blocking budget for the rows, on this server. */
     ffb_conn *b = blocking_conn(t);
     ffb_tx *btx;
-    OK(b, ffb_tx_begin(b, &btx, NULL));
+    OK(b, ffb_tx_begin(b, NULL, &btx));
     ffb_stmt *bs;
     OK(b, ffb_stmt_new(b, &bs));
     uint64_t r0 = it_rts(b);
@@ -152,7 +152,7 @@ static void test_prepare_execute_fetch(void **state) {
     extio x;
     ffb_conn *c = external_conn(t, &x);
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     ffb_stmt *s;
     OK(c, ffb_stmt_new(c, &s));
     r0 = it_rts(c);
@@ -204,7 +204,7 @@ static void test_dml_and_commit(void **state) {
     extio x;
     ffb_conn *c = external_conn(t, &x);
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     char sql[160];
     snprintf(sql, sizeof(sql), "insert into %s (id, v) values (?, ?)",
              t->table);
@@ -244,8 +244,8 @@ static void test_held_until_the_handle_is_known(void **state) {
     extio x;
     ffb_conn *c = external_conn(t, &x);
     ffb_tx *tx1, *tx2;
-    OK(c, ffb_tx_begin(c, &tx1, NULL));
-    OK(c, ffb_tx_begin(c, &tx2, NULL)); /* tx1 is no longer the last */
+    OK(c, ffb_tx_begin(c, NULL, &tx1));
+    OK(c, ffb_tx_begin(c, NULL, &tx2)); /* tx1 is no longer the last */
     uint8_t info[64];
     static const uint8_t items[] = {4 /* isc_info_tra_id */, 1};
     uint64_t r0 = it_rts(c);
@@ -277,7 +277,7 @@ static void test_immediate_ping_info(void **state) {
     extio x;
     ffb_conn *c = external_conn(t, &x);
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     char sql[200];
     snprintf(sql, sizeof(sql),
              "update or insert into %s (id, v) values (?, ?) matching (id)",
@@ -372,7 +372,7 @@ static void test_blob(void **state) {
     extio x;
     ffb_conn *c = external_conn(t, &x);
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     char sql[200];
     snprintf(sql, sizeof(sql), "insert into %s (id, b) values (?, ?)",
              t->table);
@@ -450,7 +450,7 @@ static void test_blob(void **state) {
 static int run_batch(const target *t, ffb_conn *c, extio *x, int base,
                      uint64_t *rts) {
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     char sql[160];
     snprintf(sql, sizeof(sql), "insert into %s (id, v) values (?, ?)",
              t->table);
@@ -522,7 +522,7 @@ static void test_batch(void **state) {
     /* A commit queued right behind the execution follows it on the wire:
        the rows are committed. */
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     char sql[160];
     snprintf(sql, sizeof(sql), "insert into %s (id, v) values (?, 'q')",
              t->table);
@@ -543,7 +543,7 @@ static void test_batch(void **state) {
     ffb_batch_free(b);
     ffb_stmt_free(s);
     ffb_tx_free(tx);
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     snprintf(sql, sizeof(sql),
              "select count(*) from %s where id between 30000 and 30009",
              t->table);

@@ -190,7 +190,7 @@ static ffb_conn *new_conn(int port, int io_timeout_ms) {
     o.io_timeout_ms = io_timeout_ms;
     o.connect_timeout_ms = 10000;
     ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
     return c;
 }
 
@@ -229,7 +229,7 @@ static ffb_conn *direct_conn(void) {
     o.password = "masterkey";
     o.io_timeout_ms = 60000;
     ffb_conn *c = NULL;
-    if (ffb_conn_new(&c, &o) != 0)
+    if (ffb_conn_new(&o, &c) != 0)
         return NULL;
     if (ffb_conn_connect(c) != 0) {
         fprintf(stderr, "%s\n", ffb_error_message(ffb_conn_error(c)));
@@ -339,7 +339,7 @@ static void test_proxy_counts_match_library(void **state) {
     /* op_transaction + op_info_transaction; then allocate + prepare. */
     ffb_tx *tx;
     int64_t id;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_tx_id(tx, &id));
     ffb_stmt *s =
         prepare(c, tx, "select id, name from %s where id <= ?", table);
@@ -362,7 +362,7 @@ static void test_proxy_counts_match_library(void **state) {
 
     /* One-shot: op_transaction, op_execute(0xFFFF), op_fetch and
        op_commit(0xFFFF) in one write. */
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_stmt_bind_int64(s, 0, 19));
     OK(c, ffb_stmt_queue_execute(s, tx, NULL, NULL));
     OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
@@ -403,7 +403,7 @@ static void test_proxy_total_time(void **state) {
     int64_t t0 = now_ms();
     OK(c, ffb_conn_connect(c));
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     ffb_stmt *s = prepare(c, tx, "select id, name from %s", table);
     for (int i = 0; i < 3; i++) {
         OK(c, ffb_stmt_execute(s, tx));
@@ -435,7 +435,7 @@ static void test_proxy_scan_reported(void **state) {
     ffb_conn *c = new_conn(p.port, 30000);
     OK(c, ffb_conn_connect(c));
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     ffb_stmt *s = prepare(c, tx, "select id, pad from %s", wide_table);
     phase a = mark(&p, c);
     OK(c, ffb_stmt_execute(s, tx));
@@ -463,7 +463,7 @@ static void test_proxy_scan_reported(void **state) {
    the rows read before it. */
 static int scan_until_error(ffb_conn *c, int *rows) {
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     ffb_stmt *s = prepare(c, tx, "select id, pad from %s", wide_table);
     int rc = ffb_stmt_execute(s, tx);
     *rows = 0;

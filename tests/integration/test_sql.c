@@ -33,7 +33,7 @@ static ffb_conn *open_conn(const target *t) {
     o.compress = t->compress;
     o.io_timeout_ms = 60000;
     ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
     OK(c, ffb_conn_connect(c));
     return c;
 }
@@ -181,7 +181,7 @@ static void test_budget_one_shot_select(void **state) {
 
     uint64_t b = it_rts(c);
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_stmt_queue_execute(s, tx, NULL, NULL));
     OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
     OK(c, ffb_conn_flush(c));
@@ -213,7 +213,7 @@ static void test_budget_one_shot_dml(void **state) {
 
     uint64_t b = it_rts(c);
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_stmt_queue_execute(s, tx, NULL, NULL));
     OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
     OK(c, ffb_conn_flush(c));
@@ -487,7 +487,7 @@ static void test_pipeline_abort(void **state) {
     o.reservations = &r;
     o.nreservations = 1;
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, &o));
+    OK(c, ffb_tx_begin(c, &o, &tx));
     uint64_t b = it_rts(c);
     OK(c, ffb_stmt_queue_execute(s, tx, NULL, NULL));
     OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
@@ -555,7 +555,7 @@ static ffb_conn *open_conn_cache(const target *t, int cache) {
     o.io_timeout_ms = 60000;
     o.stmt_cache_size = cache;
     ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
     OK(c, ffb_conn_connect(c));
     return c;
 }
@@ -714,7 +714,7 @@ static void test_tx_options(void **state) {
     o.read_only = 1;
     o.lock_timeout = -1;
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, &o));
+    OK(c, ffb_tx_begin(c, &o, &tx));
     static const uint8_t items[] = {8 /* isolation */, 9 /* access */,
                                     10 /* lock timeout */, 1};
     uint8_t buf[64];
@@ -897,7 +897,7 @@ static void test_autocommit_long_select(void **state) {
     o.compress = t->compress;
     o.fetch_size = 10;
     ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
     OK(c, ffb_conn_connect(c));
     ffb_stmt *s =
         prepare_outside_tx(c, "select id from %s where id <= 500", t->table);

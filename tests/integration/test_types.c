@@ -152,7 +152,7 @@ static ffb_conn *open_conn(const target *t, const char *charset) {
     o.io_timeout_ms = 60000;
     ffb_conn *c = NULL;
     assert_true(res_nconns < N_ELEMS(res_conns));
-    assert_int_equal(ffb_conn_new(&c, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
     res_conns[res_nconns++] = c;
     OK(c, ffb_conn_connect(c));
     return c;
@@ -161,7 +161,7 @@ static ffb_conn *open_conn(const target *t, const char *charset) {
 static ffb_tx *begin(ffb_conn *c) {
     ffb_tx *tx = NULL;
     assert_true(res_ntxs < N_ELEMS(res_txs));
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     res_txs[res_ntxs++] = tx;
     return tx;
 }
@@ -374,7 +374,7 @@ static int fb3_refuses(const target *t, const char *type) {
         return 0;
     ffb_conn *c = open_conn(t, NULL);
     ffb_tx *tx;
-    assert_int_equal(ffb_tx_begin(c, &tx, NULL), 0);
+    assert_int_equal(ffb_tx_begin(c, NULL, &tx), 0);
     ffb_stmt *s;
     assert_int_equal(ffb_stmt_new(c, &s), 0);
     char sql[160];
@@ -1566,7 +1566,7 @@ static int run_ddl(ffb_conn *c, const char *sql, int lock_timeout, char *why,
     ffb_tx_options o = FFB_TX_OPTIONS_INIT;
     o.lock_timeout = lock_timeout;
     ffb_tx *tx = NULL;
-    int rc = ffb_tx_begin(c, &tx, &o);
+    int rc = ffb_tx_begin(c, &o, &tx);
     if (rc == 0)
         rc = ffb_conn_execute_immediate(c, tx, sql, (size_t)-1);
     if (rc == 0)
@@ -1584,7 +1584,7 @@ static ffb_conn *plain_conn(const target *t, char *why, size_t why_size) {
     o.password = "masterkey";
     o.io_timeout_ms = 60000;
     ffb_conn *c = NULL;
-    if (ffb_conn_new(&c, &o) < 0)
+    if (ffb_conn_new(&o, &c) < 0)
         return NULL;
     if (ffb_conn_connect(c) < 0) {
         snprintf(why, why_size, "%s", ffb_error_message(ffb_conn_error(c)));
@@ -1598,7 +1598,7 @@ static ffb_conn *plain_conn(const target *t, char *why, size_t why_size) {
 static void probe_intl(target *t, ffb_conn *c) {
     ffb_tx *tx = NULL;
     ffb_stmt *s = NULL;
-    int rc = ffb_tx_begin(c, &tx, NULL);
+    int rc = ffb_tx_begin(c, NULL, &tx);
     if (rc == 0)
         rc = ffb_stmt_new(c, &s);
     if (rc == 0)

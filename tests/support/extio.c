@@ -98,7 +98,7 @@ int extio_pump(extio *x, int wait_ms) {
 }
 
 int extio_connect(extio *x) {
-    int rc = ffb_conn_start(x->conn, 0, NULL);
+    int rc = ffb_conn_start(x->conn);
     if (rc < 0)
         return rc;
     while ((rc = ffb_conn_step(x->conn)) == 0)

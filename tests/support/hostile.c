@@ -171,7 +171,7 @@ ffb_conn *hostile_attach(hostile *h, int protocol,
         o = &def;
     }
     ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&c, o), 0);
+    assert_int_equal(ffb_conn_new(o, &c), 0);
     hostile_use(h, c);
     ffbp_writer w;
     ffbp_writer_init(&w, NULL);

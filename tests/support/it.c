@@ -54,7 +54,7 @@ void it_exec(ffb_conn *c, const char *fmt, const char *arg) {
     char sql[1024];
     snprintf(sql, sizeof(sql), fmt, arg);
     ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_conn_execute_immediate(c, tx, sql, (size_t)-1));
     OK(c, ffb_tx_commit(tx));
     ffb_tx_free(tx);
@@ -63,7 +63,7 @@ void it_exec(ffb_conn *c, const char *fmt, const char *arg) {
 ffb_tx *it_active_tx(ffb_conn *c) {
     ffb_tx *tx;
     int64_t id;
-    OK(c, ffb_tx_begin(c, &tx, NULL));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_tx_id(tx, &id));
     return tx;
 }

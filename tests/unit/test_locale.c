@@ -72,7 +72,7 @@ static void fixture_init(fixture *f, const var *in, size_t nin) {
     memset(f, 0, sizeof(*f));
     ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
     o.dsn = "localhost:/nowhere.fdb";
-    assert_int_equal(ffb_conn_new(&f->conn, &o), 0);
+    assert_int_equal(ffb_conn_new(&o, &f->conn), 0);
     f->s.conn = f->conn;
     f->s.prepared = 1;
     f->s.in.n = nin;
