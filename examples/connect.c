@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
     uint64_t rt_connect = rt(conn);
 
     ffb_db_info info;
-    if (ffb_conn_db_info(conn, &info) != 0)
+    if (ffb_conn_db_info(conn, &info, sizeof(info)) != 0)
         return die(conn, "database info");
     uint64_t rt_info = rt(conn) - rt_connect;
 

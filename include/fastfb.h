@@ -251,11 +251,6 @@ typedef struct ffb_conn_options {
                                (one more round trip); by default it rides
                                with the login proof */
     const ffb_allocator *allocator; /* NULL = libc */
-    /* Test hook: a fixed SRP private key (big-endian bytes), so recorded
-       conversations can be replayed byte for byte. Never set it in
-       production: it removes the handshake's secrecy. */
-    const uint8_t *test_srp_private_key;
-    size_t test_srp_private_key_len;
     /* Identification sent to the server (CNCT_user, CNCT_host,
        isc_dpb_process_id, isc_dpb_process_name); NULL/0 = taken from the
        process and the operating system. */
@@ -336,7 +331,10 @@ FFB_API int ffb_conn_new(const ffb_conn_options *opts, ffb_conn **out);
 FFB_API int ffb_conn_connect(ffb_conn *conn);
 
 /** Options for ffb_conn_create_database(). */
+#define FFB_CREATE_OPTIONS_VERSION 1
+
 typedef struct ffb_create_options {
+    unsigned version;       /* FFB_CREATE_OPTIONS_VERSION */
     int page_size;          /* 0 = server default (8192 on 4.0+) */
     const char *charset;    /* default character set of the database;
                                NULL = server default (NONE) */
@@ -345,7 +343,8 @@ typedef struct ffb_create_options {
     int force_write;        /* -1 = server default, 0 = off, 1 = on */
 } ffb_create_options;
 
-#define FFB_CREATE_OPTIONS_INIT {.force_write = -1}
+#define FFB_CREATE_OPTIONS_INIT                                                \
+    {.version = FFB_CREATE_OPTIONS_VERSION, .force_write = -1}
 
 /**
  * Like ffb_conn_connect(), but creates the database (op_create) instead of
@@ -466,7 +465,8 @@ typedef struct ffb_db_info {
  * Returns: 0, FFB_E_STATE (not attached), FFB_E_SERVER, fatal codes.
  * Since: 0.1
  */
-FFB_API int ffb_conn_db_info(ffb_conn *conn, ffb_db_info *out);
+FFB_API int ffb_conn_db_info(ffb_conn *conn, ffb_db_info *out,
+                             size_t out_size);
 
 /**
  * Raw op_info_database: send `items`, receive at most `out_size` bytes of
@@ -731,12 +731,15 @@ typedef struct ffb_column_info {
 /**
  * Describe of output column `col` (0-based) or input parameter `idx`.
  * Strings are valid until the statement is prepared again or freed.
- * Returns: 0, FFB_E_INVAL (index out of range). Round trips: 0. Since: 0.1
+ * `out_size` is sizeof(ffb_column_info) as the caller knows it (as with
+ * every output struct: older callers keep working when it grows).
+ * Returns: 0, FFB_E_INVAL (index out of range). Round trips: 0.
+ * Since: 0.1 (out_size: 0.2)
  */
 FFB_API int ffb_stmt_column_info(const ffb_stmt *stmt, unsigned col,
-                                 ffb_column_info *out);
+                                 ffb_column_info *out, size_t out_size);
 FFB_API int ffb_stmt_param_info(const ffb_stmt *stmt, unsigned idx,
-                                ffb_column_info *out);
+                                ffb_column_info *out, size_t out_size);
 
 /** Label of output column `col` (alias, else field name); "" if out of
     range. Since: 0.1 */
@@ -1114,9 +1117,12 @@ FFB_API int ffb_blob_read(ffb_blob *blob, void *buf, size_t size,
 FFB_API int ffb_blob_read_all(ffb_blob *blob, const uint8_t **data,
                               size_t *len);
 
-/** Length, segment count, largest segment and kind. Round trips: 0 once
-    the open's answer is in (it carries the info), else 1. Since: 0.1 */
-FFB_API int ffb_blob_get_info(ffb_blob *blob, ffb_blob_info *out);
+/** Length, segment count, largest segment and kind (`out_size`:
+    sizeof(ffb_blob_info) as the caller knows it). Round trips: 0 once the
+    open's answer is in (it carries the info), else 1.
+    Since: 0.1 (out_size: 0.2) */
+FFB_API int ffb_blob_get_info(ffb_blob *blob, ffb_blob_info *out,
+                              size_t out_size);
 
 /**
  * Move the read position of a stream blob: `whence` 0 from the start,

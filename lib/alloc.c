@@ -115,3 +115,13 @@ void ffb__obj_check(const void *p, const char *call) {
     (void)call;
 }
 #endif
+
+int ffb__give(void *out, size_t size, const void *full, size_t full_size) {
+    if (!out)
+        return FFB_E_INVAL;
+    size_t n = size < full_size ? size : full_size;
+    memcpy(out, full, n);
+    if (size > n)
+        memset((char *)out + n, 0, size - n);
+    return 0;
+}

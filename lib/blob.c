@@ -1054,9 +1054,19 @@ static int info_known(ffb_conn *conn, const void *arg) {
     return b->have_info || b->failed || !b->info_pending;
 }
 
-int ffb_blob_get_info(ffb_blob *b, ffb_blob_info *out) {
+static int get_info(ffb_blob *b, ffb_blob_info *out);
+
+int ffb_blob_get_info(ffb_blob *b, ffb_blob_info *out, size_t out_size) {
     if (!b || !out)
         return FFB_E_INVAL;
+    ffb_blob_info full;
+    int rc = get_info(b, &full);
+    if (rc < 0)
+        return rc;
+    return ffb__give(out, out_size, &full, sizeof(full));
+}
+
+static int get_info(ffb_blob *b, ffb_blob_info *out) {
     ffb_conn *conn = b->conn;
     int rc;
     if (!b->have_info && b->info_pending && !b->failed &&

@@ -257,9 +257,6 @@ static int apply_options(ffb_conn *c, const ffb_conn_options *o,
         return ffb__error_set(err, FFB_E_INVAL, "io must be 0 or 1");
     if (o->dialect != 0 && o->dialect != 1 && o->dialect != 3)
         return ffb__error_set(err, FFB_E_INVAL, "dialect must be 1 or 3");
-    if (o->test_srp_private_key_len > sizeof(c->test_a))
-        return ffb__error_set(err, FFB_E_INVAL,
-                              "test_srp_private_key longer than 128 bytes");
     c->wire_crypt = o->wire_crypt;
     c->compress = o->compress != 0;
     c->io = o->io;
@@ -291,9 +288,16 @@ static int apply_options(ffb_conn *c, const ffb_conn_options *o,
     c->cache_size = o->stmt_cache_size == 0 ? 32
                     : o->stmt_cache_size < 0 ? 0
                                              : o->stmt_cache_size;
-    c->test_a_len = o->test_srp_private_key ? o->test_srp_private_key_len : 0;
-    if (c->test_a_len)
-        memcpy(c->test_a, o->test_srp_private_key, c->test_a_len);
+    return 0;
+}
+
+int ffb__conn_set_test_srp_key(ffb_conn *conn, const uint8_t *a, size_t len) {
+    if (len > sizeof(conn->test_a) || (!a && len))
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "the test SRP key is at most 128 bytes");
+    if (len)
+        memcpy(conn->test_a, a, len);
+    conn->test_a_len = len;
     return 0;
 }
 
@@ -506,9 +510,24 @@ int ffb_conn_connect(ffb_conn *conn) {
     return do_connect(conn, 0, NULL);
 }
 
+/* The create options are of this library's version. */
+static int copts_check(ffb_conn *conn, const ffb_create_options *copts) {
+    if (copts && copts->version != FFB_CREATE_OPTIONS_VERSION)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "ffb_create_options.version is %u; this "
+                              "library takes %u (FFB_CREATE_OPTIONS_INIT "
+                              "sets it)",
+                              copts->version,
+                              (unsigned)FFB_CREATE_OPTIONS_VERSION);
+    return 0;
+}
+
 int ffb_conn_create_database(ffb_conn *conn, const ffb_create_options *copts) {
     if (!conn)
         return FFB_E_INVAL;
+    int rc0 = copts_check(conn, copts);
+    if (rc0 < 0)
+        return rc0;
     if (copts && copts->page_size != 0 && copts->page_size != 4096 &&
         copts->page_size != 8192 && copts->page_size != 16384 &&
         copts->page_size != 32768)
@@ -542,7 +561,10 @@ static int start(ffb_conn *conn, int create,
 int ffb_conn_start(ffb_conn *conn) { return start(conn, 0, NULL); }
 
 int ffb_conn_start_create(ffb_conn *conn, const ffb_create_options *copts) {
-    return start(conn, 1, copts);
+    if (!conn)
+        return FFB_E_INVAL;
+    int rc = copts_check(conn, copts);
+    return rc < 0 ? rc : start(conn, 1, copts);
 }
 
 int ffb_conn_step(ffb_conn *conn) {
@@ -700,7 +722,19 @@ static void info_first_string(const uint8_t *d, size_t n, char *out,
     out[len] = '\0';
 }
 
-int ffb_conn_db_info(ffb_conn *conn, ffb_db_info *out) {
+static int db_info(ffb_conn *conn, ffb_db_info *out);
+
+int ffb_conn_db_info(ffb_conn *conn, ffb_db_info *out, size_t out_size) {
+    if (!conn || !out)
+        return FFB_E_INVAL;
+    ffb_db_info full;
+    int rc = db_info(conn, &full);
+    if (rc < 0)
+        return rc;
+    return ffb__give(out, out_size, &full, sizeof(full));
+}
+
+static int db_info(ffb_conn *conn, ffb_db_info *out) {
     static const uint8_t items[] = {
         FFBP_INFO_FIREBIRD_VERSION, FFBP_INFO_ISC_VERSION,
         FFBP_INFO_ODS_VERSION,      FFBP_INFO_ODS_MINOR_VERSION,
@@ -790,9 +824,7 @@ int ffb_conn_is_compressed(const ffb_conn *conn) {
 int ffb_conn_stats(const ffb_conn *conn, ffb_stats *out, size_t out_size) {
     if (!conn || !out)
         return FFB_E_INVAL;
-    size_t n = out_size < sizeof(conn->stats) ? out_size : sizeof(conn->stats);
-    memcpy(out, &conn->stats, n);
-    return 0;
+    return ffb__give(out, out_size, &conn->stats, sizeof(conn->stats));
 }
 
 void ffb_conn_reset_stats(ffb_conn *conn) {

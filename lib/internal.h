@@ -21,6 +21,9 @@ struct ffb__zstream;
 void *ffb__malloc(const ffb_allocator *a, size_t size);
 void *ffb__realloc(const ffb_allocator *a, void *p, size_t size);
 void ffb__free(const ffb_allocator *a, void *p);
+/* Copy an output struct into the caller's of `size` bytes - its own idea
+   of the struct: a prefix of ours, or ours followed by zeros. */
+int ffb__give(void *out, size_t size, const void *full, size_t full_size);
 /* Copy of a NUL-terminated string (NULL stays NULL). */
 char *ffb__strdup(const ffb_allocator *a, const char *s);
 /* Release the struct of an application object (`kind`: "statement", ...);
@@ -104,6 +107,10 @@ void ffb__os_identity(char *user, size_t user_size, char *host,
 
 void ffb__conn_set_transport(ffb_conn *conn, const ffb__transport *t,
                              void *data);
+/* Tests: a fixed SRP private key (big-endian bytes, at most 128), so that
+   recorded conversations replay byte for byte. Never in production: it
+   removes the handshake's secrecy; no public option can set it. */
+int ffb__conn_set_test_srp_key(ffb_conn *conn, const uint8_t *a, size_t len);
 /* Tests: the clock the engine reads (NULL: CLOCK_MONOTONIC, as
    ffb_now_ms()). */
 void ffb__conn_set_clock(ffb_conn *conn, int64_t (*clock)(void *data),

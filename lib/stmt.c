@@ -2229,13 +2229,17 @@ static int col_info(const ffb__meta *m, unsigned i, ffb_column_info *out) {
 }
 
 int ffb_stmt_column_info(const ffb_stmt *stmt, unsigned col,
-                         ffb_column_info *out) {
-    return stmt ? col_info(&stmt->out, col, out) : FFB_E_INVAL;
+                         ffb_column_info *out, size_t out_size) {
+    ffb_column_info full;
+    int rc = stmt && out ? col_info(&stmt->out, col, &full) : FFB_E_INVAL;
+    return rc < 0 ? rc : ffb__give(out, out_size, &full, sizeof(full));
 }
 
 int ffb_stmt_param_info(const ffb_stmt *stmt, unsigned idx,
-                        ffb_column_info *out) {
-    return stmt ? col_info(&stmt->in, idx, out) : FFB_E_INVAL;
+                        ffb_column_info *out, size_t out_size) {
+    ffb_column_info full;
+    int rc = stmt && out ? col_info(&stmt->in, idx, &full) : FFB_E_INVAL;
+    return rc < 0 ? rc : ffb__give(out, out_size, &full, sizeof(full));
 }
 
 const char *ffb_stmt_column_name(const ffb_stmt *stmt, unsigned col) {

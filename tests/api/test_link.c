@@ -94,7 +94,6 @@ static void test_options_init_matches_initializer(void **state) {
     assert_null(b.password);
     assert_null(b.auth_plugins);
     assert_null(b.allocator);
-    assert_null(b.test_srp_private_key);
     assert_int_equal(b.wire_crypt, 0);
     assert_int_equal(b.io, FFB_IO_BLOCKING);
     assert_int_equal(b.compress, 0);
@@ -137,7 +136,6 @@ static void expect_rejected(const ffb_conn_options *o, const char *what,
 static void test_conn_new_rejects_bad_options(void **state) {
     (void)state;
     static const ffb_allocator no_free = {bad_malloc, NULL, NULL, NULL};
-    static const uint8_t long_key[129] = {1};
 
     REJECTS(version, 0, "version is 0");
     REJECTS(version, FFB_CONN_OPTIONS_VERSION + 1, "ffb_conn_options.version");
@@ -155,12 +153,8 @@ static void test_conn_new_rejects_bad_options(void **state) {
     REJECTS(min_protocol, 9, "min_protocol");
     REJECTS(min_protocol, 14, "min_protocol");
 
-    ffb_conn_options o = base_options();
-    o.test_srp_private_key = long_key;
-    o.test_srp_private_key_len = sizeof(long_key);
-    expect_rejected(&o, "test_srp_private_key of 129 bytes", "key");
     expect_rejected(NULL, "NULL options", "no options");
-    o = base_options();
+    ffb_conn_options o = base_options();
     assert_int_equal(ffb_conn_new(&o, NULL), FFB_E_INVAL);
 }
 
@@ -289,12 +283,12 @@ static void test_conn_calls_need_attachment(void **state) {
     assert_int_equal(ffb_error_code(ffb_conn_error(conn)), FFB_E_STATE);
     assert_string_not_equal(ffb_error_message(ffb_conn_error(conn)), "");
     assert_int_equal(ffb_conn_drop_database(conn), FFB_E_STATE);
-    assert_int_equal(ffb_conn_db_info(conn, &info), FFB_E_STATE);
+    assert_int_equal(ffb_conn_db_info(conn, &info, sizeof(info)), FFB_E_STATE);
     assert_int_equal(ffb_conn_info_raw(conn, &item, 1, buf, sizeof(buf), &len),
                      FFB_E_STATE);
     assert_int_equal(ffb_conn_info_raw(conn, NULL, 1, buf, sizeof(buf), &len),
                      FFB_E_INVAL);
-    assert_int_equal(ffb_conn_db_info(conn, NULL), FFB_E_INVAL);
+    assert_int_equal(ffb_conn_db_info(conn, NULL, 0), FFB_E_INVAL);
 
     ffb_create_options copts = FFB_CREATE_OPTIONS_INIT;
     copts.page_size = 1000;

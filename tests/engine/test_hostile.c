@@ -135,10 +135,10 @@ static void test_describe_continuation_ok(void **state) {
     assert_int_equal(rts(c) - b, 2);
     assert_int_equal(ffb_stmt_column_count(s), 3);
     ffb_column_info ci;
-    OK(c, ffb_stmt_column_info(s, 2, &ci));
+    OK(c, ffb_stmt_column_info(s, 2, &ci, sizeof(ci)));
     assert_string_equal(ci.alias, "C");
     /* The first answer's names too: its buffer is gone by now. */
-    OK(c, ffb_stmt_column_info(s, 0, &ci));
+    OK(c, ffb_stmt_column_info(s, 0, &ci, sizeof(ci)));
     assert_string_equal(ci.alias, "A");
     assert_string_equal(ci.relation, "T");
     assert_int_equal(hostile_pending(&H), 0);
@@ -656,7 +656,7 @@ static int conversation(fail_alloc *fa, int *step) {
     int64_t sum = 0, v;
     if ((*step = 1, rc = ffb_conn_connect(c)) < 0 ||
         (*step = 2, rc = ffb_conn_ping(c)) < 0 ||
-        (*step = 3, rc = ffb_conn_db_info(c, &di)) < 0)
+        (*step = 3, rc = ffb_conn_db_info(c, &di, sizeof(di))) < 0)
         goto out;
     assert_int_equal(di.page_size, 8192); /* no answer went astray */
     if ((*step = 4, rc = ffb_tx_begin(c, NULL, &tx)) < 0 ||

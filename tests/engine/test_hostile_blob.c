@@ -397,7 +397,7 @@ static void test_inline_firebird_shapes(void **state) {
                 for (size_t k = 0; k < g->rec[r]; k++)
                     assert_int_equal(p[at++], 'a' + r);
             ffb_blob_info bi;
-            OK(c, ffb_blob_get_info(b, &bi));
+            OK(c, ffb_blob_get_info(b, &bi, sizeof(bi)));
             assert_int_equal(bi.length, g->len);
             assert_int_equal(bi.stream, g->stream);
         } else {
@@ -917,7 +917,7 @@ static void test_info_blob_malformed(void **state) {
         ffb_tx *tx;
         ffb_blob *b = open_server_blob(c, &tx, 0);
         ffb_blob_info bi = {0, 0, 0, 0};
-        int rc = ffb_blob_get_info(b, &bi);
+        int rc = ffb_blob_get_info(b, &bi, sizeof(bi));
         if (rc != FFB_E_PROTO || !ffb_conn_is_broken(c)) {
             size_t l = strlen(failures);
             snprintf(failures + l, sizeof(failures) - l,
@@ -1018,7 +1018,7 @@ static void test_info_absurd_length(void **state) {
     ffb_tx *tx;
     ffb_blob *b = open_server_blob(c, &tx, 0);
     ffb_blob_info bi;
-    OK(c, ffb_blob_get_info(b, &bi));
+    OK(c, ffb_blob_get_info(b, &bi, sizeof(bi)));
     assert_int_equal(bi.length, INT64_MAX);
     const uint8_t *p;
     size_t n;

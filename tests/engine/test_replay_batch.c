@@ -58,7 +58,7 @@ static void test_replay_batch(void **state) {
     o.wire_crypt_plugins = ""; /* the recording client did not encrypt */
     ffb_conn *c;
     assert_int_equal(ffb_conn_new(&o, &c), 0);
-    ffb__conn_set_transport(c, &conv_transport, &cv);
+    conv_use(c, &cv);
     OK(c, ffb_conn_connect(c));
     assert_int_equal(ffb_conn_protocol(c), 19);
 

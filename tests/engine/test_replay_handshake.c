@@ -46,7 +46,7 @@ static ffb_conn *new_conn(const replay_case *rc, conv *cv) {
     o.compress = rc->compress;
     ffb_conn *conn = NULL;
     assert_int_equal(ffb_conn_new(&o, &conn), 0);
-    ffb__conn_set_transport(conn, &conv_transport, cv);
+    conv_use(conn, cv);
     return conn;
 }
 

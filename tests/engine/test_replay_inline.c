@@ -79,7 +79,7 @@ static void on_rows(ffb_conn *conn, const ffb_result *res, void *data) {
             size_t n;
             assert_int_equal(ffb_blob_read_all(b, &p, &n), 0);
             ffb_blob_info info;
-            assert_int_equal(ffb_blob_get_info(b, &info), 0);
+            assert_int_equal(ffb_blob_get_info(b, &info, sizeof(info)), 0);
             /* Served from the inline cache: no request at all. */
             assert_int_equal(rts(conn), before);
             assert_int_equal(n, sizes[id - 1]);
@@ -150,7 +150,7 @@ static void check_cache_rules(ffb_conn *c, ffb_tx *tx) {
     ffb_blob *b;
     OK(c, ffb_blob_open(c, tx, id, 0, &b));
     ffb_blob_info bi;
-    OK(c, ffb_blob_get_info(b, &bi));
+    OK(c, ffb_blob_get_info(b, &bi, sizeof(bi)));
     assert_int_equal(bi.length, 5);
     /* While the application reads it, a new copy does not touch it. */
     store_inline(c, tx->handle, ID, "while in use");
@@ -187,7 +187,7 @@ static void test_replay_inline_blobs(void **state) {
     o.fetch_size = 100;
     ffb_conn *c;
     assert_int_equal(ffb_conn_new(&o, &c), 0);
-    ffb__conn_set_transport(c, &conv_transport, &cv);
+    conv_use(c, &cv);
     OK(c, ffb_conn_connect(c));
     assert_int_equal(ffb_conn_protocol(c), 19);
 

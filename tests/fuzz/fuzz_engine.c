@@ -147,10 +147,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     o.client_host = "client1";
     o.process_id = 4242;
     o.process_name = "fixture-client";
-    o.test_srp_private_key = a;
-    o.test_srp_private_key_len = sizeof(a);
     ffb_conn *conn = NULL;
     FUZZ_CHECK(ffb_conn_new(&o, &conn) == 0);
+    FUZZ_CHECK(ffb__conn_set_test_srp_key(conn, a, sizeof(a)) == 0);
     ffb_create_options copts = FFB_CREATE_OPTIONS_INIT;
     copts.page_size = 8192;
     copts.charset = "UTF8";

@@ -858,7 +858,7 @@ static void describe_all(ffb_stmt *s) {
     unsigned n = ffb_stmt_column_count(s), m = ffb_stmt_param_count(s);
     ffb_column_info ci;
     for (unsigned i = 0; i <= n; i++) {
-        if (CALL(A_INVAL, ffb_stmt_column_info(s, i, &ci)) == 0) {
+        if (CALL(A_INVAL, ffb_stmt_column_info(s, i, &ci, sizeof(ci))) == 0) {
             touch(ci.field, strlen(ci.field));
             touch(ci.relation, strlen(ci.relation));
             touch(ci.owner, strlen(ci.owner));
@@ -869,7 +869,7 @@ static void describe_all(ffb_stmt *s) {
         touch(nm, strlen(nm));
     }
     for (unsigned i = 0; i <= m; i++)
-        CALL(A_INVAL, ffb_stmt_param_info(s, i, &ci));
+        CALL(A_INVAL, ffb_stmt_param_info(s, i, &ci, sizeof(ci)));
 }
 
 /* Fetch every row (at most `max`), reading each. */
@@ -887,7 +887,7 @@ static void bind_all(ffb_stmt *s, int k) {
     unsigned m = ffb_stmt_param_count(s);
     for (unsigned i = 0; i < m; i++) {
         ffb_column_info ci;
-        if (ffb_stmt_param_info(s, i, &ci) < 0)
+        if (ffb_stmt_param_info(s, i, &ci, sizeof(ci)) < 0)
             break;
         int rc;
         switch (ci.sqltype) {
@@ -1040,7 +1040,7 @@ static void read_blob(ffb_blob *b, uint64_t id, int seek) {
     uint8_t buf[700];
     size_t got;
     int64_t pos = 0;
-    CALL(A_REQ, ffb_blob_get_info(b, &bi));
+    CALL(A_REQ, ffb_blob_get_info(b, &bi, sizeof(bi)));
     for (int i = 0; i < 3; i++) {
         if (CALL(A_REQ, ffb_blob_read(b, buf, sizeof(buf), &got)) < 0)
             break;
@@ -1065,7 +1065,7 @@ static void read_blob(ffb_blob *b, uint64_t id, int seek) {
     if (CALL(A_REQ, ffb_blob_read_all(b, &d, &len)) == 0)
         touch(d, len);
     CALL(A_REQ, ffb_blob_read(b, buf, sizeof(buf), &got));
-    CALL(A_REQ, ffb_blob_get_info(b, &bi));
+    CALL(A_REQ, ffb_blob_get_info(b, &bi, sizeof(bi)));
 }
 
 static void id_bytes(uint64_t v, uint8_t b[8]) {
@@ -1283,7 +1283,7 @@ static void sc_tx(ffb_conn *c) {
 static void sc_dbinfo(ffb_conn *c) {
     begin_fuzz();
     ffb_db_info di;
-    if (CALL(A_REQ, ffb_conn_db_info(c, &di)) == 0) {
+    if (CALL(A_REQ, ffb_conn_db_info(c, &di, sizeof(di))) == 0) {
         FUZZ_CHECK(memchr(di.server_version, 0, sizeof(di.server_version)));
         FUZZ_CHECK(memchr(di.implementation, 0, sizeof(di.implementation)));
     }
@@ -1298,7 +1298,7 @@ static void sc_dbinfo(ffb_conn *c) {
                                                 sizeof(out2), &olen)) == 0)
         FUZZ_CHECK(olen <= sizeof(out2));
     CALL(A_REQ, ffb_conn_ping(c));
-    if (CALL(A_REQ, ffb_conn_db_info(c, &di)) == 0)
+    if (CALL(A_REQ, ffb_conn_db_info(c, &di, sizeof(di))) == 0)
         FUZZ_CHECK(memchr(di.server_version, 0, sizeof(di.server_version)));
 }
 

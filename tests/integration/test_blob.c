@@ -67,7 +67,7 @@ static void read_check(ffb_conn *c, ffb_tx *tx, const uint8_t id[8],
     if (len)
         assert_memory_equal(got, data, len);
     ffb_blob_info info;
-    OK(c, ffb_blob_get_info(b, &info));
+    OK(c, ffb_blob_get_info(b, &info, sizeof(info)));
     assert_int_equal(info.length, (int64_t)len);
     ffb_blob_free(b);
 }
@@ -382,13 +382,13 @@ static void test_text_and_seek(void **state) {
     assert_int_equal(got_n, 10);
     assert_memory_equal(buf, data + 199990, 10);
     ffb_blob_info info;
-    OK(c, ffb_blob_get_info(b, &info));
+    OK(c, ffb_blob_get_info(b, &info, sizeof(info)));
     assert_int_equal(info.stream, 1);
     assert_int_equal(info.length, 200000);
     ffb_blob_free(b);
     OK(c, ffb_blob_open(c, tx, gid, 0, &b));
     assert_int_equal(ffb_blob_seek(b, 0, 10, &pos), FFB_E_SERVER);
-    OK(c, ffb_blob_get_info(b, &info));
+    OK(c, ffb_blob_get_info(b, &info, sizeof(info)));
     assert_int_equal(info.stream, 0);
     assert_int_equal(info.segments, 1);
     ffb_blob_free(b);

@@ -180,7 +180,7 @@ static void test_matrix(void **state) {
     assert_int_equal(it_rts(c) - before, 1); /* op_ping */
     ffb_db_info info;
     before = it_rts(c);
-    assert_int_equal(ffb_conn_db_info(c, &info), 0);
+    assert_int_equal(ffb_conn_db_info(c, &info, sizeof(info)), 0);
     assert_int_equal(it_rts(c) - before, 1); /* op_info_database */
     assert_int_equal(info.server_major, s->version);
     assert_int_equal(info.dialect, 3);
@@ -288,7 +288,7 @@ static void test_create_drop(void **state) {
         fail_msg("%s: create %s: %s", sc->name, path,
                  ffb_error_message(ffb_conn_error(c)));
     ffb_db_info info;
-    assert_int_equal(ffb_conn_db_info(c, &info), 0);
+    assert_int_equal(ffb_conn_db_info(c, &info, sizeof(info)), 0);
     assert_int_equal(info.page_size, 16384);
     assert_int_equal(info.dialect, 3);
     assert_int_equal(info.ods_major, s->version == 3 ? 12 : 13);

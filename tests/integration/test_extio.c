@@ -424,7 +424,7 @@ static void test_blob(void **state) {
     /* The info came with the open. */
     assert_int_equal(ffb_blob_queue_info(b, NULL, NULL), 1);
     ffb_blob_info info;
-    OK(c, ffb_blob_get_info(b, &info));
+    OK(c, ffb_blob_get_info(b, &info, sizeof(info)));
     assert_int_equal(info.length, (int64_t)len);
     /* Back to byte 1000: one round trip, then the rest is read again. */
     r0 = it_rts(c);

@@ -520,7 +520,7 @@ static void test_describe(void **state) {
     assert_int_equal(ffb_stmt_column_count(s), 3);
     assert_int_equal(ffb_stmt_param_count(s), 1);
     ffb_column_info ci;
-    OK(c, ffb_stmt_column_info(s, 1, &ci));
+    OK(c, ffb_stmt_column_info(s, 1, &ci, sizeof(ci)));
     assert_int_equal(ci.sqltype, FFB_SQL_VARYING);
     assert_int_equal(ci.length, 80); /* 20 characters x 4 bytes (UTF8) */
     assert_int_equal(ci.charset, 4);
@@ -529,11 +529,11 @@ static void test_describe(void **state) {
     assert_string_equal(ffb_stmt_column_name(s, 1), "LABEL");
     assert_true(strcasecmp(ci.relation, t->table) == 0);
     assert_string_equal(ci.owner, "SYSDBA");
-    OK(c, ffb_stmt_column_info(s, 2, &ci));
+    OK(c, ffb_stmt_column_info(s, 2, &ci, sizeof(ci)));
     assert_int_equal(ci.sqltype, FFB_SQL_INT64);
     assert_int_equal(ci.scale, -2);
     assert_int_equal(ci.subtype, 1); /* NUMERIC */
-    OK(c, ffb_stmt_param_info(s, 0, &ci));
+    OK(c, ffb_stmt_param_info(s, 0, &ci, sizeof(ci)));
     assert_int_equal(ci.sqltype, FFB_SQL_LONG);
     const char *plan;
     OK(c, ffb_stmt_plan(s, 0, &plan));

@@ -1262,7 +1262,7 @@ static void test_charsets(void **state) {
     expect_text(w, ws, 1, "wc in a WIN1252 attachment", "\xE9\x80 ", 3);
     expect_text(w, ws, 2, "l in a WIN1252 attachment", "\xE9", 1);
     ffb_column_info ci;
-    OK(w, ffb_stmt_column_info(ws, 0, &ci));
+    OK(w, ffb_stmt_column_info(ws, 0, &ci, sizeof(ci)));
     assert_int_equal(ci.charset, 53);
     assert_int_equal(ci.length, 5);
     int id2 = next_id++;

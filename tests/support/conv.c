@@ -220,6 +220,14 @@ void conv_options(ffb_conn_options *o) {
     o->client_host = "client1";
     o->process_id = 4242;
     o->process_name = "fixture-client";
-    o->test_srp_private_key = a;
-    o->test_srp_private_key_len = sizeof(a);
+}
+
+void conv_use(ffb_conn *conn, conv *cv) {
+    static uint8_t a[32];
+    conv_unhex(CONV_FIXED_A, a, sizeof(a));
+    ffb__conn_set_transport(conn, &conv_transport, cv);
+    if (ffb__conn_set_test_srp_key(conn, a, sizeof(a)) != 0) {
+        fprintf(stderr, "conv: the fixed SRP key was refused\n");
+        abort();
+    }
 }

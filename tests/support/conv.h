@@ -59,8 +59,11 @@ size_t conv_unhex(const char *hex, uint8_t *out, size_t size);
 
 /* The options of the recording client: database "fixtures" on host
    "recorded", SYSDBA/masterkey, UTF8, plugins Srp256,Srp, its identity
-   (alice@client1, process 4242 "fixture-client") and the fixed SRP key.
-   Callers change what their recording did differently. */
+   (alice@client1, process 4242 "fixture-client"). Callers change what
+   their recording did differently. */
 void conv_options(ffb_conn_options *o);
+/* Replay `cv` on `conn`: the scripted transport and the recordings' fixed
+   SRP key (a test-only entry point, not an option). */
+void conv_use(ffb_conn *conn, conv *cv);
 
 #endif
