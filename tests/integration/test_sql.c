@@ -1011,6 +1011,101 @@ static void test_cache_busy_window(void **state) {
     ffb_conn_free(c);
 }
 
+/* Execute immediate with parameters given by value: one op_exec_immediate2,
+   one round trip, no statement handle (a prepared statement costs two the
+   first time). Every value type, converted by the server to the
+   parameter's type; NULL; a value the server cannot convert. */
+static void test_immediate_params(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = it_active_tx(c);
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "update or insert into %s (id, name, amount) values (?, ?, ?) "
+             "matching (id)",
+             t->table);
+    ffb_value v[3];
+    memset(v, 0, sizeof(v));
+    v[0].type = FFB_VALUE_INT64;
+    v[0].i = 20001;
+    v[1].type = FFB_VALUE_TEXT;
+    v[1].p = "by value";
+    v[1].len = 8;
+    v[2].type = FFB_VALUE_NUMERIC;
+    v[2].i = 12345;
+    v[2].scale = -2;
+    uint64_t r0 = it_rts(c);
+    OK(c, ffb_conn_execute_immediate_params(c, tx, sql, (size_t)-1, v, 3));
+    assert_int_equal(it_rts(c) - r0, 1);
+    /* A double into the numeric, a NULL name, bytes into the text. */
+    ffb_value w[3];
+    memset(w, 0, sizeof(w));
+    w[0].type = FFB_VALUE_INT64;
+    w[0].i = 20002;
+    w[1].type = FFB_VALUE_NULL;
+    w[2].type = FFB_VALUE_DOUBLE;
+    w[2].d = 7.25;
+    OK(c, ffb_conn_execute_immediate_params(c, tx, sql, (size_t)-1, w, 3));
+    ffb_value x[3];
+    memset(x, 0, sizeof(x));
+    x[0].type = FFB_VALUE_INT64;
+    x[0].i = 20003;
+    x[1].type = FFB_VALUE_BYTES;
+    x[1].p = "octets";
+    x[1].len = 6;
+    x[2].type = FFB_VALUE_TEXT; /* a literal the server converts */
+    x[2].p = "0.5";
+    x[2].len = 3;
+    OK(c, ffb_conn_execute_immediate_params(c, tx, sql, (size_t)-1, x, 3));
+    ffb_stmt *s = prepare(c, tx,
+                          "select id, name, amount from %s where id > 20000 "
+                          "order by id",
+                          t->table);
+    OK(c, ffb_stmt_execute(s, tx));
+    static const char *const names[] = {"by value", NULL, "octets"};
+    static const int64_t cents[] = {12345, 725, 50};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(ffb_stmt_fetch(s), 1);
+        int64_t id, amount;
+        int scale;
+        OK(c, ffb_stmt_get_int64(s, 0, &id));
+        assert_int_equal(id, 20001 + i);
+        if (names[i]) {
+            const char *name;
+            size_t len;
+            OK(c, ffb_stmt_get_text(s, 1, &name, &len));
+            assert_int_equal(len, strlen(names[i]));
+            assert_memory_equal(name, names[i], len);
+        } else {
+            assert_int_equal(ffb_stmt_is_null(s, 1), 1);
+        }
+        OK(c, ffb_stmt_get_numeric(s, 2, &amount, &scale));
+        assert_int_equal(scale, -2);
+        assert_int_equal(amount, cents[i]);
+    }
+    assert_int_equal(ffb_stmt_fetch(s), 0);
+    ffb_stmt_free(s);
+    /* Text the server cannot convert to the integer key. */
+    x[0].type = FFB_VALUE_TEXT;
+    x[0].p = "not a number";
+    x[0].len = 12;
+    assert_int_equal(
+        ffb_conn_execute_immediate_params(c, tx, sql, (size_t)-1, x, 3),
+        FFB_E_SERVER);
+    assert_false(ffb_conn_is_broken(c));
+    /* Refused before anything is sent. */
+    r0 = it_rts(c);
+    x[0].type = 99;
+    assert_int_equal(
+        ffb_conn_execute_immediate_params(c, tx, sql, (size_t)-1, x, 3),
+        FFB_E_INVAL);
+    assert_int_equal(it_rts(c) - r0, 0);
+    OK(c, ffb_tx_rollback(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
 int main(void) {
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
     static const struct CMUnitTest tests[] = {
@@ -1039,6 +1134,7 @@ int main(void) {
         cmocka_unit_test(test_autocommit_long_select),
         cmocka_unit_test(test_cache_busy_text_rides),
         cmocka_unit_test(test_cache_busy_window),
+        cmocka_unit_test(test_immediate_params),
     };
     return it_main("SQL", names, sizeof(names) / sizeof(names[0]), tests,
                    sizeof(tests) / sizeof(tests[0]), setup_target,
