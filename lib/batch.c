@@ -1535,8 +1535,5 @@ int ffb_batch_execute(ffb_batch *b, ffb_tx *tx) {
         return rc;
     ffb__conn_error_clear(conn);
     ffb__sync sync = {0};
-    if ((rc = ffb__batch_queue_execute(b, tx, &sync)) < 0)
-        return rc;
-    rc = ffb__wait(conn, &sync.done);
-    return rc < 0 ? rc : sync.rc;
+    return ffb__await(conn, ffb__batch_queue_execute(b, tx, &sync), &sync);
 }

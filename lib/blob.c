@@ -686,9 +686,8 @@ static int finish_write(ffb_blob *b, int op, uint8_t id_out[8]) {
         return rc;
     ffb__conn_error_clear(conn);
     ffb__sync sync = {0};
-    if ((rc = queue_finish(b, op, &sync)) < 0)
-        return rc;
-    if (rc == 0 && (rc = ffb__wait(conn, &sync.done)) < 0)
+    if ((rc = ffb__await(conn, queue_finish(b, op, &sync), &sync)) < 0 &&
+        !b->failed)
         return rc;
     if (b->failed)
         return blob_error(b);
@@ -1077,9 +1076,8 @@ static int get_info(ffb_blob *b, ffb_blob_info *out) {
         if ((rc = ffb__need_blocking(conn)) < 0)
             return rc;
         ffb__sync sync = {0};
-        if ((rc = queue_info(b, &sync)) < 0)
-            return rc;
-        if (rc == 0 && (rc = ffb__wait(conn, &sync.done)) < 0)
+        if ((rc = ffb__await(conn, queue_info(b, &sync), &sync)) < 0 &&
+            !b->failed)
             return rc;
         if (b->failed)
             return blob_error(b);
@@ -1174,14 +1172,10 @@ int ffb_blob_seek(ffb_blob *b, int whence, int64_t offset, int64_t *pos_out) {
     if (rc < 0)
         return rc;
     ffb__sync sync = {0};
-    if ((rc = queue_seek(b, whence, offset, &sync)) < 0)
+    if ((rc = ffb__await(conn, queue_seek(b, whence, offset, &sync),
+                         &sync)) < 0 ||
+        (rc = seek_done(b, 0)) < 0)
         return rc;
-    if (rc == 0) {
-        if ((rc = ffb__wait(conn, &sync.done)) < 0)
-            return rc;
-        if ((rc = seek_done(b, sync.rc)) < 0)
-            return rc;
-    }
     if (pos_out)
         *pos_out = b->position;
     return 0;

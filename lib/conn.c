@@ -611,11 +611,9 @@ static int release_db(ffb_conn *conn, int op) {
     ffb__sync sync = {0};
     ffb__simple s = {0};
     s.sync = &sync;
-    rc = ffb__queue_release(conn, op == FFBP_OP_DROP_DATABASE, &s);
-    if (rc == 0)
-        rc = ffb__wait(conn, &sync.done);
-    if (rc == 0)
-        rc = sync.rc;
+    rc = ffb__await(conn,
+                    ffb__queue_release(conn, op == FFBP_OP_DROP_DATABASE, &s),
+                    &sync);
     if (rc < 0 && rc > FFB_E_FATAL && op == FFBP_OP_DROP_DATABASE)
         return rc; /* still attached: the database was not dropped */
     finish(conn);
@@ -662,16 +660,6 @@ int ffb_conn_drop_database(ffb_conn *conn) {
     return release_db(conn, FFBP_OP_DROP_DATABASE);
 }
 
-/* Blocking: `s` queued by `queued` (0 or an error), then waited for. */
-static int run_simple(ffb_conn *conn, ffb__simple *s, ffb__sync *sync,
-                      int queued) {
-    (void)s;
-    if (queued < 0)
-        return queued;
-    int rc = ffb__wait(conn, &sync->done);
-    return rc < 0 ? rc : sync->rc;
-}
-
 int ffb_conn_ping(ffb_conn *conn) {
     if (!conn)
         return FFB_E_INVAL;
@@ -682,7 +670,7 @@ int ffb_conn_ping(ffb_conn *conn) {
     ffb__sync sync = {0};
     ffb__simple s = {0};
     s.sync = &sync;
-    return run_simple(conn, &s, &sync, ffb__queue_ping(conn, &s));
+    return ffb__await(conn, ffb__queue_ping(conn, &s), &sync);
 }
 
 int ffb_conn_info_raw(ffb_conn *conn, const uint8_t *items, size_t items_len,
@@ -699,8 +687,9 @@ int ffb_conn_info_raw(ffb_conn *conn, const uint8_t *items, size_t items_len,
     s.sync = &sync;
     s.data = out;
     s.data_size = out_size;
-    rc = run_simple(conn, &s, &sync,
-                    ffb__queue_db_info(conn, items, items_len, out_size, &s));
+    rc = ffb__await(conn,
+                    ffb__queue_db_info(conn, items, items_len, out_size, &s),
+                    &sync);
     if (out_len)
         *out_len = s.data_len;
     return rc;
@@ -846,10 +835,9 @@ int ffb_conn_execute_immediate_params(ffb_conn *conn, ffb_tx *tx,
     ffb__sync sync = {0};
     ffb__simple s = {0};
     s.sync = &sync;
-    if ((rc = ffb__queue_immediate(conn, tx, sql, len, params, n, &s)) < 0)
-        return rc;
-    rc = ffb__wait(conn, &sync.done);
-    return rc < 0 ? rc : sync.rc;
+    return ffb__await(conn,
+                      ffb__queue_immediate(conn, tx, sql, len, params, n, &s),
+                      &sync);
 }
 
 int ffb_conn_execute_immediate(ffb_conn *conn, ffb_tx *tx, const char *sql,

@@ -126,6 +126,7 @@ int ffb__run(ffb_conn *conn, ffb__until_fn until, const void *arg);
 int ffb__run_step(ffb_conn *conn);
 /* ffb__run until *done is non-zero. */
 int ffb__wait(ffb_conn *conn, const int *done);
+
 /* Blocking I/O: hand everything staged and written to the transport now
    (read-ahead); nothing on external I/O. */
 int ffb__write_out(ffb_conn *conn);
@@ -217,6 +218,18 @@ struct ffb__held {
     struct ffb__simple *simple;
 };
 
+/* A held request of the SQL layer was sent (rc 0) or failed (rc < 0):
+   a failure goes to its sync - as FFB_E_ABORTED when its transaction's
+   start failed - and the statement and transaction it held are released
+   (lib/tx.c). */
+void ffb__held_done(ffb_conn *conn, ffb__held *h, int rc);
+/* Its drop function: dropped unsent, the sync hears `rc`. */
+void ffb__held_drop(ffb_conn *conn, ffb__held *h, int rc);
+/* The rest of a blocking call whose queue twin returned `queued`: its
+   error (< 0), 0 when nothing was queued (> 0: the answer was there), or
+   the status of `sync` once the blocking loop has run until it completed
+   (lib/run.c). */
+int ffb__await(ffb_conn *conn, int queued, ffb__sync *sync);
 /* Hold `h` (allocated with ffb__malloc; the engine frees it). */
 void ffb__engine_hold(ffb_conn *conn, ffb__held *h);
 /* Send held requests whose answers they waited for came. */

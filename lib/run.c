@@ -129,6 +129,15 @@ int ffb__wait(ffb_conn *conn, const int *done) {
     return ffb__run(conn, flag_set, done);
 }
 
+int ffb__await(ffb_conn *conn, int queued, ffb__sync *sync) {
+    if (queued < 0)
+        return queued;
+    if (queued > 0)
+        return 0; /* nothing was queued: the answer was there */
+    int rc = ffb__wait(conn, &sync->done);
+    return rc < 0 ? rc : sync->rc;
+}
+
 static int written(ffb_conn *conn, const void *arg) {
     (void)arg;
     return conn->out.len == 0;

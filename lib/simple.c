@@ -115,17 +115,8 @@ static int held_simple_send(ffb_conn *conn, ffb__held *h) {
     if (rc == 0)
         rc = simple_tx_send(conn, th, h->op, &h->text, &h->blr, &h->msg,
                             h->out_size, h->simple);
-    if (rc < 0)
-        ffb__sync_fail(conn, h->simple->sync,
-                       h->tx && h->tx->state == FFB__TX_FAILED ? FFB_E_ABORTED
-                                                              : rc);
-    ffb__tx_unref(h->tx);
+    ffb__held_done(conn, h, rc);
     return 0;
-}
-
-static void held_simple_drop(ffb_conn *conn, ffb__held *h, int rc) {
-    ffb__sync_fail(conn, h->simple->sync, rc);
-    ffb__tx_unref(h->tx);
 }
 
 int ffb__queue_simple_tx(ffb_conn *conn, ffb_tx *tx, int32_t op,
@@ -156,7 +147,7 @@ int ffb__queue_simple_tx(ffb_conn *conn, ffb_tx *tx, int32_t op,
     h->out_size = out_size;
     h->simple = s;
     h->send = held_simple_send;
-    h->drop = held_simple_drop;
+    h->drop = ffb__held_drop;
     h->sync = s->sync;
     h->tx = tx;
     if (tx)

@@ -1297,21 +1297,14 @@ static int held_prepare_send(ffb_conn *conn, ffb__held *h) {
     if (prepare_nameable(stmt, h->tx) == FFB__LATER)
         return FFB__LATER;
     stmt->prepare_held--;
-    int rc = prepare_send(stmt, h->tx, h->sql, h->sql_len, h->sync);
-    if (rc < 0)
-        ffb__sync_fail(conn, h->sync,
-                       h->tx && h->tx->state == FFB__TX_FAILED ? FFB_E_ABORTED
-                                                              : rc);
-    ffb__stmt_unref(stmt);
-    ffb__tx_unref(h->tx);
+    ffb__held_done(conn, h,
+                   prepare_send(stmt, h->tx, h->sql, h->sql_len, h->sync));
     return 0;
 }
 
 static void held_prepare_drop(ffb_conn *conn, ffb__held *h, int rc) {
     h->stmt->prepare_held--;
-    ffb__sync_fail(conn, h->sync, rc);
-    ffb__stmt_unref(h->stmt);
-    ffb__tx_unref(h->tx);
+    ffb__held_drop(conn, h, rc);
 }
 
 int ffb__stmt_queue_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
@@ -1367,11 +1360,8 @@ int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
         return rc;
     ffb__conn_error_clear(conn);
     ffb__sync sync = {0};
-    if ((rc = ffb__stmt_queue_prepare(stmt, tx, sql, len, &sync)) < 0)
-        return rc;
-    if ((rc = ffb__wait(conn, &sync.done)) < 0)
-        return rc;
-    return sync.rc;
+    return ffb__await(conn, ffb__stmt_queue_prepare(stmt, tx, sql, len, &sync),
+                      &sync);
 }
 
 /* ---- execute ------------------------------------------------------------------------ */
@@ -1728,20 +1718,13 @@ static int held_exec_send(ffb_conn *conn, ffb__held *h) {
     } else {
         rc = exec_send(stmt, h->tx, h->sync, h);
     }
-    if (rc < 0)
-        ffb__sync_fail(conn, h->sync,
-                       h->tx && h->tx->state == FFB__TX_FAILED ? FFB_E_ABORTED
-                                                              : rc);
-    ffb__stmt_unref(stmt);
-    ffb__tx_unref(h->tx);
+    ffb__held_done(conn, h, rc);
     return 0;
 }
 
 static void held_exec_drop(ffb_conn *conn, ffb__held *h, int rc) {
     h->stmt->exec_held--;
-    ffb__sync_fail(conn, h->sync, rc);
-    ffb__stmt_unref(h->stmt);
-    ffb__tx_unref(h->tx);
+    ffb__held_drop(conn, h, rc);
 }
 
 int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
@@ -1965,11 +1948,7 @@ static int execute_once(ffb_stmt *stmt, ffb_tx *tx) {
     ffb_conn *conn = stmt->conn;
     ffb__conn_error_clear(conn);
     ffb__sync sync = {0};
-    int rc = ffb__stmt_queue_execute(stmt, tx, &sync);
-    if (rc < 0)
-        return rc;
-    rc = ffb__wait(conn, &sync.done);
-    return rc < 0 ? rc : sync.rc;
+    return ffb__await(conn, ffb__stmt_queue_execute(stmt, tx, &sync), &sync);
 }
 
 /* Prepare the statement's SQL again, keeping the bound parameters when
@@ -2333,12 +2312,9 @@ int ffb_stmt_plan(ffb_stmt *stmt, int explain, const char **out) {
         if (rc < 0)
             return rc;
         ffb__sync sync = {0};
-        if ((rc = ffb__stmt_queue_plan(stmt, explain, &sync)) < 0)
+        if ((rc = ffb__await(conn, ffb__stmt_queue_plan(stmt, explain, &sync),
+                             &sync)) < 0)
             return rc;
-        if (rc == 0 && (rc = ffb__wait(conn, &sync.done)) < 0)
-            return rc;
-        if (sync.rc < 0)
-            return sync.rc;
         if (!(t = plan_known(stmt, explain)))
             return ffb__error_set(&conn->err, FFB_E_PROTO,
                                   "no plan in the answer");

@@ -317,6 +317,20 @@ int ffb__tx_send_end(ffb_tx *tx, int op, ffb__sync *sync) {
     return rc != 0 ? rc : send_end(tx, op, h, sync);
 }
 
+void ffb__held_done(ffb_conn *conn, ffb__held *h, int rc) {
+    if (rc < 0)
+        ffb__sync_fail(conn, h->sync,
+                       h->tx && h->tx->state == FFB__TX_FAILED ? FFB_E_ABORTED
+                                                              : rc);
+    ffb__stmt_unref(h->stmt);
+    ffb__tx_unref(h->tx);
+}
+
+void ffb__held_drop(ffb_conn *conn, ffb__held *h, int rc) {
+    ffb__sync_fail(conn, h->sync, rc);
+    ffb__held_done(conn, h, 0);
+}
+
 static int held_end_send(ffb_conn *conn, ffb__held *h) {
     uint16_t th;
     int rc = ffb__tx_handle(h->tx, &th);
@@ -324,17 +338,8 @@ static int held_end_send(ffb_conn *conn, ffb__held *h) {
         return rc;
     if (rc == 0)
         rc = send_end(h->tx, h->op, th, h->sync);
-    if (rc < 0)
-        ffb__sync_fail(conn, h->sync, h->tx->state == FFB__TX_FAILED
-                                          ? FFB_E_ABORTED
-                                          : rc);
-    ffb__tx_unref(h->tx);
+    ffb__held_done(conn, h, rc);
     return 0;
-}
-
-static void held_end_drop(ffb_conn *conn, ffb__held *h, int rc) {
-    ffb__sync_fail(conn, h->sync, rc);
-    ffb__tx_unref(h->tx);
 }
 
 int ffb__tx_queue_end(ffb_tx *tx, int op, ffb__sync *sync) {
@@ -351,7 +356,7 @@ int ffb__tx_queue_end(ffb_tx *tx, int op, ffb__sync *sync) {
         return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
     memset(hd, 0, sizeof(*hd));
     hd->send = held_end_send;
-    hd->drop = held_end_drop;
+    hd->drop = ffb__held_drop;
     hd->sync = sync;
     hd->tx = tx;
     hd->op = op;
@@ -375,10 +380,7 @@ static int end_tx(ffb_tx *tx, int op) {
         return rc0;
     ffb__conn_error_clear(conn);
     ffb__sync sync = {0};
-    int rc = ffb__tx_queue_end(tx, op, &sync);
-    if (rc < 0)
-        return rc;
-    rc = ffb__wait(conn, &sync.done);
+    int rc = ffb__await(conn, ffb__tx_queue_end(tx, op, &sync), &sync);
     if (rc < 0)
         return rc;
     if (sync.rc == 0 && tx->state == FFB__TX_FAILED &&
@@ -418,14 +420,11 @@ int ffb_tx_info_raw(ffb_tx *tx, const uint8_t *items, size_t items_len,
     s.sync = &sync;
     s.data = out;
     s.data_size = out_size;
-    if ((rc = ffb__tx_queue_info(tx, items, items_len, out_size, &s)) < 0)
-        return rc;
-    rc = ffb__wait(conn, &sync.done);
-    if (rc < 0)
-        return rc;
-    if (out_len)
+    rc = ffb__await(conn, ffb__tx_queue_info(tx, items, items_len, out_size, &s),
+                    &sync);
+    if (rc == 0 && out_len)
         *out_len = s.data_len;
-    return sync.rc;
+    return rc;
 }
 
 int ffb__tx_queue_info(ffb_tx *tx, const uint8_t *items, size_t items_len,
