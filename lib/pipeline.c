@@ -276,13 +276,26 @@ int ffb_stmt_queue_fetch(ffb_stmt *stmt, ffb_cb cb, void *data) {
     return queued(conn, r, ffb__stmt_queue_fetch(stmt, &r->sync));
 }
 
+/* A result for a simple request whose answer is copied to `out`. */
+static struct ffb_result *simple_result(ffb_conn *conn, int op, ffb_cb cb,
+                                        void *data, ffb_tx *tx, uint8_t *out,
+                                        size_t out_size) {
+    struct ffb_result *r = result_for(conn, op, cb, data, NULL, tx);
+    if (r) {
+        r->simple.sync = &r->sync;
+        r->simple.data = out;
+        r->simple.data_size = out_size;
+    }
+    return r;
+}
+
 int ffb_conn_queue_ping(ffb_conn *conn, ffb_cb cb, void *data) {
     if (!conn)
         return FFB_E_INVAL;
-    struct ffb_result *r = result_for(conn, FFB_OP_PING, cb, data, NULL, NULL);
+    struct ffb_result *r =
+        simple_result(conn, FFB_OP_PING, cb, data, NULL, NULL, 0);
     if (!r)
         return FFB_E_NOMEM;
-    r->simple.sync = &r->sync;
     return queued(conn, r, ffb__queue_ping(conn, &r->simple));
 }
 
@@ -291,12 +304,10 @@ int ffb_conn_queue_info(ffb_conn *conn, const uint8_t *items,
                         ffb_cb cb, void *data) {
     if (!conn || (!out && out_size))
         return FFB_E_INVAL;
-    struct ffb_result *r = result_for(conn, FFB_OP_INFO, cb, data, NULL, NULL);
+    struct ffb_result *r =
+        simple_result(conn, FFB_OP_INFO, cb, data, NULL, out, out_size);
     if (!r)
         return FFB_E_NOMEM;
-    r->simple.sync = &r->sync;
-    r->simple.data = out;
-    r->simple.data_size = out_size;
     return queued(conn, r,
                   ffb__queue_db_info(conn, items, items_len, out_size,
                                      &r->simple));
@@ -311,12 +322,10 @@ int ffb_tx_queue_info(ffb_tx *tx, const uint8_t *items, size_t items_len,
     int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
-    struct ffb_result *r = result_for(conn, FFB_OP_INFO, cb, data, NULL, tx);
+    struct ffb_result *r =
+        simple_result(conn, FFB_OP_INFO, cb, data, tx, out, out_size);
     if (!r)
         return FFB_E_NOMEM;
-    r->simple.sync = &r->sync;
-    r->simple.data = out;
-    r->simple.data_size = out_size;
     return queued(conn, r,
                   ffb__tx_queue_info(tx, items, items_len, out_size,
                                      &r->simple));
@@ -329,10 +338,9 @@ int ffb_conn_queue_execute_immediate(ffb_conn *conn, ffb_tx *tx,
     if (!conn || !sql)
         return FFB_E_INVAL;
     struct ffb_result *r =
-        result_for(conn, FFB_OP_EXECUTE_IMMEDIATE, cb, data, NULL, tx);
+        simple_result(conn, FFB_OP_EXECUTE_IMMEDIATE, cb, data, tx, NULL, 0);
     if (!r)
         return FFB_E_NOMEM;
-    r->simple.sync = &r->sync;
     return queued(conn, r,
                   ffb__queue_immediate(conn, tx, sql, len, params, n,
                                        &r->simple));
@@ -394,12 +402,11 @@ int ffb_stmt_queue_plan(ffb_stmt *stmt, int explain, ffb_cb cb, void *data) {
 static int queue_release(ffb_conn *conn, int drop, ffb_cb cb, void *data) {
     if (!conn)
         return FFB_E_INVAL;
-    struct ffb_result *r = result_for(
-        conn, drop ? FFB_OP_DROP_DATABASE : FFB_OP_DETACH, cb, data, NULL,
-        NULL);
+    struct ffb_result *r =
+        simple_result(conn, drop ? FFB_OP_DROP_DATABASE : FFB_OP_DETACH, cb,
+                      data, NULL, NULL, 0);
     if (!r)
         return FFB_E_NOMEM;
-    r->simple.sync = &r->sync;
     return queued(conn, r, ffb__queue_release(conn, drop, &r->simple));
 }
 

@@ -865,6 +865,28 @@ nomem:
     return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
 }
 
+/* op_allocate_statement: the statement becomes the server's last object,
+   which its prepare names 0xFFFF; the answer is held back by a lazy server
+   (reference 02, 7.3). */
+static int queue_allocate(ffb_stmt *stmt, ffb__sync *sync) {
+    ffb_conn *conn = stmt->conn;
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_object_op(&w, FFBP_OP_ALLOCATE_STATEMENT, conn->db_handle);
+    int rc = ffb__queue_free(conn, &w, 0);
+    if (rc < 0)
+        return rc;
+    ffb__pending *p =
+        expect(conn, FFBP_OP_ALLOCATE_STATEMENT, alloc_reply, stmt, sync);
+    if (!p)
+        return FFB_E_NOMEM;
+    p->deferred = 1;
+    stmt->alloc_queued = 1;
+    conn->last_kind = FFB__LAST_STMT;
+    conn->last_obj = stmt;
+    return 0;
+}
+
 /* Prepare on a known handle with remembered formats: the prepare is queued
    and rides with the next request (reference 02, 7.8: "new SQL on a known,
    already allocated handle, types known in advance"). */
@@ -916,17 +938,9 @@ int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m) {
     ffbp_writer_init(&w, conn->alloc);
     uint16_t sh = stmt->handle;
     if (allocate) {
-        ffbp_put_object_op(&w, FFBP_OP_ALLOCATE_STATEMENT, conn->db_handle);
-        if ((rc = ffb__queue_free(conn, &w, 0)) < 0)
+        ffbp_writer_free(&w);
+        if ((rc = queue_allocate(stmt, NULL)) < 0)
             return rc;
-        ffb__pending *p =
-            expect(conn, FFBP_OP_ALLOCATE_STATEMENT, alloc_reply, stmt, NULL);
-        if (!p)
-            return FFB_E_NOMEM;
-        p->deferred = 1; /* held back by a lazy server (reference 02, 7.3) */
-        stmt->alloc_queued = 1;
-        conn->last_kind = FFB__LAST_STMT;
-        conn->last_obj = stmt;
         sh = 0xFFFF;
     } else {
         /* Unprepare first: a spare handle may still hold an old
@@ -1253,20 +1267,9 @@ static int prepare_send(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
 
     ffbp_writer w;
     uint16_t sh;
-    if (!stmt->has_handle && !stmt->alloc_queued) {
-        ffbp_writer_init(&w, conn->alloc);
-        ffbp_put_object_op(&w, FFBP_OP_ALLOCATE_STATEMENT, conn->db_handle);
-        if ((rc = ffb__queue_free(conn, &w, 0)) < 0)
-            return rc;
-        ffb__pending *p =
-            expect(conn, FFBP_OP_ALLOCATE_STATEMENT, alloc_reply, stmt, sync);
-        if (!p)
-            return FFB_E_NOMEM;
-        p->deferred = 1; /* held back by a lazy server (reference 02, 7.3) */
-        stmt->alloc_queued = 1;
-        conn->last_kind = FFB__LAST_STMT;
-        conn->last_obj = stmt;
-    }
+    if (!stmt->has_handle && !stmt->alloc_queued &&
+        (rc = queue_allocate(stmt, sync)) < 0)
+        return rc;
     if (stmt->has_handle)
         sh = stmt->handle;
     else if (conn->last_kind == FFB__LAST_STMT && conn->last_obj == stmt)
