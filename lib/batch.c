@@ -1530,10 +1530,9 @@ int ffb_batch_execute(ffb_batch *b, ffb_tx *tx) {
     if (!b || b->freed || !tx)
         return FFB_E_INVAL;
     ffb_conn *conn = b->conn;
-    int rc = ffb__need_blocking(conn);
+    int rc = ffb__blocking(conn);
     if (rc < 0)
         return rc;
-    ffb__conn_error_clear(conn);
     ffb__sync sync = {0};
     return ffb__await(conn, ffb__batch_queue_execute(b, tx, &sync), &sync);
 }

@@ -681,10 +681,9 @@ static int queue_finish(ffb_blob *b, int op, ffb__sync *sync) {
 
 static int finish_write(ffb_blob *b, int op, uint8_t id_out[8]) {
     ffb_conn *conn = b->conn;
-    int rc = ffb__need_blocking(conn);
+    int rc = ffb__blocking(conn);
     if (rc < 0)
         return rc;
-    ffb__conn_error_clear(conn);
     ffb__sync sync = {0};
     if ((rc = ffb__await(conn, queue_finish(b, op, &sync), &sync)) < 0 &&
         !b->failed)

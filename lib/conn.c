@@ -663,10 +663,9 @@ int ffb_conn_drop_database(ffb_conn *conn) {
 int ffb_conn_ping(ffb_conn *conn) {
     if (!conn)
         return FFB_E_INVAL;
-    int rc = ffb__need_blocking(conn);
+    int rc = ffb__blocking(conn);
     if (rc < 0)
         return rc;
-    ffb__conn_error_clear(conn);
     ffb__sync sync = {0};
     ffb__simple s = {0};
     s.sync = &sync;
@@ -678,10 +677,9 @@ int ffb_conn_info_raw(ffb_conn *conn, const uint8_t *items, size_t items_len,
     if (!conn || (!items && items_len) || (!out && out_size) ||
         items_len > 65535 || out_size > 0x7FFFFFFF)
         return FFB_E_INVAL;
-    int rc = ffb__need_blocking(conn);
+    int rc = ffb__blocking(conn);
     if (rc < 0)
         return rc;
-    ffb__conn_error_clear(conn);
     ffb__sync sync = {0};
     ffb__simple s = {0};
     s.sync = &sync;
@@ -828,10 +826,9 @@ int ffb_conn_execute_immediate_params(ffb_conn *conn, ffb_tx *tx,
                                       const ffb_value *params, size_t n) {
     if (!conn || !sql)
         return FFB_E_INVAL;
-    int rc = ffb__need_blocking(conn);
+    int rc = ffb__blocking(conn);
     if (rc < 0)
         return rc;
-    ffb__conn_error_clear(conn);
     ffb__sync sync = {0};
     ffb__simple s = {0};
     s.sync = &sync;

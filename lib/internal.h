@@ -861,6 +861,9 @@ int ffb__need_ready(ffb_conn *conn);
    connection and is returned. */
 int ffb__queue_free(ffb_conn *conn, ffbp_writer *w, int expects);
 int ffb__need_blocking(ffb_conn *conn);
+/* The start of a blocking call: FFB_E_STATE on external I/O, else the
+   connection's error is cleared (unless it is broken). */
+int ffb__blocking(ffb_conn *conn);
 
 /* ---- handshake (lib/handshake.c) ---------------------------------------- */
 

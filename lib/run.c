@@ -57,6 +57,13 @@ int ffb__need_blocking(ffb_conn *conn) {
                           "ffb_conn_feed/output");
 }
 
+int ffb__blocking(ffb_conn *conn) {
+    int rc = ffb__need_blocking(conn);
+    if (rc == 0)
+        ffb__conn_error_clear(conn);
+    return rc;
+}
+
 /* One failure of the transport or a deadline: the connection's state
    decides what the caller sees. */
 static int io_failed(ffb_conn *conn, int rc) {

@@ -411,10 +411,9 @@ int ffb_tx_info_raw(ffb_tx *tx, const uint8_t *items, size_t items_len,
     if (conn->state != FFB__ST_READY)
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "the connection is not attached");
-    int rc = ffb__need_blocking(conn);
+    int rc = ffb__blocking(conn);
     if (rc < 0)
         return rc;
-    ffb__conn_error_clear(conn);
     ffb__sync sync = {0};
     ffb__simple s = {0};
     s.sync = &sync;

@@ -75,11 +75,11 @@ void ffbp_put_execute(ffbp_writer *w, const ffbp_execute *e, int protocol) {
 /*
  * op_exec_immediate (4.6): short transaction, short statement (0), short
  * dialect, cstring SQL, cstring items (empty), int32 buffer length (0),
- * [>= 20] short flags (0).
+ * [>= 20] short flags (0). op_exec_immediate2 ends with the same fields.
  */
-void ffbp_put_exec_immediate(ffbp_writer *w, uint16_t tx, uint16_t dialect,
-                             const char *sql, size_t sql_len, int protocol) {
-    ffbp_put_i32(w, FFBP_OP_EXEC_IMMEDIATE);
+static void put_immediate_fields(ffbp_writer *w, uint16_t tx, uint16_t dialect,
+                                 const char *sql, size_t sql_len,
+                                 int protocol) {
     ffbp_put_i16(w, tx);
     ffbp_put_i16(w, 0);
     ffbp_put_i16(w, dialect);
@@ -88,6 +88,12 @@ void ffbp_put_exec_immediate(ffbp_writer *w, uint16_t tx, uint16_t dialect,
     ffbp_put_u32(w, 0);
     if (protocol >= 20)
         ffbp_put_i16(w, 0);
+}
+
+void ffbp_put_exec_immediate(ffbp_writer *w, uint16_t tx, uint16_t dialect,
+                             const char *sql, size_t sql_len, int protocol) {
+    ffbp_put_i32(w, FFBP_OP_EXEC_IMMEDIATE);
+    put_immediate_fields(w, tx, dialect, sql, sql_len, protocol);
 }
 
 /*
@@ -111,14 +117,7 @@ void ffbp_put_exec_immediate2(ffbp_writer *w, uint16_t tx, uint16_t dialect,
     ffbp_put_i16(w, 0);
     if (protocol >= 19)
         ffbp_put_u32(w, 0);
-    ffbp_put_i16(w, tx);
-    ffbp_put_i16(w, 0);
-    ffbp_put_i16(w, dialect);
-    ffbp_put_cstring(w, sql, sql_len);
-    ffbp_put_cstring(w, NULL, 0);
-    ffbp_put_u32(w, 0);
-    if (protocol >= 20)
-        ffbp_put_i16(w, 0);
+    put_immediate_fields(w, tx, dialect, sql, sql_len, protocol);
 }
 
 /* op_fetch (5.1): short statement, cstring out-BLR, short message number
