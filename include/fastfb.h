@@ -880,7 +880,9 @@ FFB_API int ffb_stmt_execute(ffb_stmt *stmt, ffb_tx *tx);
  *
  * Round trips: 0 while buffered rows remain; 1 per refill otherwise.
  * Returns: 1, 0, FFB_E_STATE (no result), FFB_E_SERVER (an error while
- * reading rows), fatal codes.
+ * reading rows), FFB_E_AGAIN (external I/O: no row buffered; the next
+ * fetch is on its way - ffb_stmt_queue_fetch() says when rows are in),
+ * fatal codes.
  * Since: 0.1
  */
 FFB_API int ffb_stmt_fetch(ffb_stmt *stmt);
@@ -1101,7 +1103,8 @@ FFB_API int ffb_blob_open(ffb_conn *conn, ffb_tx *tx, const uint8_t id[8],
  * Round trips: 1 for the first read of a blob opened with enough prefetch
  * (and for all blobs opened before it), 0 while data is buffered, 1 per
  * further part (several reads in flight at once).
- * Returns: 0, FFB_E_STATE, FFB_E_SERVER, fatal codes.
+ * Returns: 0, FFB_E_STATE, FFB_E_SERVER, FFB_E_AGAIN (external I/O: nothing
+ * buffered; ffb_blob_queue_read() says when data is in), fatal codes.
  * Since: 0.1
  */
 FFB_API int ffb_blob_read(ffb_blob *blob, void *buf, size_t size,
@@ -1311,8 +1314,13 @@ enum ffb_op {
  * Queue an execution of a prepared statement (as ffb_stmt_execute(): with
  * a SELECT the first rows come in the same write; read them with
  * ffb_stmt_fetch() once the result has arrived; `tx` NULL is auto-commit
- * as there: without a cursor the result comes with the commit's answer). The statement's handle
- * must be known (it is after ffb_stmt_prepare()).
+ * as there: without a cursor the result comes with the commit's answer).
+ * It may be queued right behind ffb_stmt_queue_prepare(), or in a
+ * transaction whose start is not answered yet: it then waits in the
+ * library for the answers it needs (a handle, the describe) and goes out
+ * with the next write after them, with the parameters bound at this call.
+ * The blocking ffb_stmt_execute() also prepares again after a metadata
+ * change (isc_obsolete_metadata); the queued execution reports that error.
  * A DML statement (INSERT/UPDATE/DELETE without RETURNING) may be queued
  * many times before any answer: each result carries its own row count
  * (ffb_result_rows_affected()). A statement with a result set or output
@@ -1469,7 +1477,8 @@ FFB_API int ffb_conn_flush(ffb_conn *conn);
  * from the network only when none is ready. `*out` is valid until the next
  * call of ffb_conn_next_result() on `conn`.
  * Round trips: 1 for the first result of a flushed batch, 0 for the rest.
- * Returns: 1 (a result), 0 (nothing pending), fatal codes.
+ * Returns: 1 (a result), 0 (nothing pending), FFB_E_AGAIN (external I/O:
+ * none has completed; feed the answers), fatal codes.
  * Since: 0.1
  */
 FFB_API int ffb_conn_next_result(ffb_conn *conn, const ffb_result **out);

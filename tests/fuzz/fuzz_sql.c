@@ -3,8 +3,11 @@
  * API calls: prepare (and describe continuations), execute and fetch with
  * read-ahead, DML row counts, execute2, blob reads, seeks and inline blobs,
  * blob writes, batches, transactions and their info, database info, plans,
- * execute immediate, ping, the statement cache's lazy prepare and the
- * pipeline (queue / flush / next result, with and without callbacks).
+ * execute immediate, ping, the statement cache's lazy prepare, the
+ * pipeline (queue / flush / next result, with and without callbacks) and
+ * the queue twins (requests held until a handle is known, the prepare
+ * chain, queued fetches, blob reads, plans, immediate with parameters,
+ * batches, detach, and requests cancelled by a close).
  *
  * A scripted transport (ffb__conn_set_transport) serves the server side.
  * Up to the scenario's point under test an auto-responder answers every
@@ -63,13 +66,14 @@ enum {
     SC_PING,       /* ping, detach */
     SC_PIPELINE,   /* queue executes + commit, flush, next result */
     SC_CACHE,      /* ffb_conn_prepare: cache hit, lazy remembered prepare */
+    SC_QUEUE,      /* the queue twins: held requests, chains, cancelled */
     NSCENARIOS
 };
 
 static const char *const sc_names[NSCENARIOS] = {
     "prepare", "select", "dml",      "exec2", "blob_read",
     "blob_rows", "blob_write", "batch", "tx", "dbinfo",
-    "plan",    "immediate", "ping",  "pipeline", "cache"};
+    "plan",    "immediate", "ping",  "pipeline", "cache", "queue"};
 
 /* Flags (byte 1, bits 2..7). */
 #define F_A 0x04 /* small fetch size / conn_prepare / multi_error ... */
@@ -599,6 +603,11 @@ static void answer(ffbp_writer *w, const ffb__pending *p) {
         }
         break;
     }
+    case FFBP_OP_EXEC_IMMEDIATE2:
+        ffbp_put_i32(w, FFBP_OP_SQL_RESPONSE);
+        ffbp_put_i16(w, 0);
+        /* then the op_response */
+        __attribute__((fallthrough));
     case FFBP_OP_EXEC_IMMEDIATE:
         if (F.answer_errors)
             put_status_error(w, 335544569u); /* dsql_error */
@@ -1466,10 +1475,94 @@ static void sc_cache(ffb_conn *c) {
     ffb_tx_free(tx);
 }
 
+static void sc_queue(ffb_conn *c) {
+    int cb = (F.flags & F_B) != 0;
+    cbrec rec = {0};
+    ffb_cb f = cb ? on_result : NULL;
+    ffb_tx *tx1, *tx2;
+    PRE(ffb_tx_begin(c, NULL, &tx1));
+    PRE(ffb_tx_begin(c, NULL, &tx2)); /* tx1 is no longer the last */
+    begin_fuzz();
+    F.answer_errors = (F.flags & F_C) != 0;
+    F.desc = &SP_SELECT;
+    F.cursor_rows = F.flags & F_A ? 0 : 7;
+    ffb_stmt *s = NULL;
+    if (CALL(A_INVAL | A_STATE, ffb_stmt_new(c, &s)) == 0) {
+        /* The prepare and the execution behind it, both queued. */
+        CALL(A_INVAL | A_STATE,
+             ffb_stmt_queue_prepare(s, tx1, "select * from t where id > ?",
+                                    (size_t)-1, f, &rec));
+        CALL(A_INVAL | A_STATE, ffb_stmt_queue_execute(s, tx1, f, &rec));
+    }
+    uint8_t info[64];
+    static const uint8_t items[] = {4, 1};
+    CALL(A_INVAL | A_STATE,
+         ffb_tx_queue_info(tx1, items, sizeof(items), info, sizeof(info), f,
+                           &rec));
+    ffb_value v[2];
+    memset(v, 0, sizeof(v));
+    v[0].type = FFB_VALUE_INT64;
+    v[0].i = 1;
+    v[1].type = FFB_VALUE_TEXT;
+    v[1].p = "x";
+    v[1].len = 1;
+    CALL(A_INVAL | A_STATE,
+         ffb_conn_queue_execute_immediate(c, tx2, "update t set a = ?",
+                                          (size_t)-1, v, 2, f, &rec));
+    CALL(A_INVAL | A_STATE | A_UNSUP, ffb_conn_queue_ping(c, f, &rec));
+    CALL(0, ffb_conn_flush(c));
+    drain_results(c, cb);
+    if (s) {
+        for (int i = 0; i < 50; i++) {
+            int rc = CALL(A_ONE | A_STATE | A_SERVER, ffb_stmt_fetch(s));
+            if (rc != 1)
+                break;
+            if (i == 2 && CALL(A_ONE | A_STATE,
+                               ffb_stmt_queue_fetch(s, f, &rec)) == 0)
+                drain_results(c, cb);
+        }
+        int prc = CALL(A_ONE | A_INVAL | A_STATE,
+                       ffb_stmt_queue_plan(s, 0, f, &rec));
+        drain_results(c, cb);
+        const char *plan;
+        if (prc >= 0)
+            CALL(A_REQ, ffb_stmt_plan(s, 0, &plan));
+        ffb_stmt_free(s);
+    }
+    /* Held behind a start, then cancelled by the close. */
+    ffb_tx *tx3;
+    if (CALL(A_INVAL | A_STATE, ffb_tx_begin(c, NULL, &tx3)) == 0) {
+        ffb_tx *tx4;
+        if (CALL(A_INVAL | A_STATE, ffb_tx_begin(c, NULL, &tx4)) == 0) {
+            CALL(A_INVAL | A_STATE, ffb_tx_queue_commit(tx3, f, &rec));
+            ffb_tx_free(tx4);
+        }
+        ffb_tx_free(tx3);
+    }
+    if (F.flags & F_A) {
+        CALL(A_INVAL | A_STATE, ffb_conn_queue_detach(c, f, &rec));
+        CALL(0, ffb_conn_flush(c));
+        drain_results(c, cb);
+    }
+    ffb_tx_free(tx1);
+    ffb_tx_free(tx2);
+    /* The close ends a broken connection too (it is closed then, not
+       broken): not through check(), which holds broken ones broken. */
+    int crc = ffb_conn_close(c);
+    FUZZ_CHECK(crc == 0 || crc == FFB_E_SERVER || crc <= FFB_E_FATAL);
+    FUZZ_CHECK(!ffb_conn_is_broken(c) || crc <= FFB_E_FATAL);
+    F.was_broken = ffb_conn_is_broken(c);
+    /* Everything queued completed (answered, failed or cancelled). */
+    const ffb_result *res;
+    for (int i = 0; i < 100 && ffb_conn_next_result(c, &res) == 1; i++)
+        FUZZ_CHECK(ffb_result_status(res) <= 0);
+    FUZZ_CHECK(ffb_conn_pending(c) == 0);
+}
+
 static void (*const sc_fn[NSCENARIOS])(ffb_conn *) = {
     sc_prepare, sc_select, sc_dml,      sc_exec2,     sc_blob_read,
     sc_blob_rows, sc_blob_write, sc_batch, sc_tx,     sc_dbinfo,
-    sc_plan,    sc_immediate, sc_ping,   sc_pipeline, sc_cache};
+    sc_plan,    sc_immediate, sc_ping,   sc_pipeline, sc_cache, sc_queue};
 
 /* ---- one run ------------------------------------------------------------------ */
 
