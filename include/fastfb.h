@@ -1570,10 +1570,12 @@ FFB_API int64_t ffb_now_ms(void);
  * -1 when no timeout runs. An application driving its own I/O waits no
  * longer than this, then calls ffb_conn_expire(); the blocking calls do the
  * same inside, so the timeouts are the same for every transport. It
- * changes with every call that queues, feeds or writes.
+ * changes with every call that queues, feeds or writes; progress counts
+ * from the first call of this function after it (it reads the clock then,
+ * so ask for it right before each wait).
  * Round trips: 0. Since: 0.2
  */
-FFB_API int64_t ffb_conn_deadline(const ffb_conn *conn);
+FFB_API int64_t ffb_conn_deadline(ffb_conn *conn);
 
 /**
  * Tell the connection the time. When a deadline has passed the connection

@@ -82,15 +82,20 @@ static int wire_busy(const ffb_conn *conn) {
     return 0;
 }
 
-/* The wire moved (or starts being used): the I/O timeout counts from now. */
-static void io_progress(ffb_conn *conn) {
-    if (conn->io_timeout_ms > 0)
-        conn->io_mark = ffb__now(conn);
-}
+/* The wire moved (or starts being used): the I/O timeout counts again,
+   from the next time the deadline is asked for (the clock is read then,
+   once per wait, not once per packet; a timeout can only come later that
+   way, never sooner). */
+static void io_progress(ffb_conn *conn) { conn->io_moved = 1; }
 
-int64_t ffb_conn_deadline(const ffb_conn *conn) {
+int64_t ffb_conn_deadline(ffb_conn *conn) {
     if (!conn || conn->state == FFB__ST_BROKEN)
         return -1;
+    if (conn->io_moved) {
+        conn->io_moved = 0;
+        if (conn->io_timeout_ms > 0)
+            conn->io_mark = ffb__now(conn);
+    }
     int64_t d = -1;
     if (conn->state == FFB__ST_HANDSHAKE && conn->hs_deadline >= 0)
         d = conn->hs_deadline;

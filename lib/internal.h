@@ -311,6 +311,7 @@ struct ffb_conn {
     void *clock_data;
     int64_t hs_deadline;  /* the connect must end by then (-1: no limit) */
     int64_t io_mark;      /* last progress of the wire (io_timeout_ms) */
+    int io_moved;         /* progress since io_mark was taken */
     int hs_flushed;       /* the handshake's first packet was flushed */
     int io_open;
     int protocol;     /* negotiated protocol number (13..19) */

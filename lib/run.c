@@ -64,6 +64,13 @@ int ffb__blocking(ffb_conn *conn) {
     return rc;
 }
 
+/* After a wait: the time must be given back unless the wire moved (the
+   deadline then moved too) - always during the handshake, whose deadline
+   is fixed. */
+static int need_expire(const ffb_conn *conn) {
+    return conn->state == FFB__ST_HANDSHAKE || !conn->io_moved;
+}
+
 /* One failure of the transport or a deadline: the connection's state
    decides what the caller sees. */
 static int io_failed(ffb_conn *conn, int rc) {
@@ -92,7 +99,7 @@ static int run(ffb_conn *conn, ffb__until_fn until, const void *arg,
             return rc;
         if (conn->out.len) {
             rc = conn->tp->flush(conn, conn->tp_data, time_left(conn));
-            if (rc == 0)
+            if (rc == 0 && need_expire(conn))
                 rc = ffb_conn_expire(conn, ffb__now(conn));
             if (rc < 0)
                 return io_failed(conn, rc);
@@ -116,7 +123,7 @@ static int run(ffb_conn *conn, ffb__until_fn until, const void *arg,
                                      "the server holds back (only deferred "
                                      "requests are pending)"));
         rc = conn->tp->read(conn, conn->tp_data, time_left(conn));
-        if (rc == 0)
+        if (rc == 0 && need_expire(conn))
             rc = ffb_conn_expire(conn, ffb__now(conn));
         if (rc < 0)
             return io_failed(conn, rc);
