@@ -745,13 +745,21 @@ FFB_API int ffb_stmt_param_info(const ffb_stmt *stmt, unsigned idx,
     range. Since: 0.1 */
 FFB_API const char *ffb_stmt_column_name(const ffb_stmt *stmt, unsigned col);
 
+/** Which plan ffb_stmt_plan() reads. */
+enum ffb_plan_kind {
+    FFB_PLAN_LEGACY = 0,   /* isc_info_sql_get_plan: "PLAN (T INDEX ...)" */
+    FFB_PLAN_EXPLAINED = 1 /* isc_info_sql_explain_plan (Firebird 3+): the
+                              detailed tree */
+};
+
 /**
- * The execution plan (isc_info_sql_get_plan; `explain` = 1 for the detailed
- * plan of Firebird 3+). `*out` is valid until the next call on `stmt`.
- * Round trips: 1.
- * Since: 0.1
+ * The execution plan (`kind`: enum ffb_plan_kind). `*out` is valid until
+ * the next call on `stmt`.
+ * Round trips: 1; 0 when ffb_stmt_queue_plan() read it already for the
+ * statement as prepared now.
+ * Since: 0.1 (enum ffb_plan_kind: 0.2; the values are the 0 and 1 of 0.1)
  */
-FFB_API int ffb_stmt_plan(ffb_stmt *stmt, int explain, const char **out);
+FFB_API int ffb_stmt_plan(ffb_stmt *stmt, int kind, const char **out);
 
 /**
  * Prepare through the connection's statement cache (LRU, keyed by the SQL
@@ -1392,7 +1400,7 @@ FFB_API int ffb_conn_queue_ping(ffb_conn *conn, ffb_cb cb, void *data);
  * ffb_stmt_plan() answers without I/O.
  * Round trips: 0 (queues only). Since: 0.2
  */
-FFB_API int ffb_stmt_queue_plan(ffb_stmt *stmt, int explain, ffb_cb cb,
+FFB_API int ffb_stmt_queue_plan(ffb_stmt *stmt, int kind, ffb_cb cb,
                                 void *data);
 
 /**

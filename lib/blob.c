@@ -924,13 +924,14 @@ static int refill_sync(ffb_blob *b, ffb__sync *sync) {
         return ffb__error_set(&b->conn->err, FFB_E_STATE,
                               "the blob's transaction has ended before the "
                               "blob was read to its end");
-    int rc = queue_gets(b, k, sync);
-    if (rc < 0)
-        return rc;
-    return ffb_conn_flush(b->conn); /* on their way now */
+    return queue_gets(b, k, sync);
 }
 
-static int refill(ffb_blob *b) { return refill_sync(b, NULL); }
+/* The same for a read: the requests go on their way now (read-ahead). */
+static int refill(ffb_blob *b) {
+    int rc = refill_sync(b, NULL);
+    return rc < 0 ? rc : ffb_conn_flush(b->conn);
+}
 
 int ffb_blob_read(ffb_blob *b, void *buf, size_t size, size_t *got) {
     if (!b || (!buf && size) || !got)

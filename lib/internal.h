@@ -561,8 +561,6 @@ struct ffb_stmt {
    lazy start that is still the last object; FFB__LATER when neither holds
    yet (the start's answer is owed); an error for a failed or ended one. */
 int ffb__tx_handle(ffb_tx *tx, uint16_t *out);
-/* The same for a blocking call: waits for the start's answer. */
-int ffb__tx_handle_wait(ffb_tx *tx, uint16_t *out);
 void ffb__tx_unref(ffb_tx *tx);
 void ffb__stmt_unref(ffb_stmt *stmt);
 /* Commit/rollback closed the cursors of tx. */

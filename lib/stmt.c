@@ -2270,7 +2270,7 @@ static int plan_reply(ffb_conn *conn, const ffbp_packet *pkt,
 /* The plan of the statement as prepared now, if it was read. */
 static const char *plan_known(const ffb_stmt *stmt, int explain) {
     if (!stmt->plan || stmt->plan_gen != stmt->prep_gen ||
-        stmt->plan_kind != (explain ? 2 : 1))
+        stmt->plan_kind != explain + 1)
         return NULL;
     const char *t = stmt->plan;
     while (*t == '\n') /* the server starts the legacy plan with one */
@@ -2280,6 +2280,10 @@ static const char *plan_known(const ffb_stmt *stmt, int explain) {
 
 int ffb__stmt_queue_plan(ffb_stmt *stmt, int explain, ffb__sync *sync) {
     ffb_conn *conn = stmt->conn;
+    if (explain != FFB_PLAN_LEGACY && explain != FFB_PLAN_EXPLAINED)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "the plan kind must be FFB_PLAN_LEGACY or "
+                              "FFB_PLAN_EXPLAINED");
     int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;

@@ -250,13 +250,6 @@ int ffb__tx_handle(ffb_tx *tx, uint16_t *out) {
     }
 }
 
-int ffb__tx_handle_wait(ffb_tx *tx, uint16_t *out) {
-    int rc;
-    while ((rc = ffb__tx_handle(tx, out)) == FFB__LATER)
-        if ((rc = ffb__wait(tx->conn, &tx->answered)) < 0)
-            return rc;
-    return rc;
-}
 
 /* Answer to commit/rollback and the retaining variants. */
 static int end_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {

@@ -1318,10 +1318,10 @@ static void sc_plan(ffb_conn *c) {
     begin_fuzz();
     const char *plan;
     F.plan = 1;
-    if (CALL(A_INVAL | A_REQ, ffb_stmt_plan(s, 0, &plan)) == 0)
+    if (CALL(A_INVAL | A_REQ, ffb_stmt_plan(s, FFB_PLAN_LEGACY, &plan)) == 0)
         touch(plan, strlen(plan));
     F.plan = 2;
-    if (CALL(A_INVAL | A_REQ, ffb_stmt_plan(s, 1, &plan)) == 0)
+    if (CALL(A_INVAL | A_REQ, ffb_stmt_plan(s, FFB_PLAN_EXPLAINED, &plan)) == 0)
         touch(plan, strlen(plan));
     F.plan = 0;
     F.cursor_rows = 2;
@@ -1522,11 +1522,11 @@ static void sc_queue(ffb_conn *c) {
                 drain_results(c, cb);
         }
         int prc = CALL(A_ONE | A_INVAL | A_STATE,
-                       ffb_stmt_queue_plan(s, 0, f, &rec));
+                       ffb_stmt_queue_plan(s, FFB_PLAN_LEGACY, f, &rec));
         drain_results(c, cb);
         const char *plan;
         if (prc >= 0)
-            CALL(A_REQ, ffb_stmt_plan(s, 0, &plan));
+            CALL(A_REQ, ffb_stmt_plan(s, FFB_PLAN_LEGACY, &plan));
         ffb_stmt_free(s);
     }
     /* Held behind a start, then cancelled by the close. */

@@ -319,13 +319,13 @@ static void test_immediate_ping_info(void **state) {
     assert_int_equal(extio_fetch(&x, s), 0);
     /* The plan: queued, then read without I/O. */
     const char *plan;
-    assert_int_equal(ffb_stmt_queue_plan(s, 0, NULL, NULL), 0);
+    assert_int_equal(ffb_stmt_queue_plan(s, FFB_PLAN_LEGACY, NULL, NULL), 0);
     next_ok(&x, FFB_OP_PLAN);
     size_t turns = x.turns;
-    OK(c, ffb_stmt_plan(s, 0, &plan));
+    OK(c, ffb_stmt_plan(s, FFB_PLAN_LEGACY, &plan));
     assert_int_equal(x.turns, turns);
     assert_non_null(strstr(plan, "PLAN"));
-    assert_int_equal(ffb_stmt_queue_plan(s, 0, NULL, NULL), 1);
+    assert_int_equal(ffb_stmt_queue_plan(s, FFB_PLAN_LEGACY, NULL, NULL), 1);
     ffb_stmt_free(s);
     OK(c, ffb_tx_queue_rollback(tx, NULL, NULL));
     next_ok(&x, FFB_OP_ROLLBACK);

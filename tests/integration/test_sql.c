@@ -536,7 +536,7 @@ static void test_describe(void **state) {
     OK(c, ffb_stmt_param_info(s, 0, &ci, sizeof(ci)));
     assert_int_equal(ci.sqltype, FFB_SQL_LONG);
     const char *plan;
-    OK(c, ffb_stmt_plan(s, 0, &plan));
+    OK(c, ffb_stmt_plan(s, FFB_PLAN_LEGACY, &plan));
     assert_non_null(strstr(plan, "PLAN"));
     ffb_stmt_free(s);
     OK(c, ffb_tx_commit(tx));
