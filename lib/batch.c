@@ -734,13 +734,6 @@ const ffb_error *ffb_batch_row_error(const ffb_batch *b, size_t i) {
 
 /* ---- reply handlers -------------------------------------------------------------- */
 
-static int reply_mismatch(ffb_conn *conn, const ffbp_packet *pkt,
-                          const char *what) {
-    char d[160];
-    ffbp_describe(d, sizeof(d), pkt);
-    return ffb__error_set(&conn->err, FFB_E_PROTO, "expected %s, got %s", what,
-                          d);
-}
 
 static int finish(ffb__pending *p, int rc) {
     if (p->sync && p->completes)
@@ -777,9 +770,9 @@ static int status_has(const ffbp_status *st, uint32_t gds) {
 static int plain_reply(ffb_conn *conn, const ffbp_packet *pkt,
                        ffb__pending *p) {
     ffb_batch *b = p->ctx;
-    if (ffb__expect_response(pkt) < 0)
-        return finish(p, reply_mismatch(conn, pkt, "op_response"));
-    const ffbp_response *r = &pkt->u.response;
+    const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+    if (!r)
+        return finish(p, FFB_E_PROTO);
     const char *what = NULL;
     switch (p->op) {
     case FFBP_OP_BATCH_CREATE:
@@ -824,11 +817,14 @@ static int plain_reply(ffb_conn *conn, const ffbp_packet *pkt,
 static int cs_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
     ffb_batch *b = p->ctx;
     if (pkt->op != FFBP_OP_BATCH_CS) {
-        if (ffb__expect_response(pkt) < 0)
-            return finish(p, reply_mismatch(conn, pkt, "op_batch_cs"));
-        const ffbp_response *r = &pkt->u.response;
+        const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+        if (!r)
+            return finish(p, FFB_E_PROTO);
         if (!ffb__status_is_error(&r->status))
-            return finish(p, reply_mismatch(conn, pkt, "op_batch_cs"));
+            /* Only an error may take the place of op_batch_cs. */
+            return finish(p, ffb__error_set(&conn->err, FFB_E_PROTO,
+                                            "expected op_batch_cs, got an "
+                                            "op_response without an error"));
         fail(conn, p, &r->status, "executing the batch failed");
         if (status_has(&r->status, GDS_BAD_BATCH_HANDLE))
             b->created = 0;
@@ -905,9 +901,9 @@ static int row_exec_reply(ffb_conn *conn, const ffbp_packet *pkt,
                                             "op_sql_response to op_execute2"));
         return 1; /* output of EXECUTE PROCEDURE: not kept */
     }
-    if (ffb__expect_response(pkt) < 0)
-        return finish(p, reply_mismatch(conn, pkt, "op_response to op_execute"));
-    const ffbp_response *r = &pkt->u.response;
+    const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+    if (!r)
+        return finish(p, FFB_E_PROTO);
     if (ffb__status_is_error(&r->status)) {
         if (p->tx && p->tx->state == FFB__TX_FAILED) {
             fail(conn, p, &r->status, NULL);
@@ -924,9 +920,9 @@ static int row_exec_reply(ffb_conn *conn, const ffbp_packet *pkt,
 static int row_records_reply(ffb_conn *conn, const ffbp_packet *pkt,
                              ffb__pending *p) {
     ffb_batch *b = p->ctx;
-    if (ffb__expect_response(pkt) < 0)
-        return finish(p, reply_mismatch(conn, pkt, "op_response to op_info_sql"));
-    const ffbp_response *r = &pkt->u.response;
+    const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+    if (!r)
+        return finish(p, FFB_E_PROTO);
     if (!ffb__status_is_error(&r->status) && b->status[p->gen] != -1) {
         ffbp_sqlinfo d;
         memset(&d, 0, sizeof(d));

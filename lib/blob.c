@@ -177,12 +177,6 @@ static int blob_error(ffb_blob *b) {
 
 /* ---- reply handlers ------------------------------------------------------------------ */
 
-static int mismatch(ffb_conn *conn, const ffbp_packet *pkt, const char *what) {
-    char d[160];
-    ffbp_describe(d, sizeof(d), pkt);
-    return ffb__error_set(&conn->err, FFB_E_PROTO, "expected %s, got %s", what,
-                          d);
-}
 
 static int blob_done(ffb__pending *p, int rc) {
     if (p->sync && p->completes)
@@ -194,9 +188,9 @@ static int blob_done(ffb__pending *p, int rc) {
 /* op_create_blob2 / op_open_blob2. */
 static int open_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
     ffb_blob *b = p->ctx;
-    if (ffb__expect_response(pkt) < 0)
-        return blob_done(p, mismatch(conn, pkt, "op_response to a blob open"));
-    const ffbp_response *r = &pkt->u.response;
+    const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+    if (!r)
+        return blob_done(p, FFB_E_PROTO);
     if (ffb__status_is_error(&r->status)) {
         fail_blob(b, &r->status,
                   b->writing ? "creating the blob failed"
@@ -231,9 +225,9 @@ static int open_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
 static int simple_reply(ffb_conn *conn, const ffbp_packet *pkt,
                         ffb__pending *p) {
     ffb_blob *b = p->ctx;
-    if (ffb__expect_response(pkt) < 0)
-        return blob_done(p, mismatch(conn, pkt, "op_response to a blob request"));
-    const ffbp_response *r = &pkt->u.response;
+    const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+    if (!r)
+        return blob_done(p, FFB_E_PROTO);
     if (ffb__status_is_error(&r->status)) {
         /* A refused seek leaves the blob readable: only its waiter hears
            of it. */
@@ -270,9 +264,9 @@ static int simple_reply(ffb_conn *conn, const ffbp_packet *pkt,
 static int info_reply(ffb_conn *conn, const ffbp_packet *pkt,
                       ffb__pending *p) {
     ffb_blob *b = p->ctx;
-    if (ffb__expect_response(pkt) < 0)
-        return blob_done(p, mismatch(conn, pkt, "op_response to op_info_blob"));
-    const ffbp_response *r = &pkt->u.response;
+    const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+    if (!r)
+        return blob_done(p, FFB_E_PROTO);
     b->info_pending = 0;
     if (b->failed) /* the open failed: the answer is not about this blob */
         return blob_done(p, 0);
@@ -301,10 +295,9 @@ static int info_reply(ffb_conn *conn, const ffbp_packet *pkt,
 
 static int get_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
     ffb_blob *b = p->ctx;
-    if (ffb__expect_response(pkt) < 0)
-        return blob_done(p, mismatch(conn, pkt,
-                                     "op_response to op_get_segment"));
-    const ffbp_response *r = &pkt->u.response;
+    const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+    if (!r)
+        return blob_done(p, FFB_E_PROTO);
     /* Whoever it is for: the server fills at most the buffer asked for,
        records and their length words included, and reports state 0, 1
        or 2 (C.2.4). */

@@ -464,6 +464,20 @@ static int dispatch(ffb_conn *conn, const ffbp_packet *pkt) {
     return rc;
 }
 
+/* ---- answers ------------------------------------------------------------------ */
+
+const ffbp_response *ffb__reply_response(ffb_conn *conn,
+                                         const ffbp_packet *pkt,
+                                         const ffb__pending *p) {
+    if (pkt->op == FFBP_OP_RESPONSE || pkt->op == FFBP_OP_RESPONSE_PIGGYBACK)
+        return &pkt->u.response;
+    char d[160];
+    ffbp_describe(d, sizeof(d), pkt);
+    ffb__error_set(&conn->err, FFB_E_PROTO, "expected op_response to %s, got %s",
+                   ffbp_op_name(p->op), d);
+    return NULL;
+}
+
 /* ---- held requests ------------------------------------------------------------- */
 
 void ffb__engine_hold(ffb_conn *conn, ffb__held *h) {

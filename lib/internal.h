@@ -577,7 +577,12 @@ int ffb__queue_fire_and_forget(ffb_conn *conn, ffbp_writer *w, int32_t op,
 /* Record an error answer in sync (first failure wins) and conn->err. */
 void ffb__sync_fail_status(ffb_conn *conn, ffb__sync *sync, int code,
                            const ffbp_status *st, const char *prefix);
-int ffb__expect_response(const ffbp_packet *pkt);
+/* The op_response answering request `p`, or NULL with conn->err saying
+   what came instead (FFB_E_PROTO): the prologue of every reply handler
+   (lib/engine.c). */
+const ffbp_response *ffb__reply_response(ffb_conn *conn,
+                                         const ffbp_packet *pkt,
+                                         const ffb__pending *p);
 
 enum {
     FFB__LAST_NONE = 0,

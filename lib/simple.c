@@ -27,14 +27,9 @@ static int simple_reply(ffb_conn *conn, const ffbp_packet *pkt,
                                   "that asked for none");
         return 1; /* the op_response follows */
     }
-    if (pkt->op != FFBP_OP_RESPONSE && pkt->op != FFBP_OP_RESPONSE_PIGGYBACK) {
-        char d[160];
-        ffbp_describe(d, sizeof(d), pkt);
-        return ffb__error_set(&conn->err, FFB_E_PROTO,
-                              "expected op_response to %s, got %s",
-                              ffbp_op_name(p->op), d);
-    }
-    const ffbp_response *r = &pkt->u.response;
+    const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+    if (!r)
+        return FFB_E_PROTO;
     s->object = r->object;
     int failed = 0;
     if (ffb__status_is_error(&r->status)) {

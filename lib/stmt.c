@@ -35,11 +35,6 @@
 
 /* ---- helpers ------------------------------------------------------------- */
 
-int ffb__expect_response(const ffbp_packet *pkt) {
-    if (pkt->op == FFBP_OP_RESPONSE || pkt->op == FFBP_OP_RESPONSE_PIGGYBACK)
-        return 0;
-    return FFB_E_PROTO;
-}
 
 void ffb__sync_fail_status(ffb_conn *conn, ffb__sync *sync, int code,
                            const ffbp_status *st, const char *prefix) {
@@ -79,23 +74,13 @@ static void fail_request(ffb_conn *conn, ffb__pending *p,
     ffb__sync_fail_status(conn, p->sync, FFB_E_SERVER, st, prefix);
 }
 
-static int reply_mismatch(ffb_conn *conn, const ffbp_packet *pkt,
-                          const char *what) {
-    char d[160];
-    ffbp_describe(d, sizeof(d), pkt);
-    return ffb__error_set(&conn->err, FFB_E_PROTO,
-                          "expected %s, got %s", what, d);
-}
 
 /* Answer nobody waits for: deferred close/drop, rollback of a freed
    transaction. Errors are expected (e.g. closing a cursor the commit
    already closed) and ignored, like fbclient does. */
 static int ignore_reply(ffb_conn *conn, const ffbp_packet *pkt,
                         ffb__pending *p) {
-    (void)p;
-    if (ffb__expect_response(pkt) < 0)
-        return reply_mismatch(conn, pkt, "op_response");
-    return 0;
+    return ffb__reply_response(conn, pkt, p) ? 0 : FFB_E_PROTO;
 }
 
 int ffb__queue_fire_and_forget(ffb_conn *conn, ffbp_writer *w, int32_t op,
@@ -1027,9 +1012,8 @@ static void prepare_end(ffb_stmt *stmt, ffb__pending *p, int rc) {
 static int alloc_reply(ffb_conn *conn, const ffbp_packet *pkt,
                        ffb__pending *p) {
     ffb_stmt *stmt = p->ctx;
-    if (ffb__expect_response(pkt) < 0)
-        return done(p, reply_mismatch(conn, pkt,
-                                      "op_response to op_allocate_statement"));
+    if (!ffb__reply_response(conn, pkt, p))
+        return done(p, FFB_E_PROTO);
     stmt->alloc_queued = 0;
     if (ffb__status_is_error(&pkt->u.response.status)) {
         ffb__sync_fail_status(conn, p->sync, FFB_E_SERVER,
@@ -1053,10 +1037,9 @@ static int alloc_reply(ffb_conn *conn, const ffbp_packet *pkt,
 static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
                          ffb__pending *p) {
     ffb_stmt *stmt = p->ctx;
-    if (ffb__expect_response(pkt) < 0)
-        return done(p, reply_mismatch(conn, pkt,
-                                      "op_response to op_prepare_statement"));
-    const ffbp_response *r = &pkt->u.response;
+    const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+    if (!r)
+        return done(p, FFB_E_PROTO);
     if (ffb__status_is_error(&r->status)) {
         ffb__sync_fail_status(conn, p->sync, FFB_E_SERVER, &r->status,
                               "prepare failed");
@@ -1125,9 +1108,9 @@ static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
 static int describe_more_reply(ffb_conn *conn, const ffbp_packet *pkt,
                                ffb__pending *p) {
     ffb_stmt *stmt = p->ctx;
-    if (ffb__expect_response(pkt) < 0)
-        return done(p, reply_mismatch(conn, pkt, "op_response to op_info_sql"));
-    const ffbp_response *r = &pkt->u.response;
+    const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+    if (!r)
+        return done(p, FFB_E_PROTO);
     if (ffb__status_is_error(&r->status)) {
         ffb__sync_fail_status(conn, p->sync, FFB_E_SERVER, &r->status,
                               "reading the rest of the describe failed");
@@ -1490,9 +1473,9 @@ static void save_row_error(ffb_stmt *stmt, const ffbp_status *st) {
 static int exec_reply(ffb_conn *conn, const ffbp_packet *pkt,
                       ffb__pending *p) {
     ffb_stmt *stmt = p->ctx;
-    if (ffb__expect_response(pkt) < 0)
-        return done(p, reply_mismatch(conn, pkt, "op_response to op_execute"));
-    const ffbp_response *r = &pkt->u.response;
+    const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+    if (!r)
+        return done(p, FFB_E_PROTO);
     ffb_tx *end = NULL;
     if (ffb__status_is_error(&r->status)) {
         fail_request(conn, p, &r->status, NULL);
@@ -1562,8 +1545,8 @@ static int fetch_reply(ffb_conn *conn, const ffbp_packet *pkt,
             auto_commit(conn, end); /* rides with the next request */
         return rc;
     }
-    if (ffb__expect_response(pkt) < 0)
-        return done(p, reply_mismatch(conn, pkt, "op_fetch_response"));
+    if (!ffb__reply_response(conn, pkt, p))
+        return done(p, FFB_E_PROTO);
     /* An error in place of the rows. */
     if (current) {
         stmt->fetches_inflight--;
@@ -1603,8 +1586,8 @@ static int exec2_reply(ffb_conn *conn, const ffbp_packet *pkt,
                                           "out of memory for rows"));
         return 1;
     }
-    if (ffb__expect_response(pkt) < 0)
-        return done(p, reply_mismatch(conn, pkt, "op_response to op_execute2"));
+    if (!ffb__reply_response(conn, pkt, p))
+        return done(p, FFB_E_PROTO);
     if (ffb__status_is_error(&pkt->u.response.status)) {
         fail_request(conn, p, &pkt->u.response.status, NULL);
         if (p->gen == stmt->gen)
@@ -1628,9 +1611,9 @@ static int64_t records_total(const int64_t records[4]) {
 static int records_reply(ffb_conn *conn, const ffbp_packet *pkt,
                          ffb__pending *p) {
     ffb_stmt *stmt = p->ctx;
-    if (ffb__expect_response(pkt) < 0)
-        return done(p, reply_mismatch(conn, pkt, "op_response to op_info_sql"));
-    const ffbp_response *r = &pkt->u.response;
+    const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+    if (!r)
+        return done(p, FFB_E_PROTO);
     ffbp_sqlinfo d;
     ffbp_sqlinfo_init(&d, NULL, 0, NULL, 0);
     if (!ffb__status_is_error(&r->status) &&
@@ -2235,9 +2218,9 @@ const char *ffb_stmt_column_name(const ffb_stmt *stmt, unsigned col) {
 static int plan_reply(ffb_conn *conn, const ffbp_packet *pkt,
                       ffb__pending *p) {
     ffb_stmt *stmt = p->ctx;
-    if (ffb__expect_response(pkt) < 0)
-        return done(p, reply_mismatch(conn, pkt, "op_response to op_info_sql"));
-    const ffbp_response *r = &pkt->u.response;
+    const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+    if (!r)
+        return done(p, FFB_E_PROTO);
     if (ffb__status_is_error(&r->status)) {
         ffb__sync_fail_status(conn, p->sync, FFB_E_SERVER, &r->status,
                               "reading the plan failed");

@@ -139,14 +139,11 @@ void ffb__tx_unref(ffb_tx *tx) {
 static int start_reply(ffb_conn *conn, const ffbp_packet *pkt,
                        ffb__pending *p) {
     ffb_tx *tx = p->ctx;
-    int rc = ffb__expect_response(pkt);
-    if (rc < 0) {
+    const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+    if (!r) {
         ffb__tx_unref(tx);
-        return ffb__error_set(&conn->err, rc,
-                              "expected op_response to op_transaction, got %s",
-                              ffbp_op_name(pkt->op));
+        return FFB_E_PROTO;
     }
-    const ffbp_response *r = &pkt->u.response;
     tx->refs--; /* the reply's reference; tx stays alive while user holds it */
     if (ffb__status_is_error(&r->status)) {
         tx->state = FFB__TX_FAILED;
@@ -254,13 +251,11 @@ int ffb__tx_handle(ffb_tx *tx, uint16_t *out) {
 /* Answer to commit/rollback and the retaining variants. */
 static int end_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
     ffb_tx *tx = p->ctx;
-    int rc = ffb__expect_response(pkt);
-    if (rc < 0) {
+    const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+    if (!r) {
         ffb__tx_unref(tx);
-        return ffb__error_set(&conn->err, rc, "expected op_response to %s, got %s",
-                              ffbp_op_name(p->op), ffbp_op_name(pkt->op));
+        return FFB_E_PROTO;
     }
-    const ffbp_response *r = &pkt->u.response;
     if (ffb__status_is_error(&r->status)) {
         if (p->sync) {
             if (tx->state == FFB__TX_FAILED && tx->start_err &&
