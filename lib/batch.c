@@ -420,7 +420,7 @@ static const char *type_name(int sqltype) {
 }
 
 static uint64_t id_value(const uint8_t id[8]) {
-    return (uint64_t)ffb__rd32(id) << 32 | ffb__rd32(id + 4);
+    return (uint64_t)ffbp_be32_get(id) << 32 | ffbp_be32_get(id + 4);
 }
 
 /* Check a bound parameter against the batch format. */
@@ -642,8 +642,8 @@ static int add_blob_parts(ffb_batch *b, const void *const *parts,
     bl->row = NO_ROW;
     /* Batch blob ids: low word 1, 2, 3... (restarting after each
        execute), high word 0, as fbclient numbers them. */
-    ffb__be32(id_out, (uint32_t)((uint64_t)b->nblobs >> 32));
-    ffb__be32(id_out + 4, (uint32_t)b->nblobs);
+    ffbp_be32_put(id_out, (uint32_t)((uint64_t)b->nblobs >> 32));
+    ffbp_be32_put(id_out + 4, (uint32_t)b->nblobs);
     return 0;
 }
 
@@ -807,8 +807,8 @@ static int plain_reply(ffb_conn *conn, const ffbp_packet *pkt,
     } else if (p->op == FFBP_OP_CREATE_BLOB2) {
         bblob *bl = &b->blobs[p->gen];
         bl->handle = r->object;
-        ffb__be32(bl->real_id, (uint32_t)(r->blob_id >> 32));
-        ffb__be32(bl->real_id + 4, (uint32_t)r->blob_id);
+        ffbp_be32_put(bl->real_id, (uint32_t)(r->blob_id >> 32));
+        ffbp_be32_put(bl->real_id + 4, (uint32_t)r->blob_id);
     }
     return finish(p, 0);
 }
@@ -852,7 +852,7 @@ static int cs_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
     for (uint32_t i = 0; i < cs->reccount; i++) {
         int64_t v = -2;
         if (cs->updates)
-            v = (int32_t)ffb__rd32(cs->counts + 4 * (size_t)i);
+            v = (int32_t)ffbp_be32_get(cs->counts + 4 * (size_t)i);
         if (v == -1)
             row_failed(b, base + i);
         else
@@ -873,7 +873,7 @@ static int cs_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
             return finish(p, FFB_E_NOMEM);
     }
     for (uint32_t e = 0; e < cs->errors; e++) {
-        uint32_t pos = ffb__rd32(cs->simple + 4 * (size_t)e);
+        uint32_t pos = ffbp_be32_get(cs->simple + 4 * (size_t)e);
         if (pos >= cs->reccount)
             return finish(p, ffb__error_set(&conn->err, FFB_E_PROTO,
                                             "malformed op_batch_cs"));

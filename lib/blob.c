@@ -423,7 +423,7 @@ static int blob_send(ffb_blob *b, int op, ffbp_writer *pkt, uint16_t h,
     size_t off = opens(op) ? 8 + b->bpb_len + ffbp_pad(b->bpb_len) : 4;
     if (pkt->len < off + 4)
         return ffb__fatal(conn, FFB_E_PROTO, "internal error: short packet");
-    ffb__be32(pkt->data + off, (uint32_t)(int32_t)(int16_t)h);
+    ffbp_be32_put(pkt->data + off, (uint32_t)(int32_t)(int16_t)h);
     int rc = ffb__engine_queue(conn, pkt, 1);
     if (rc < 0)
         return ffb__engine_fail(conn, rc);

@@ -554,10 +554,7 @@ void ffb__sync_fail(ffb_conn *conn, ffb__sync *sync, int rc) {
    the request they belong to. */
 static int decode(ffb_conn *conn, ffbp_reader *r, ffbp_packet *pkt) {
     if (ffbp_reader_left(r) >= 4) {
-        int32_t op = (int32_t)((uint32_t)r->p[r->pos] << 24 |
-                               (uint32_t)r->p[r->pos + 1] << 16 |
-                               (uint32_t)r->p[r->pos + 2] << 8 |
-                               (uint32_t)r->p[r->pos + 3]);
+        int32_t op = (int32_t)ffbp_be32_get(r->p + r->pos);
         if (op == FFBP_OP_FETCH_RESPONSE || op == FFBP_OP_SQL_RESPONSE) {
             pkt->op = op;
             const ffb__pending *p =

@@ -452,19 +452,6 @@ typedef struct ffb__meta {
     size_t blr_len;
 } ffb__meta;
 
-/* Big-endian 32-bit store and load (blob ids, some message fields). */
-static inline void ffb__be32(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static inline uint32_t ffb__rd32(const uint8_t *p) {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
-           (uint32_t)p[3];
-}
-
 /* A bound parameter: its wire item and value bytes (wire format, without
    padding). */
 typedef struct ffb__param {

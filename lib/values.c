@@ -22,22 +22,14 @@
 
 #define MAX_VARYING 32765
 
-static void be64(uint8_t *p, uint64_t v) {
-    ffb__be32(p, (uint32_t)(v >> 32));
-    ffb__be32(p + 4, (uint32_t)v);
-}
-
-static uint64_t rd64(const uint8_t *p) {
-    return (uint64_t)ffb__rd32(p) << 32 | ffb__rd32(p + 4);
-}
 
 static void be128(uint8_t *p, ffb__i128 v) {
-    be64(p, (uint64_t)((ffb__u128)v >> 64));
-    be64(p + 8, (uint64_t)v);
+    ffbp_be64_put(p, (uint64_t)((ffb__u128)v >> 64));
+    ffbp_be64_put(p + 8, (uint64_t)v);
 }
 
 static ffb__i128 rd128(const uint8_t *p) {
-    return (ffb__i128)((ffb__u128)rd64(p) << 64 | rd64(p + 8));
+    return (ffb__i128)((ffb__u128)ffbp_be64_get(p) << 64 | ffbp_be64_get(p + 8));
 }
 
 /* ---- number text in the "C" locale ------------------------------------- */
@@ -337,11 +329,11 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
         if (!int_range(c->sqltype, iv))
             return bind_fail(stmt, idx, "value", "out of range");
         if (c->sqltype == FFBP_SQL_INT64)
-            be64(tmp.fixed, (uint64_t)(int64_t)iv);
+            ffbp_be64_put(tmp.fixed, (uint64_t)(int64_t)iv);
         else if (c->sqltype == FFBP_SQL_INT128)
             be128(tmp.fixed, iv);
         else
-            ffb__be32(tmp.fixed, (uint32_t)(int32_t)iv);
+            ffbp_be32_put(tmp.fixed, (uint32_t)(int32_t)iv);
         break;
     }
     case FFBP_SQL_FLOAT:
@@ -372,11 +364,11 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
             float f = (float)d;
             uint32_t u;
             memcpy(&u, &f, 4);
-            ffb__be32(tmp.fixed, u);
+            ffbp_be32_put(tmp.fixed, u);
         } else {
             uint64_t u;
             memcpy(&u, &d, 8);
-            be64(tmp.fixed, u);
+            ffbp_be64_put(tmp.fixed, u);
         }
         break;
     }
@@ -433,12 +425,12 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
             return bind_fail(stmt, idx, "cannot take", "this kind of value");
         }
         if (c->sqltype == FFBP_SQL_TYPE_DATE) {
-            ffb__be32(tmp.fixed, (uint32_t)date);
+            ffbp_be32_put(tmp.fixed, (uint32_t)date);
         } else if (c->sqltype == FFBP_SQL_TYPE_TIME) {
-            ffb__be32(tmp.fixed, time);
+            ffbp_be32_put(tmp.fixed, time);
         } else {
-            ffb__be32(tmp.fixed, (uint32_t)date);
-            ffb__be32(tmp.fixed + 4, time);
+            ffbp_be32_put(tmp.fixed, (uint32_t)date);
+            ffbp_be32_put(tmp.fixed + 4, time);
         }
         break;
     }
@@ -701,10 +693,10 @@ static int get_exact(const ffb_stmt *stmt, unsigned col, const uint8_t *p,
     switch (it->blr) {
     case FFBP_BLR_SHORT:
     case FFBP_BLR_LONG:
-        *v = (int32_t)ffb__rd32(p);
+        *v = (int32_t)ffbp_be32_get(p);
         return 0;
     case FFBP_BLR_INT64:
-        *v = (int64_t)rd64(p);
+        *v = (int64_t)ffbp_be64_get(p);
         return 0;
     case FFBP_BLR_INT128:
         *v = rd128(p);
@@ -724,29 +716,29 @@ static int get_datetime(const ffb_stmt *stmt, unsigned col, const uint8_t *p,
     *zone = 0xFFFF;
     switch (it->blr) {
     case FFBP_BLR_SQL_DATE:
-        *date = (int32_t)ffb__rd32(p);
+        *date = (int32_t)ffbp_be32_get(p);
         *has_date = 1;
         return 0;
     case FFBP_BLR_SQL_TIME:
-        *time = ffb__rd32(p);
+        *time = ffbp_be32_get(p);
         *has_time = 1;
         return 0;
     case FFBP_BLR_TIMESTAMP:
-        *date = (int32_t)ffb__rd32(p);
-        *time = ffb__rd32(p + 4);
+        *date = (int32_t)ffbp_be32_get(p);
+        *time = ffbp_be32_get(p + 4);
         *has_date = *has_time = 1;
         return 0;
     case FFBP_BLR_EX_TIME_TZ:
-        *time = ffb__rd32(p);
-        *zone = (uint16_t)ffb__rd32(p + 4);
-        offset = (int16_t)(uint16_t)ffb__rd32(p + 8);
+        *time = ffbp_be32_get(p);
+        *zone = (uint16_t)ffbp_be32_get(p + 4);
+        offset = (int16_t)(uint16_t)ffbp_be32_get(p + 8);
         *has_time = 1;
         break;
     case FFBP_BLR_EX_TIMESTAMP_TZ:
-        *date = (int32_t)ffb__rd32(p);
-        *time = ffb__rd32(p + 4);
-        *zone = (uint16_t)ffb__rd32(p + 8);
-        offset = (int16_t)(uint16_t)ffb__rd32(p + 12);
+        *date = (int32_t)ffbp_be32_get(p);
+        *time = ffbp_be32_get(p + 4);
+        *zone = (uint16_t)ffbp_be32_get(p + 8);
+        offset = (int16_t)(uint16_t)ffbp_be32_get(p + 12);
         *has_date = *has_time = 1;
         break;
     default:
@@ -849,14 +841,14 @@ int ffb_stmt_get_double(const ffb_stmt *stmt, unsigned col, double *out) {
         return 0;
     }
     if (it->blr == FFBP_BLR_FLOAT) {
-        uint32_t u = ffb__rd32(p);
+        uint32_t u = ffbp_be32_get(p);
         float f;
         memcpy(&f, &u, 4);
         *out = f;
         return 0;
     }
     if (it->blr == FFBP_BLR_DOUBLE || it->blr == FFBP_BLR_D_FLOAT) {
-        uint64_t u = rd64(p);
+        uint64_t u = ffbp_be64_get(p);
         memcpy(out, &u, 8);
         return 0;
     }
@@ -968,7 +960,7 @@ int ffb_stmt_get_text(ffb_stmt *stmt, unsigned col, const char **out,
     } else {
         switch (it->blr) {
         case FFBP_BLR_FLOAT: {
-            uint32_t u = ffb__rd32(p);
+            uint32_t u = ffbp_be32_get(p);
             float f;
             memcpy(&f, &u, 4);
             n = fmt_g(b, size, 9, (double)f);
@@ -976,7 +968,7 @@ int ffb_stmt_get_text(ffb_stmt *stmt, unsigned col, const char **out,
         }
         case FFBP_BLR_DOUBLE:
         case FFBP_BLR_D_FLOAT: {
-            uint64_t u = rd64(p);
+            uint64_t u = ffbp_be64_get(p);
             double d;
             memcpy(&d, &u, 8);
             /* The shortest form that reads back as the same double. */
@@ -1205,7 +1197,7 @@ int ffb__values_input(ffb_conn *conn, const ffb_value *v, size_t n,
         case FFB_VALUE_DOUBLE: {
             uint64_t bits;
             memcpy(&bits, &v[i].d, 8);
-            be64(b, bits);
+            ffbp_be64_put(b, bits);
             ffbp_put_opaque(msg, b, 8);
             break;
         }

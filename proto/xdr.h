@@ -71,6 +71,29 @@ int ffbp_skip(ffbp_reader *r, size_t n);
 /* Padding after `len` bytes of opaque data. */
 static inline size_t ffbp_pad(size_t len) { return (4 - (len & 3)) & 3; }
 
+/* Big-endian fixed-width values in a buffer (message fields, blob ids,
+   the op code in front of a packet). */
+static inline void ffbp_be32_put(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+static inline uint32_t ffbp_be32_get(const uint8_t *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+           (uint32_t)p[3];
+}
+
+static inline void ffbp_be64_put(uint8_t *p, uint64_t v) {
+    ffbp_be32_put(p, (uint32_t)(v >> 32));
+    ffbp_be32_put(p + 4, (uint32_t)v);
+}
+
+static inline uint64_t ffbp_be64_get(const uint8_t *p) {
+    return (uint64_t)ffbp_be32_get(p) << 32 | ffbp_be32_get(p + 4);
+}
+
 typedef struct ffbp_writer {
     uint8_t *data;
     size_t len;

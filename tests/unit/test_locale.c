@@ -268,7 +268,7 @@ static void test_get_text_point(void **state) {
     float f25 = 2.5f;
     uint32_t fu;
     memcpy(&fu, &f25, 4);
-    ffb__be32(fv, fu);
+    ffbp_be32_put(fv, fu);
     assert_int_equal(ffb__dec64_parse("2.5", 3, d16), 0);
     assert_int_equal(ffb__dec128_parse("-0.125", 6, d34), 0);
     assert_int_equal(ffb__dec64_parse("-sNaN", 5, snan), 0);
