@@ -1,24 +1,16 @@
 #include "tests/support/conv.h"
+#include "tests/support/hex.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int hexval(int c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
 
 size_t conv_unhex(const char *hex, uint8_t *out, size_t size) {
     size_t n = 0;
     while (hex[0] && hex[1] && n < size) {
-        int hi = hexval((unsigned char)hex[0]);
-        int lo = hexval((unsigned char)hex[1]);
+        int hi = test_hexval((unsigned char)hex[0]);
+        int lo = test_hexval((unsigned char)hex[1]);
         if (hi < 0 || lo < 0)
             break;
         out[n++] = (uint8_t)(hi << 4 | lo);

@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "tests/support/hex.h"
+
 #include "proto/proto.h"
 
 /* ---- vectors ------------------------------------------------------------- */
@@ -224,32 +226,11 @@ typedef struct bytes {
     size_t len;
 } bytes;
 
-static int hexval(int c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
 
-/* Hex to bytes; spaces are skipped. */
+/* Hex to bytes (tests/support/hex.c). */
 static bytes unhex(const char *h) {
-    size_t n = strlen(h);
-    bytes b = {malloc(n / 2 + 1), 0};
-    assert_non_null(b.p);
-    for (size_t i = 0; i < n;) {
-        if (h[i] == ' ') {
-            i++;
-            continue;
-        }
-        int hi = hexval((unsigned char)h[i]);
-        int lo = i + 1 < n ? hexval((unsigned char)h[i + 1]) : -1;
-        assert_true(hi >= 0 && lo >= 0);
-        b.p[b.len++] = (uint8_t)(hi << 4 | lo);
-        i += 2;
-    }
+    bytes b;
+    b.p = test_unhex_alloc(h, &b.len);
     return b;
 }
 

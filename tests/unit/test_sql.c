@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "tests/support/hex.h"
+
 #include "proto/proto.h"
 #include "proto/sql.h"
 
@@ -37,35 +39,7 @@ static void gvec_init(gvec *gv, const uint8_t *v, size_t len) {
 
 static void gvec_free(gvec *gv) { guard_release(&gv->g); }
 
-static int hexval(int c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
 
-/* Hex (blanks allowed between bytes) into a new buffer; *len set. */
-static uint8_t *unhex(const char *s, size_t *len) {
-    size_t cap = strlen(s) / 2 + 1, n = 0;
-    uint8_t *b = malloc(cap);
-    assert_non_null(b);
-    while (*s) {
-        if (*s == ' ' || *s == '\n') {
-            s++;
-            continue;
-        }
-        int hi = hexval((unsigned char)s[0]);
-        int lo = s[1] ? hexval((unsigned char)s[1]) : -1;
-        assert_true(hi >= 0 && lo >= 0);
-        b[n++] = (uint8_t)(hi << 4 | lo);
-        s += 2;
-    }
-    *len = n;
-    return b;
-}
 
 static void assert_bytes(const uint8_t *got, size_t got_len,
                          const uint8_t *want, size_t want_len) {
@@ -86,7 +60,7 @@ static void assert_bytes(const uint8_t *got, size_t got_len,
 
 static void assert_hex(const uint8_t *got, size_t got_len, const char *hex) {
     size_t n;
-    uint8_t *want = unhex(hex, &n);
+    uint8_t *want = test_unhex_alloc(hex, &n);
     assert_bytes(got, got_len, want, n);
     free(want);
 }
@@ -354,7 +328,7 @@ static void check_describe_11(const ffbp_sqlinfo *d) {
 static void test_sql_worked_example_answers1(void **state) {
     (void)state;
     size_t dlen;
-    uint8_t *data = unhex(describe_11, &dlen);
+    uint8_t *data = test_unhex_alloc(describe_11, &dlen);
     assert_int_equal(dlen, 210);
 
     /* op_response (allocate, object 2) + op_response (prepare, object 4,
@@ -398,7 +372,7 @@ static void test_sql_worked_example_write2(void **state) {
     (void)state;
     /* The BLRs from the describe of 11.2 through the 8.3 table. */
     size_t dlen;
-    uint8_t *data = unhex(describe_11, &dlen);
+    uint8_t *data = test_unhex_alloc(describe_11, &dlen);
     ffbp_var in[1], out[2];
     ffbp_sqlinfo d;
     ffbp_sqlinfo_init(&d, in, 1, out, 2);
@@ -441,7 +415,7 @@ static void test_sql_worked_example_write2(void **state) {
     const int protos[] = {13, 15, 16, 17, 18, 19, 20};
     const size_t lens[] = {44, 44, 48, 48, 52, 56, 56};
     size_t wlen;
-    uint8_t *want = unhex(write2_11, &wlen);
+    uint8_t *want = test_unhex_alloc(write2_11, &wlen);
     for (size_t i = 0; i < sizeof(protos) / sizeof(protos[0]); i++) {
         ffbp_writer_reset(&w);
         ffbp_put_execute(&w, &e, protos[i]);
@@ -470,7 +444,7 @@ static const ffbp_item items_11_out[2] = {
 static void test_sql_worked_example_answers2(void **state) {
     (void)state;
     size_t len;
-    uint8_t *s = unhex(answers2_11, &len);
+    uint8_t *s = test_unhex_alloc(answers2_11, &len);
     size_t pos = 0;
     pkt_ctx pc;
     assert_int_equal(stream_ok_response(s, len, &pos, &pc), 1);
@@ -497,7 +471,7 @@ static void test_sql_worked_example_answers2(void **state) {
     free(s);
 
     /* Had NAME been NULL. */
-    s = unhex("00 00 00 42 00 00 00 00 00 00 00 01 02 00 00 00 00 00 00 2A",
+    s = test_unhex_alloc("00 00 00 42 00 00 00 00 00 00 00 01 02 00 00 00 00 00 00 2A",
               &len);
     pos = 0;
     stream_next(s, len, &pos, dec_fetch, &mc);
@@ -508,7 +482,7 @@ static void test_sql_worked_example_answers2(void **state) {
     free(s);
 
     /* More rows beyond the batch: status 0, no row. */
-    s = unhex("00 00 00 42 00 00 00 00 00 00 00 00", &len);
+    s = test_unhex_alloc("00 00 00 42 00 00 00 00 00 00 00 00", &len);
     pos = 0;
     stream_next(s, len, &pos, dec_fetch, &mc);
     assert_int_equal(mc.fr.status, 0);
@@ -520,7 +494,7 @@ static void test_sql_worked_example_answers2(void **state) {
 static void test_sql_describe_line_fetch(void **state) {
     (void)state;
     size_t len;
-    uint8_t *s = unhex(answers2_11, &len);
+    uint8_t *s = test_unhex_alloc(answers2_11, &len);
     ffbp_packet pkt;
     memset(&pkt, 0, sizeof(pkt));
     ffbp_reader r;
@@ -713,7 +687,7 @@ static const type_case type_cases[] = {
 /* Append the value of `tc` to a message. */
 static void put_value(ffbp_writer *w, const type_case *tc) {
     size_t n = 0;
-    uint8_t *v = tc->value ? unhex(tc->value, &n) : NULL;
+    uint8_t *v = tc->value ? test_unhex_alloc(tc->value, &n) : NULL;
     switch (tc->kind) {
     case K_I16:
         ffbp_put_i16(w, (uint16_t)tc->ival);
@@ -800,7 +774,7 @@ static void test_sql_types_encode_decode(void **state) {
         check_vector(w.data, w.len, dec_message, &mc);
         assert_int_equal(mc.msg_len, w.len);
         size_t wire_len;
-        uint8_t *wire = unhex(tc->wire, &wire_len);
+        uint8_t *wire = test_unhex_alloc(tc->wire, &wire_len);
         if (tc->kind == K_NULL) {
             assert_int_equal(mc.off[0], FFBP_NULL_OFFSET);
             assert_int_equal(mc.len[0], 0);
@@ -1037,7 +1011,7 @@ static void test_sql_null_bitmap_unused_bits(void **state) {
     (void)state;
     ffbp_item items[2] = {long_item, long_item};
     size_t len;
-    uint8_t *v = unhex("FD FF FF FF 00 00 00 07", &len);
+    uint8_t *v = test_unhex_alloc("FD FF FF FF 00 00 00 07", &len);
     msg_ctx mc = {items, 2, {0}, {0}, NULL, 0, {0, 0, NULL, 0}};
     check_vector(v, len, dec_message, &mc);
     /* FD: column 0 NULL, column 1 not; the other bits and the FF padding
@@ -1076,7 +1050,7 @@ static void test_sql_message_varying_too_long(void **state) {
     (void)state;
     ffbp_item items[1] = {{FFBP_BLR_VARYING2, 0, 3, 4, 0}};
     size_t len;
-    uint8_t *v = unhex("00 00 00 00 00 00 00 05 61 62 63 64 65 00 00 00", &len);
+    uint8_t *v = test_unhex_alloc("00 00 00 00 00 00 00 05 61 62 63 64 65 00 00 00", &len);
     msg_ctx mc = {items, 1, {0}, {0}, NULL, 0, {0, 0, NULL, 0}};
     check_ebad(v, len, dec_message, &mc);
     /* ... also when the value bytes are not there yet */
@@ -1097,7 +1071,7 @@ static void test_sql_message_unknown_blr(void **state) {
     (void)state;
     ffbp_item items[2] = {long_item, {40, 0, 5, 0, 0}}; /* blr_cstring */
     size_t len;
-    uint8_t *v = unhex("00 00 00 00 00 00 00 01 61 62 63 64 65 00 00 00", &len);
+    uint8_t *v = test_unhex_alloc("00 00 00 00 00 00 00 01 61 62 63 64 65 00 00 00", &len);
     msg_ctx mc = {items, 2, {0}, {0}, NULL, 0, {0, 0, NULL, 0}};
     check_ebad(v, len, dec_message, &mc);
     /* NULL: never looked at */
@@ -1115,30 +1089,30 @@ static void test_sql_fetch_response_malformed(void **state) {
     msg_ctx mc = {items_11_out, 2, {0}, {0}, NULL, 0, {0, 0, NULL, 0}};
     size_t len;
     /* another op */
-    uint8_t *v = unhex("00 00 00 09 00 00 00 00 00 00 00 00", &len);
+    uint8_t *v = test_unhex_alloc("00 00 00 09 00 00 00 00 00 00 00 00", &len);
     check_ebad(v, len, dec_fetch, &mc);
     check_ebad(v, 4, dec_fetch, &mc); /* decided on the op alone */
     free(v);
     /* op_sql_response is not op_fetch_response, and the reverse */
-    v = unhex("00 00 00 4E 00 00 00 00", &len);
+    v = test_unhex_alloc("00 00 00 4E 00 00 00 00", &len);
     check_ebad(v, len, dec_fetch, &mc);
     free(v);
-    v = unhex("00 00 00 42 00 00 00 00 00 00 00 00", &len);
+    v = test_unhex_alloc("00 00 00 42 00 00 00 00 00 00 00 00", &len);
     check_ebad(v, len, dec_sql, &mc);
     free(v);
     /* count 2 */
-    v = unhex("00 00 00 42 00 00 00 00 00 00 00 02"
+    v = test_unhex_alloc("00 00 00 42 00 00 00 00 00 00 00 02"
               "00 00 00 00 00 00 00 01 00 00 00 00",
               &len);
     check_ebad(v, len, dec_fetch, &mc);
     free(v);
     /* a row whose VARYING is over its maximum */
-    v = unhex("00 00 00 42 00 00 00 00 00 00 00 01 00 00 00 00"
+    v = test_unhex_alloc("00 00 00 42 00 00 00 00 00 00 00 01 00 00 00 00"
               "00 00 00 2A 00 00 00 51",
               &len);
     check_ebad(v, len, dec_fetch, &mc);
     free(v);
-    v = unhex("00 00 00 4E 00 00 00 01 00 00 00 00 00 00 00 2A 00 00 00 51",
+    v = test_unhex_alloc("00 00 00 4E 00 00 00 01 00 00 00 00 00 00 00 2A 00 00 00 51",
               &len);
     check_ebad(v, len, dec_sql, &mc);
     free(v);
@@ -1148,7 +1122,7 @@ static void test_sql_sql_response(void **state) {
     (void)state;
     msg_ctx mc = {items_11_out, 2, {0}, {0}, NULL, 0, {0, 0, NULL, 0}};
     size_t len;
-    uint8_t *v = unhex("00 00 00 4E 00 00 00 01 00 00 00 00 00 00 00 2A"
+    uint8_t *v = test_unhex_alloc("00 00 00 4E 00 00 00 01 00 00 00 00 00 00 00 2A"
                        "00 00 00 05 41 6C 69 63 65 00 00 00",
                        &len);
     check_vector(v, len, dec_sql, &mc);
@@ -1159,13 +1133,13 @@ static void test_sql_sql_response(void **state) {
     assert_int_equal(mc.off[1], 12);
     assert_int_equal(mc.len[1], 5);
     free(v);
-    v = unhex("00 00 00 4E 00 00 00 00", &len);
+    v = test_unhex_alloc("00 00 00 4E 00 00 00 00", &len);
     check_vector(v, len, dec_sql, &mc);
     assert_int_equal(mc.fr.count, 0);
     assert_null(mc.fr.msg);
     free(v);
     /* the count as a sign-extended short */
-    v = unhex("00 00 00 4E FF FF 00 00", &len);
+    v = test_unhex_alloc("00 00 00 4E FF FF 00 00", &len);
     check_vector(v, len, dec_sql, &mc);
     free(v);
 }
@@ -1174,7 +1148,7 @@ static void test_sql_sql_response(void **state) {
 static void test_sql_message_null_outputs(void **state) {
     (void)state;
     size_t len;
-    uint8_t *v = unhex("00 00 00 00 00 00 00 2A 00 00 00 05 41 6C 69 63 65 "
+    uint8_t *v = test_unhex_alloc("00 00 00 00 00 00 00 2A 00 00 00 05 41 6C 69 63 65 "
                        "00 00 00",
                        &len);
     ffbp_reader r;
@@ -1214,7 +1188,7 @@ static void test_sql_blr_parse_recorded(void **state) {
     (void)state;
     /* fb5-inline-blobs header: ID blr_long, T blr_blob2 1/4, B blr_blob2 0/0 */
     size_t len;
-    uint8_t *b = unhex("05 02 04 00 06 00 08 00 07 00 11 01 00 04 00 07 00 "
+    uint8_t *b = test_unhex_alloc("05 02 04 00 06 00 08 00 07 00 11 01 00 04 00 07 00 "
                        "11 00 00 00 00 07 00 FF 4C",
                        &len);
     ffbp_item it[3];
@@ -1230,7 +1204,7 @@ static void test_sql_blr_parse_recorded(void **state) {
     assert_int_equal(one[0].blr, FFBP_BLR_LONG);
     free(b);
     /* fb5-batch header */
-    b = unhex("05 02 04 00 08 00 08 00 07 00 26 04 00 50 00 07 00 08 00 07 00 "
+    b = test_unhex_alloc("05 02 04 00 08 00 08 00 07 00 26 04 00 50 00 07 00 08 00 07 00 "
               "11 00 00 00 00 07 00 FF 4C",
               &len);
     ffbp_item four[4];
@@ -1239,7 +1213,7 @@ static void test_sql_blr_parse_recorded(void **state) {
     assert_int_equal(four[1].length, 80);
     free(b);
     /* blr_version4 and plain text / varying */
-    b = unhex("04 02 04 00 04 00 0E 05 00 07 00 25 0A 00 07 00 FF 4C", &len);
+    b = test_unhex_alloc("04 02 04 00 04 00 0E 05 00 07 00 25 0A 00 07 00 FF 4C", &len);
     ffbp_item two[2];
     assert_int_equal(ffbp_parse_blr(b, len, two, 2), 2);
     assert_int_equal(two[0].blr, FFBP_BLR_TEXT);
@@ -1266,14 +1240,14 @@ static void test_sql_blr_parse_malformed(void **state) {
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         size_t len;
-        uint8_t *b = unhex(bad[i], &len);
+        uint8_t *b = test_unhex_alloc(bad[i], &len);
         ffbp_item it[4];
         assert_int_equal(ffbp_parse_blr(b, len, it, 4), FFBP_EBAD);
         free(b);
     }
     /* every truncation of a good BLR is malformed, never an over-read */
     size_t len;
-    uint8_t *b = unhex("05 02 04 00 08 00 08 00 07 00 26 04 00 50 00 07 00 "
+    uint8_t *b = test_unhex_alloc("05 02 04 00 08 00 08 00 07 00 26 04 00 50 00 07 00 "
                        "08 00 07 00 11 00 00 00 00 07 00 FF 4C",
                        &len);
     for (size_t cut = 1; cut < len; cut++) {
@@ -1643,7 +1617,7 @@ static const conv_vec conv_vecs[] = {
  */
 
 static uint8_t *conv_bytes(const char *hex, size_t *len) {
-    return unhex(hex, len);
+    return test_unhex_alloc(hex, len);
 }
 
 /* fbclient's item list and buffer, as the recordings used them. */
@@ -1670,7 +1644,7 @@ static void test_sql_conv_prepare_requests(void **state) {
          "INSERT INTO TBATCH (ID, NAME, N, B) VALUES (?, ?, ?, ?)"},
     };
     size_t ilen;
-    uint8_t *items = unhex(fbclient_items, &ilen);
+    uint8_t *items = test_unhex_alloc(fbclient_items, &ilen);
     assert_int_equal(ilen, 26);
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         ffbp_writer w;
@@ -1866,7 +1840,7 @@ static void test_sql_conv_execute_requests(void **state) {
     /* fb5-errors: op_transaction + op_execute(1, "duplicate") +
        op_rollback(FFFF) */
     size_t blr_len;
-    blr = unhex(blr_long_varchar80, &blr_len);
+    blr = test_unhex_alloc(blr_long_varchar80, &blr_len);
     ffbp_msg_begin(&msg, 2);
     ffbp_put_i32(&msg, 1);
     ffbp_put_u32(&msg, 9);
@@ -1903,7 +1877,7 @@ static void test_sql_conv_execute_requests(void **state) {
     /* fb5-inline-blobs: op_transaction + op_execute + op_fetch(100) +
        op_commit(FFFF) */
     ffbp_writer_reset(&w);
-    blr = unhex(blr_tblob, &blr_len);
+    blr = test_unhex_alloc(blr_tblob, &blr_len);
     ffbp_put_transaction(&w, 0, tpb, sizeof(tpb));
     ffbp_put_execute(&w, &e, 19);
     ffbp_put_fetch(&w, 1, blr, blr_len, 100);
@@ -1914,7 +1888,7 @@ static void test_sql_conv_execute_requests(void **state) {
 
     /* ... and with the parameter ID = 5 on statement 2 */
     size_t in_len;
-    uint8_t *in_blr = unhex(blr_long, &in_len);
+    uint8_t *in_blr = test_unhex_alloc(blr_long, &in_len);
     ffbp_writer_reset(&w);
     ffbp_writer_reset(&msg);
     ffbp_msg_begin(&msg, 1);
@@ -2098,7 +2072,7 @@ static void test_sql_conv_vectors_match_files(void **state) {
    stay valid; both parses must agree. */
 static int parse_hex(const char *hex, ffbp_sqlinfo *d, uint8_t **keep) {
     size_t len;
-    uint8_t *b = unhex(hex, &len);
+    uint8_t *b = test_unhex_alloc(hex, &len);
     guard_buf g;
     const uint8_t *p = guard_copy(&g, b, len);
     int rc = ffbp_parse_describe(p, len, d);
@@ -2202,7 +2176,7 @@ static void test_sql_describe_truncated_places(void **state) {
 static void test_sql_describe_capacity(void **state) {
     (void)state;
     size_t len;
-    uint8_t *data = unhex(describe_11, &len);
+    uint8_t *data = test_unhex_alloc(describe_11, &len);
     ffbp_var out1[1];
     ffbp_sqlinfo d;
     ffbp_sqlinfo_init(&d, NULL, 0, out1, 1);
@@ -2365,14 +2339,14 @@ static void every_prefix(const uint8_t *p, size_t len) {
 static void test_sql_describe_every_prefix(void **state) {
     (void)state;
     size_t len;
-    uint8_t *data = unhex(describe_11, &len);
+    uint8_t *data = test_unhex_alloc(describe_11, &len);
     every_prefix(data, len);
     free(data);
     const char *vecs[] = {errors_96_S, scroll_61_S, inline_blobs_77_S,
                           inline_blobs_104_S, batch_69_S};
     for (size_t i = 0; i < sizeof(vecs) / sizeof(vecs[0]); i++) {
         size_t slen, pos = 0;
-        uint8_t *s = unhex(vecs[i], &slen);
+        uint8_t *s = test_unhex_alloc(vecs[i], &slen);
         ffbp_reader r;
         ffbp_packet pkt;
         ffbp_status_arg args[4];

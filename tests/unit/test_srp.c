@@ -22,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "tests/support/hex.h"
+
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -31,19 +33,6 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static size_t unhex(const char *hex, uint8_t *out, size_t size) {
-    size_t n = strlen(hex) / 2;
-    size_t i;
-    assert_true(strlen(hex) % 2 == 0);
-    assert_true(n <= size);
-    for (i = 0; i < n; i++) {
-        unsigned v;
-        char tmp[3] = {hex[2 * i], hex[2 * i + 1], 0};
-        v = (unsigned)strtoul(tmp, NULL, 16);
-        out[i] = (uint8_t)v;
-    }
-    return n;
-}
 
 static void hexstr(const uint8_t *b, size_t n, char *out) {
     static const char d[] = "0123456789ABCDEF";
@@ -72,7 +61,7 @@ static size_t server_data(const char *salt, const char *b, uint8_t *out,
 
 static void init_fixed(ffb__srp *s, int hash, const char *a_hex) {
     uint8_t a[160];
-    size_t n = unhex(a_hex, a, sizeof(a));
+    size_t n = test_unhex(a_hex, a, sizeof(a));
     assert_int_equal(ffb__srp_init(s, hash, a, n), 0);
 }
 
@@ -141,7 +130,7 @@ static void test_srp_hash_of_names(void **state) {
 static void test_srp_init_vector_a(void **state) {
     ffb__srp s;
     uint8_t a[64];
-    size_t n = unhex(V_A_PRIV, a, sizeof(a));
+    size_t n = test_unhex(V_A_PRIV, a, sizeof(a));
     (void)state;
     assert_int_equal(ffb__srp_init(&s, FFB__SRP_SHA256, a, n), 0);
     assert_int_equal(s.proof_hash, FFB__SRP_SHA256);
@@ -182,7 +171,7 @@ static void test_srp_init_rejects_bad_key(void **state) {
     uint8_t big[129];
     uint8_t one = 1;
     (void)state;
-    unhex(V_N, n, sizeof(n));
+    test_unhex(V_N, n, sizeof(n));
     assert_int_equal(ffb__srp_init(&s, FFB__SRP_SHA1, zero, sizeof(zero)),
                      FFB_E_INVAL);
     assert_int_equal(ffb__srp_init(&s, FFB__SRP_SHA1, n, sizeof(n)),
@@ -708,7 +697,7 @@ static void test_srp_openssl_alloc_failures(void **state) {
     long n;
     int failures = 0;
     (void)state;
-    unhex(V_A_PRIV, a, sizeof(a));
+    test_unhex(V_A_PRIV, a, sizeof(a));
     for (n = 1; n < 100000; n++) {
         ffb__srp s;
         char proof[129];

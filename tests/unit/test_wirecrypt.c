@@ -22,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "tests/support/hex.h"
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
@@ -30,24 +32,13 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static size_t unhex(const char *hex, uint8_t *out, size_t size) {
-    size_t n = strlen(hex) / 2;
-    size_t i;
-    assert_true(strlen(hex) % 2 == 0);
-    assert_true(n <= size);
-    for (i = 0; i < n; i++) {
-        char tmp[3] = {hex[2 * i], hex[2 * i + 1], 0};
-        out[i] = (uint8_t)strtoul(tmp, NULL, 16);
-    }
-    return n;
-}
 
 static ffb__cipher *make(const char *plugin, const char *key_hex,
                          const char *iv_hex) {
     uint8_t key[64];
     uint8_t iv[32];
-    size_t key_len = unhex(key_hex, key, sizeof(key));
-    size_t iv_len = unhex(iv_hex, iv, sizeof(iv));
+    size_t key_len = test_unhex(key_hex, key, sizeof(key));
+    size_t iv_len = test_unhex(iv_hex, iv, sizeof(iv));
     ffb__cipher *c = NULL;
     assert_int_equal(ffb__cipher_new(&c, NULL, plugin, key, key_len,
                                      iv_len ? iv : NULL, iv_len),
@@ -62,8 +53,8 @@ static void apply_hex(ffb__cipher *c, const char *in_hex,
     uint8_t in[512];
     uint8_t want[512];
     uint8_t out[512];
-    size_t n = unhex(in_hex, in, sizeof(in));
-    assert_int_equal(unhex(want_hex, want, sizeof(want)), n);
+    size_t n = test_unhex(in_hex, in, sizeof(in));
+    assert_int_equal(test_unhex(want_hex, want, sizeof(want)), n);
     assert_int_equal(ffb__cipher_apply(c, in, out, n), 0);
     assert_memory_equal(out, want, n);
 }
@@ -302,7 +293,7 @@ static void test_cipher_chacha64_reference(void **state) {
     ffb__cipher *c = NULL;
     int i;
     (void)state;
-    unhex(K_HEX, K, sizeof(K));
+    test_unhex(K_HEX, K, sizeof(K));
     assert_int_equal(EVP_Digest(K, 20, k, &k_len, EVP_sha256(), NULL), 1);
     for (i = 0; i < 8; i++)
         st[4 + i] = le32(k + 4 * i);
@@ -539,10 +530,10 @@ static void test_cipher_openssl_alloc_failures(void **state) {
         uint8_t iv[16];
         uint8_t want[32];
         uint8_t ks[32];
-        size_t iv_len = unhex(cases[i][1], iv, sizeof(iv));
-        size_t n_ks = unhex(cases[i][2], want, sizeof(want));
+        size_t iv_len = test_unhex(cases[i][1], iv, sizeof(iv));
+        size_t n_ks = test_unhex(cases[i][2], want, sizeof(want));
         long n;
-        unhex(K_HEX, key, sizeof(key));
+        test_unhex(K_HEX, key, sizeof(key));
         for (n = 1; n < 100000; n++) {
             ffb__cipher *c = NULL;
             int rc;

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "tests/support/hex.h"
+
 #include <zlib.h>
 
 #include "include/fastfb.h"
@@ -66,19 +68,6 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static uint8_t *unhex(const char *hex, size_t *len) {
-    size_t n = strlen(hex) / 2;
-    size_t i;
-    uint8_t *out = malloc(n + 1);
-    assert_non_null(out);
-    assert_true(strlen(hex) % 2 == 0);
-    for (i = 0; i < n; i++) {
-        char tmp[3] = {hex[2 * i], hex[2 * i + 1], 0};
-        out[i] = (uint8_t)strtoul(tmp, NULL, 16);
-    }
-    *len = n;
-    return out;
-}
 
 struct buf {
     uint8_t *p;
@@ -228,8 +217,8 @@ static void test_zstream_fb5_client_bytes(void **state) {
     for (i = 0; i < 3; i++) {
         size_t in_len;
         size_t want_len;
-        uint8_t *in = unhex(pairs[i][0], &in_len);
-        uint8_t *want = unhex(pairs[i][1], &want_len);
+        uint8_t *in = test_unhex_alloc(pairs[i][0], &in_len);
+        uint8_t *want = test_unhex_alloc(pairs[i][1], &want_len);
         wire.len = 0;
         plain.len = 0;
         assert_int_equal(
@@ -268,8 +257,8 @@ static void test_zstream_fb5_server_chunks(void **state) {
         for (i = 0; i < 3; i++) {
             size_t in_len;
             size_t want_len;
-            uint8_t *in = unhex(pairs[i][0], &in_len);
-            uint8_t *want = unhex(pairs[i][1], &want_len);
+            uint8_t *in = test_unhex_alloc(pairs[i][0], &in_len);
+            uint8_t *want = test_unhex_alloc(pairs[i][1], &want_len);
             plain.len = 0;
             if (bytewise) {
                 size_t j;
