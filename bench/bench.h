@@ -84,6 +84,8 @@ enum { PEER_OK = 0, PEER_NA = 1, PEER_ERR = -1 };
 typedef struct run_result {
     uint64_t ns;     /* wall time of the timed part */
     int64_t lib_rts; /* the driver's own round-trip count, -1 if none */
+    int64_t cpu_ns;  /* client CPU (user + system) of the timed part; -1:
+                        measured by the harness (a peer in this process) */
 } run_result;
 
 typedef struct peer peer;

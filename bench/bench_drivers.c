@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -337,16 +338,28 @@ static void tsv_clean(char *s) {
 }
 
 /* One measurement: setup, turns, run, turns, teardown. */
+/* CPU (user + system) this process has used, in ns. */
+static int64_t cpu_now_ns(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return ((int64_t)u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000000000 +
+           ((int64_t)u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1000;
+}
+
 static void measure(const args *a, peer *p, int sc, int n, int rep, FILE *out) {
-    run_result r = {0, -1};
+    run_result r = {0, -1, -1};
     int64_t t0 = -1, t1 = -1;
     const char *status = "ok";
     p->err[0] = '\0';
     int rc = p->ops->setup(p, sc, n);
     if (rc == PEER_OK) {
         t0 = proxy_turns(a);
+        int64_t c0 = cpu_now_ns();
         rc = p->ops->run(p, sc, n, &r);
+        int64_t c1 = cpu_now_ns();
         t1 = proxy_turns(a);
+        if (r.cpu_ns < 0)
+            r.cpu_ns = c1 - c0; /* a driver in this process */
     }
     char err[sizeof(p->err) + 16];
     snprintf(err, sizeof(err), "%s", p->err);
@@ -363,10 +376,10 @@ static void measure(const args *a, peer *p, int sc, int n, int rep, FILE *out) {
         return;
     double ms = (double)r.ns / 1e6;
     int64_t turns = t0 >= 0 && t1 >= 0 ? t1 - t0 : -1;
-    fprintf(out, "%g\t%s\t%s\t%d\t%d\t%s\t%.3f\t%lld\t%lld\t%s\n", a->delay,
-            bench_scenarios[sc].name, p->key, rep, n, status,
+    fprintf(out, "%g\t%s\t%s\t%d\t%d\t%s\t%.3f\t%lld\t%lld\t%.3f\t%s\n",
+            a->delay, bench_scenarios[sc].name, p->key, rep, n, status,
             rc == PEER_OK ? ms : 0.0, (long long)turns, (long long)r.lib_rts,
-            err);
+            rc == PEER_OK ? (double)r.cpu_ns / 1e6 : 0.0, err);
     fflush(out);
     if (rc == PEER_OK)
         fprintf(stderr, "  %-13s %-14s %10.1f ms %6lld round trips\n",
@@ -468,6 +481,7 @@ typedef struct cell {
     double ms[MAX_SAMPLES];
     double turns[MAX_SAMPLES];
     double lib[MAX_SAMPLES];
+    double cpu[MAX_SAMPLES];
     int n;
     int na;
     int err;
@@ -530,14 +544,14 @@ static void load_raw(const char *path) {
         die("%s: %s", path, strerror(errno));
     char line[2048];
     while (fgets(line, sizeof(line), f)) {
-        /* delay scenario peer rep n status ms turns lib_rts note */
-        char *field[10] = {0};
+        /* delay scenario peer rep n status ms turns lib_rts cpu_ms note */
+        char *field[11] = {0};
         int nf = 0;
         char *save = line;
         line[strcspn(line, "\n")] = '\0';
-        for (char *t; nf < 10 && (t = next_field(&save, '\t')) != NULL;)
+        for (char *t; nf < 11 && (t = next_field(&save, '\t')) != NULL;)
             field[nf++] = t;
-        if (nf < 9)
+        if (nf < 10)
             continue;
         int sc = -1, pk = -1;
         for (int i = 0; i < SC_COUNT; i++)
@@ -552,7 +566,7 @@ static void load_raw(const char *path) {
         c->ntotal++;
         if (!scenario_n[sc])
             scenario_n[sc] = atoi(field[4]);
-        const char *note = nf > 9 ? field[9] : "";
+        const char *note = nf > 10 ? field[10] : "";
         if (!strcmp(field[5], "na")) {
             c->na++;
             snprintf(c->note, sizeof(c->note), "%s", note);
@@ -563,6 +577,7 @@ static void load_raw(const char *path) {
             c->ms[c->n] = atof(field[6]);
             c->turns[c->n] = atof(field[7]);
             c->lib[c->n] = atof(field[8]);
+            c->cpu[c->n] = atof(field[9]);
             c->n++;
         }
     }
@@ -603,6 +618,14 @@ static void rt_cell(char *buf, size_t size, const cell *c, int show_lib) {
         snprintf(buf, size, "%.0f", t);
 }
 
+/* Median client CPU in ms. */
+static void cpu_cell(char *buf, size_t size, const cell *c) {
+    if (!c->n)
+        snprintf(buf, size, "-");
+    else
+        fmt_ms(buf, size, median(c->cpu, c->n));
+}
+
 static void ratio_cell(char *buf, size_t size, const cell *c,
                        const cell *base) {
     if (!c->n || !base->n) {
@@ -625,32 +648,36 @@ static void write_md(const args *a, FILE *f) {
     fprintf(f,
             "Median of %d run%s per cell; time in ms for the whole scenario; "
             "RT = client turns counted by ffb-proxy (for libfastfb, its own "
-            "round-trip counter in parentheses where it differs); ratio = "
-            "peer time / libfastfb time (> 1: libfastfb is faster). Delay is "
-            "one-way, added to each direction.\n\n",
+            "round-trip counter in parentheses where it differs); CPU = the "
+            "client's own CPU time (user + system) in ms during the timed "
+            "part; ratio = peer time / libfastfb time (> 1: libfastfb is "
+            "faster). Delay is one-way, added to each direction.\n\n",
             reps, reps == 1 ? "" : "s");
-    fprintf(f, "| scenario | delay | libfastfb | RT | libfbclient | RT | "
-               "node-firebird | RT | libfbclient / libfastfb | "
+    fprintf(f, "| scenario | delay | libfastfb | RT | CPU | libfbclient | RT | "
+               "CPU | node-firebird | RT | CPU | libfbclient / libfastfb | "
                "node-firebird / libfastfb |\n");
-    fprintf(f, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    fprintf(f, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for (int s = 0; s < SC_COUNT; s++) {
         for (int d = 0; d < ndelays; d++) {
             cell *c = cells[d][s];
             if (!c[0].ntotal && !c[1].ntotal && !c[2].ntotal)
                 continue;
-            char t[NPEERS][128], r[NPEERS][64], q1[32], q2[32];
+            char t[NPEERS][128], r[NPEERS][64], u[NPEERS][32], q1[32], q2[32];
             for (int p = 0; p < NPEERS; p++) {
                 time_cell(t[p], sizeof(t[p]), &c[p]);
                 rt_cell(r[p], sizeof(r[p]), &c[p], p == 0);
+                cpu_cell(u[p], sizeof(u[p]), &c[p]);
             }
             ratio_cell(q1, sizeof(q1), &c[1], &c[0]);
             ratio_cell(q2, sizeof(q2), &c[2], &c[0]);
             char title[128] = "";
             if (d == 0)
                 scenario_title(title, sizeof(title), s, scenario_n[s]);
-            fprintf(
-                f, "| %s | %g ms | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                title, delays[d], t[0], r[0], t[1], r[1], t[2], r[2], q1, q2);
+            fprintf(f,
+                    "| %s | %g ms | %s | %s | %s | %s | %s | %s | %s | %s | %s "
+                    "| %s | %s |\n",
+                    title, delays[d], t[0], r[0], u[0], t[1], r[1], u[1], t[2],
+                    r[2], u[2], q1, q2);
         }
     }
     /* Failures, if any, so a broken cell is never silent. */

@@ -5,7 +5,7 @@
  * two processes is not measured.
  *
  *   > setup <scenario> <n>     < ok | na <why> | err <message>
- *   > run                      < ok <nanoseconds> | err <message>
+ *   > run                      < ok <nanoseconds> <cpu nanoseconds> | err <message>
  *   > teardown                 < ok | err <message>
  *   > info                     < ok <text>
  *   > quit
@@ -166,8 +166,12 @@ static int node_run(peer *p, int sc, int n, run_result *out) {
     if (send_line(p, "run") != PEER_OK)
         return PEER_ERR;
     int rc = read_reply(p, rest, sizeof(rest));
-    if (rc == PEER_OK)
-        out->ns = strtoull(rest, NULL, 10);
+    if (rc == PEER_OK) {
+        char *end;
+        out->ns = strtoull(rest, &end, 10);
+        /* The node process's own CPU (process.cpuUsage()). */
+        out->cpu_ns = (int64_t)strtoull(end, NULL, 10);
+    }
     return rc;
 }
 

@@ -248,8 +248,10 @@ async function handle(cmd, args) {
         }
         case 'run': {
             const t0 = process.hrtime.bigint();
+            const c0 = process.cpuUsage();
             await current.sc.run(current.n);
-            return `ok ${process.hrtime.bigint() - t0}`;
+            const c = process.cpuUsage(c0); /* microseconds */
+            return `ok ${process.hrtime.bigint() - t0} ${(c.user + c.system) * 1000}`;
         }
         case 'teardown': {
             if (db) {
