@@ -383,12 +383,8 @@ int ffb_batch_new(ffb_stmt *stmt, const ffb_batch_options *opts,
     return 0;
 }
 
-void ffb_batch_free(ffb_batch *b) {
-    ffb__obj_check(b, "ffb_batch_free");
-    if (!b || b->freed)
-        return;
-    b->freed = 1;
-    ffb_conn *conn = b->conn;
+static void free_send(ffb_conn *conn, void *obj) {
+    ffb_batch *b = obj;
     if (b->created && conn->state == FFB__ST_READY && !b->stmt->freed &&
         b->stmt->has_handle) {
         /* Held back by a lazy server; rides with the next request. */
@@ -402,6 +398,25 @@ void ffb_batch_free(ffb_batch *b) {
     }
     round_clear(b);
     batch_unref(b);
+}
+
+static void free_drop(ffb_conn *conn, void *obj) {
+    (void)conn;
+    batch_unref(obj);
+}
+
+void ffb_batch_free(ffb_batch *b) {
+    ffb__obj_check(b, "ffb_batch_free");
+    if (!b || b->freed)
+        return;
+    b->freed = 1;
+    ffb_conn *conn = b->conn;
+    /* An execution of it (or anything else) still waits in the hold queue:
+       its rows stay until it has run, and the release goes after it. */
+    if (conn->held_head && conn->state == FFB__ST_READY &&
+        ffb__engine_hold_call(conn, free_send, free_drop, b) == 0)
+        return;
+    free_send(conn, b);
 }
 
 /* ---- adding rows and blobs --------------------------------------------------- */
@@ -1164,7 +1179,7 @@ static int fb3_write_blobs(ffb_batch *b, ffbp_writer *w, ffb__sync *sync) {
  * known yet) or STEP_END (b->step.rc says how it ended).
  */
 enum { STEP_NEXT = 2, STEP_QUEUED = 3, STEP_END = 4 };
-enum { X_START = 0, X_CREATED, X_PARTS, X_PART_DONE,            /* FB4 */
+enum { X_START = 0, X_CREATED, X_PARTS, X_PART_DONE, X_DRAIN,   /* FB4 */
        X3_BLOBS, X3_BLOBS_DONE, X3_CHUNK, X3_CHUNK_DONE };       /* FB3 */
 
 static int step_fail(ffb_batch *b, int rc) {
@@ -1175,6 +1190,29 @@ static int step_fail(ffb_batch *b, int rc) {
         b->step.rc = rc;
     }
     return STEP_END;
+}
+
+/* A step failed on the client after some of its requests were queued:
+   their answers are still owed and would land in the next execution. An
+   op_batch_sync (op_ping on protocol 16) behind them is answered after all
+   of them - deferred ones included - and ends the execution. */
+static int step_fail_drain(ffb_batch *b, ffbp_writer *w, int rc) {
+    ffb_conn *conn = b->conn;
+    step_fail(b, rc);
+    int owed = 0;
+    for (size_t i = 0; i < conn->fifo_len && !owed; i++)
+        owed = conn->fifo[(conn->fifo_head + i) % conn->fifo_cap].ctx == b;
+    if (!owed || conn->state != FFB__ST_READY)
+        return STEP_END;
+    ffbp_writer_reset(w);
+    int op = conn->protocol >= 17 ? FFBP_OP_BATCH_SYNC : FFBP_OP_PING;
+    ffbp_put_empty_op(w, op);
+    ffb__pending *p = queue_req(b, w, op, plain_reply, 0, &b->step, NULL);
+    if (!p)
+        return STEP_END;
+    p->completes = 1;
+    b->phase = X_DRAIN;
+    return STEP_QUEUED;
 }
 
 /* Firebird 4+. */
@@ -1232,7 +1270,7 @@ static int step_fb4(ffb_batch *b, ffbp_writer *w) {
                                         b->x_start[k + 1], &b->step)) < 0 ||
                 (rc = queue_messages(b, w, pt->first_row, pt->nrows,
                                      &b->step)) < 0)
-                return step_fail(b, rc);
+                return step_fail_drain(b, w, rc);
             ffbp_put_batch_exec(w, b->stmt->handle, txh);
             ffb__pending *p = queue_req(b, w, FFBP_OP_BATCH_EXEC, cs_reply, 0,
                                         &b->step, tx);
@@ -1244,11 +1282,18 @@ static int step_fb4(ffb_batch *b, ffbp_writer *w) {
                 b->x_part++;
                 continue;
             }
-            if ((rc = end_step(b, tx, p, last)) < 0)
-                return step_fail(b, rc);
+            if ((rc = end_step(b, tx, p, last)) != 0) {
+                if (rc == FFB__LATER) /* the exec just named it */
+                    rc = ffb__fatal(conn, FFB_E_PROTO,
+                                    "internal error: the batch's commit "
+                                    "cannot name its transaction");
+                return step_fail_drain(b, w, rc);
+            }
             b->phase = X_PART_DONE;
             return STEP_QUEUED;
         }
+    case X_DRAIN:
+        return STEP_END; /* step_fail said why */
     default: /* X_PART_DONE */
         if (b->step.rc < 0 || b->failed)
             return STEP_END; /* the server stopped at the failed row */
@@ -1326,7 +1371,7 @@ static int step_fb3(ffb_batch *b, ffbp_writer *w) {
         if ((rc = ffb__tx_handle(tx, &txh)) != 0)
             return rc == FFB__LATER ? rc : step_fail(b, rc);
         if (b->x_part && (rc = fb3_write_blobs(b, w, &b->step)) < 0)
-            return step_fail(b, rc);
+            return step_fail_drain(b, w, rc);
         b->x_part = 0;
         int records = b->counts && (s->stmt_type == FFB_STMT_INSERT ||
                                     s->stmt_type == FFB_STMT_UPDATE ||
@@ -1372,8 +1417,13 @@ static int step_fb3(ffb_batch *b, ffbp_writer *w) {
             }
         }
         b->x_row = row;
-        if ((rc = end_step(b, tx, p, row == b->nrows)) < 0)
-            return step_fail(b, rc);
+        if ((rc = end_step(b, tx, p, row == b->nrows)) != 0) {
+            if (rc == FFB__LATER)
+                rc = ffb__fatal(conn, FFB_E_PROTO,
+                                "internal error: the batch's commit cannot "
+                                "name its transaction");
+            return step_fail_drain(b, w, rc);
+        }
         b->phase = X3_CHUNK_DONE;
         return STEP_QUEUED;
     }

@@ -1174,11 +1174,8 @@ int ffb_blob_seek(ffb_blob *b, int whence, int64_t offset, int64_t *pos_out) {
     return 0;
 }
 
-void ffb_blob_free(ffb_blob *b) {
-    if (!b || b->freed)
-        return;
-    ffb_conn *conn = b->conn;
-    b->freed = 1;
+static void free_send(ffb_conn *conn, void *obj) {
+    ffb_blob *b = obj;
     if (b->cached) {
         /* One inline copy serves one open (C.3.7). */
         inline_remove(conn, b->cached);
@@ -1199,6 +1196,28 @@ void ffb_blob_free(ffb_blob *b) {
     }
     b->gen++;
     blob_unref(b);
+}
+
+static void free_drop(ffb_conn *conn, void *obj) {
+    ffb_blob *b = obj;
+    if (b->cached) {
+        inline_remove(conn, b->cached);
+        b->cached = NULL;
+    }
+    blob_unref(b);
+}
+
+void ffb_blob_free(ffb_blob *b) {
+    if (!b || b->freed)
+        return;
+    ffb_conn *conn = b->conn;
+    b->freed = 1;
+    /* Its own requests may wait in the hold queue: the close goes after
+       them (an open still held is answered and closed by open_reply). */
+    if (conn->held_head && conn->state == FFB__ST_READY &&
+        ffb__engine_hold_call(conn, free_send, free_drop, b) == 0)
+        return;
+    free_send(conn, b);
 }
 
 void ffb__blobs_tx_ended(ffb_conn *conn, ffb_tx *tx) {

@@ -208,7 +208,7 @@ int ffb__engine_owes_flushed(const ffb_conn *conn) {
 
 /* Answers the server sends at once are owed for requests already
    flushed. */
-static int owed_sent(const ffb_conn *conn) {
+int ffb__engine_owed_sent(const ffb_conn *conn) {
     for (size_t i = 0; i + conn->fifo_unsent < conn->fifo_len; i++)
         if (!conn->fifo[(conn->fifo_head + i) % conn->fifo_cap].deferred)
             return 1;
@@ -227,7 +227,7 @@ static int stage_ready(const ffb_conn *conn) {
         return 1;
     if (!conn->stage_expects)
         return 0;
-    return conn->stage_direct || !owed_sent(conn);
+    return conn->stage_direct || !ffb__engine_owed_sent(conn);
 }
 
 int ffb__engine_flush_needed(ffb_conn *conn) {
@@ -495,6 +495,31 @@ static void held_free(ffb_conn *conn, ffb__held *h) {
     ffbp_writer_free(&h->text);
     ffb__free(conn->alloc, h->sql);
     ffb__free(conn->alloc, h);
+}
+
+static int call_send(ffb_conn *conn, ffb__held *h) {
+    h->call(conn, h->obj);
+    return 0;
+}
+
+static void call_drop(ffb_conn *conn, ffb__held *h, int rc) {
+    (void)rc;
+    h->call_drop(conn, h->obj);
+}
+
+int ffb__engine_hold_call(ffb_conn *conn, void (*send)(ffb_conn *, void *),
+                          void (*drop)(ffb_conn *, void *), void *obj) {
+    ffb__held *h = ffb__malloc(conn->alloc, sizeof(*h));
+    if (!h)
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
+    memset(h, 0, sizeof(*h));
+    h->send = call_send;
+    h->drop = call_drop;
+    h->call = send;
+    h->call_drop = drop;
+    h->obj = obj;
+    ffb__engine_hold(conn, h);
+    return 0;
 }
 
 void ffb__engine_release(ffb_conn *conn) {

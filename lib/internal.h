@@ -212,6 +212,8 @@ struct ffb__held {
     size_t sql_len;
     ffbp_writer text;    /* SIMPLE: items or SQL */
     void *obj;           /* BLOB: the blob (referenced while held) */
+    void (*call)(ffb_conn *conn, void *obj);      /* a held call */
+    void (*call_drop)(ffb_conn *conn, void *obj);
     int completes;       /* its reply completes the sync */
     uint32_t gen;        /* the object's generation when queued */
     uint32_t out_size;   /* SIMPLE: answer buffer size asked for */
@@ -230,6 +232,12 @@ void ffb__held_drop(ffb_conn *conn, ffb__held *h, int rc);
    the status of `sync` once the blocking loop has run until it completed
    (lib/run.c). */
 int ffb__await(ffb_conn *conn, int queued, ffb__sync *sync);
+/* Hold a request that runs `send(conn, obj)` - a free of an object whose
+   requests are held, say - once everything queued before it has gone;
+   `drop(conn, obj)` when it never can. 0 or FFB_E_NOMEM (the connection
+   is then broken). */
+int ffb__engine_hold_call(ffb_conn *conn, void (*send)(ffb_conn *, void *),
+                          void (*drop)(ffb_conn *, void *), void *obj);
 /* Hold `h` (allocated with ffb__malloc; the engine frees it). */
 void ffb__engine_hold(ffb_conn *conn, ffb__held *h);
 /* Send held requests whose answers they waited for came. */
@@ -803,6 +811,8 @@ ffb__pending *ffb__engine_expect(ffb_conn *conn, int32_t op, ffb__reply_fn fn,
                                  void *ctx);
 /* 1 when a request whose answer the server flushes is owed. */
 int ffb__engine_owes_flushed(const ffb_conn *conn);
+/* ... and was flushed already (not only staged). */
+int ffb__engine_owed_sent(const ffb_conn *conn);
 /* Move staged packets to the wire buffer (compress, encrypt). */
 int ffb__engine_flush(ffb_conn *conn);
 /* The same, unless what is staged holds only deferred requests (frees,

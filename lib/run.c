@@ -93,7 +93,7 @@ static int run(ffb_conn *conn, ffb__until_fn until, const void *arg,
             return ffb__error_set(&conn->err, FFB_E_CLOSED,
                                   "the connection is closed");
         int rc = 0;
-        if (!owed_first || conn->fifo_len == conn->fifo_unsent)
+        if (!owed_first || !ffb__engine_owed_sent(conn))
             rc = ffb__engine_flush_needed(conn);
         if (rc < 0)
             return rc;

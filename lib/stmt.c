@@ -371,20 +371,12 @@ int ffb_stmt_new(ffb_conn *conn, ffb_stmt **out) {
     return 0;
 }
 
-void ffb_stmt_free(ffb_stmt *stmt) {
-    ffb__obj_check(stmt, "ffb_stmt_free");
-    if (!stmt || stmt->freed)
-        return;
-    if (stmt->cached && ffb__cache_release(stmt))
-        return; /* back in the statement cache */
-    ffb_conn *conn = stmt->conn;
-    stmt->freed = 1;
-    if (stmt->auto_tx)
-        auto_commit(conn, take_auto(stmt));
+/* What freeing does on the wire: the handle kept for the next statement
+   (DSQL_unprepare also closes a cursor) or released, riding with the next
+   request; then the application's reference goes. */
+static void free_send(ffb_conn *conn, void *obj) {
+    ffb_stmt *stmt = obj;
     if (conn->state == FFB__ST_READY && stmt->has_handle) {
-        /* Keep the handle for the next statement (DSQL_unprepare also
-           closes a cursor), or release it; either rides with the next
-           request. */
         int keep = conn->nspare < sizeof(conn->spare) / sizeof(conn->spare[0]);
         ffbp_writer w;
         ffbp_writer_init(&w, conn->alloc);
@@ -401,6 +393,29 @@ void ffb_stmt_free(ffb_stmt *stmt) {
     stmt->cursor_open = 0;
     stmt->gen++;
     ffb__stmt_unref(stmt);
+}
+
+static void free_drop(ffb_conn *conn, void *obj) {
+    (void)conn;
+    ffb__stmt_unref(obj);
+}
+
+void ffb_stmt_free(ffb_stmt *stmt) {
+    ffb__obj_check(stmt, "ffb_stmt_free");
+    if (!stmt || stmt->freed)
+        return;
+    if (stmt->cached && ffb__cache_release(stmt))
+        return; /* back in the statement cache */
+    ffb_conn *conn = stmt->conn;
+    stmt->freed = 1;
+    if (stmt->auto_tx)
+        auto_commit(conn, take_auto(stmt));
+    /* Requests of the statement may still wait in the hold queue: the
+       free goes behind them. */
+    if (conn->held_head && conn->state == FFB__ST_READY &&
+        ffb__engine_hold_call(conn, free_send, free_drop, stmt) == 0)
+        return;
+    free_send(conn, stmt);
 }
 
 static int exec_sent(ffb_conn *conn, const void *arg) {
@@ -1058,8 +1073,10 @@ static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
         return done(p, 0);
     }
     /* Only a newer prepare makes this answer stale (executions queued
-       behind a lazy prepare bump `gen`, and must see its describe). */
-    if (p->gen != stmt->prep_gen || stmt->freed)
+       behind a lazy prepare bump `gen`, and must see its describe; so
+       must executions held behind the prepare of a statement freed
+       meanwhile, which their references keep). */
+    if (p->gen != stmt->prep_gen)
         return done(p, 0);
     stmt->prepare_flags = r->object;
     int continued = 0;
@@ -1111,6 +1128,8 @@ static int describe_more_reply(ffb_conn *conn, const ffbp_packet *pkt,
     const ffbp_response *r = ffb__reply_response(conn, pkt, p);
     if (!r)
         return done(p, FFB_E_PROTO);
+    if (p->gen != stmt->prep_gen)
+        return done(p, 0); /* of an older prepare: the new one owns it */
     if (ffb__status_is_error(&r->status)) {
         ffb__sync_fail_status(conn, p->sync, FFB_E_SERVER, &r->status,
                               "reading the rest of the describe failed");
@@ -1691,8 +1710,12 @@ static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
 
 static int held_exec_send(ffb_conn *conn, ffb__held *h) {
     ffb_stmt *stmt = h->stmt;
-    if (stmt->prepare_pending || stmt->prepare_held ||
-        !exec_nameable(stmt, h->tx))
+    /* A prepare sent before it must be answered, and an allocation queued
+       before it (a lazy prepare) too. Prepares held are behind it: the
+       queue is in order, so they never hold it up. */
+    if (stmt->prepare_pending || (!stmt->has_handle && stmt->alloc_queued))
+        return FFB__LATER;
+    if (stmt->prepared && stmt->has_handle && !tx_nameable(h->tx))
         return FFB__LATER;
     stmt->exec_held--;
     int rc;
@@ -1913,11 +1936,12 @@ static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
             &conn->fifo[(conn->fifo_head + conn->fifo_len - 1) %
                         conn->fifo_cap];
         last->completes = 0;
-        rc = ffb__tx_queue_end(auto_tx, FFBP_OP_COMMIT, sync);
-        if (rc == 0)
-            conn->fifo[(conn->fifo_head + conn->fifo_len - 1) %
-                       conn->fifo_cap]
-                .completes = 1;
+        /* Its answer completes the sync (end_reply). Sent now, even when
+           this execution is itself being released from the hold queue:
+           the transaction it just started is the server's last object. */
+        rc = ffb__tx_send_end(auto_tx, FFBP_OP_COMMIT, sync);
+        if (rc == FFB__LATER)
+            rc = ffb__tx_queue_end(auto_tx, FFBP_OP_COMMIT, sync);
         auto_tx->freed = 1; /* the queued commit holds its own reference */
         ffb__tx_unref(auto_tx);
         auto_tx = NULL;

@@ -205,6 +205,255 @@ static void test_results_in_queue_order(void **state) {
     ffb_conn_free(c);
 }
 
+/* ---- found in review: each failed (crash, hang or wrong result) before
+   its fix ---- */
+
+static const srv_var INT_P = {FFBP_SQL_LONG, 0, 0, 4, 1, "ID"};
+
+static size_t insert_desc(uint8_t *buf, size_t cap, int params) {
+    return srv_describe(buf, cap, FFB_STMT_INSERT, 0, NULL, 0, 1, params,
+                        params ? &INT_P : NULL, params ? 1 : 0, 0);
+}
+
+static long find(const uint8_t *p, size_t len, const uint8_t *pat, size_t n,
+                 size_t from) {
+    for (size_t i = from; i + n <= len; i++)
+        if (!memcmp(p + i, pat, n))
+            return (long)i;
+    return -1;
+}
+
+/* An auto-commit execution held behind its prepare: released from the
+   hold queue, its commit must go in the same write and its failure must
+   be the execution's (it was held behind the execution itself, which
+   completed first; the late answer wrote into the freed result). */
+static void test_held_autocommit_commit_fails(void **state) {
+    (void)state;
+    ffb_conn *c = hostile_attach(&H, 17, NULL);
+    uint8_t desc[512];
+    size_t n = insert_desc(desc, sizeof(desc), 0);
+    ffb_stmt *a;
+    OK(c, ffb_stmt_new(c, &a));
+    seen s = {0};
+    OK(c, ffb_stmt_queue_prepare(a, NULL, "insert into t values (1)",
+                                 (size_t)-1, record, &s));
+    OK(c, ffb_stmt_queue_execute(a, NULL, record, &s));
+    srv_response(&W, 3, 0, NULL, 0); /* allocate */
+    srv_response(&W, 0, 0, desc, n); /* prepare */
+    hostile_push(&H, &W);
+    srv_response(&W, 9, 0, NULL, 0); /* start */
+    srv_response(&W, 0, 0, NULL, 0); /* execute */
+    srv_response(&W, 0, 0, NULL, 0); /* records */
+    srv_error(&W, 335544345u);       /* the commit: lock conflict */
+    hostile_push(&H, &W);
+    const ffb_result *res;
+    assert_int_equal(ffb_conn_next_result(c, &res), 0);
+    assert_int_equal(s.n, 2);
+    assert_int_equal(s.op[0], FFB_OP_PREPARE);
+    assert_int_equal(s.status[0], 0);
+    assert_int_equal(s.op[1], FFB_OP_EXECUTE);
+    assert_int_equal(s.status[1], FFB_E_SERVER);
+    assert_int_equal(hostile_pending(&H), 0);
+    assert_int_equal(H.flushes, 2 + 2); /* the attach's two, then two */
+    ffb_stmt_free(a);
+    ffb_conn_free(c);
+}
+
+/* A prepare queued behind an execution of the same statement: the
+   execution does not wait for it (it never could). */
+static void test_prepare_behind_held_exec(void **state) {
+    (void)state;
+    ffb_conn *c = hostile_attach(&H, 17, NULL);
+    uint8_t desc[512];
+    size_t n = insert_desc(desc, sizeof(desc), 0);
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    ffb_stmt *a;
+    OK(c, ffb_stmt_new(c, &a));
+    seen s = {0};
+    OK(c, ffb_stmt_queue_prepare(a, tx, "insert into t values (1)",
+                                 (size_t)-1, record, &s));
+    OK(c, ffb_stmt_queue_execute(a, tx, record, &s));
+    OK(c, ffb_stmt_queue_prepare(a, tx, "insert into t values (2)",
+                                 (size_t)-1, record, &s));
+    srv_response(&W, 9, 0, NULL, 0); /* start */
+    srv_response(&W, 3, 0, NULL, 0); /* allocate */
+    srv_response(&W, 0, 0, desc, n); /* prepare */
+    hostile_push(&H, &W);
+    srv_response(&W, 0, 0, NULL, 0); /* execute */
+    srv_response(&W, 0, 0, NULL, 0); /* records */
+    srv_response(&W, 0, 0, desc, n); /* the second prepare */
+    hostile_push(&H, &W);
+    const ffb_result *res;
+    assert_int_equal(ffb_conn_next_result(c, &res), 0);
+    assert_int_equal(s.n, 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(s.status[i], 0);
+    assert_int_equal(s.op[1], FFB_OP_EXECUTE);
+    assert_int_equal(s.op[2], FFB_OP_PREPARE);
+    assert_int_equal(ffb_conn_is_broken(c), 0);
+    ffb_stmt_free(a);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
+/* The allocation and the prepare refused: the execution held behind them
+   completes with FFB_E_ABORTED instead of waiting for a handle forever. */
+static void test_held_exec_after_refused_prepare(void **state) {
+    (void)state;
+    ffb_conn *c = hostile_attach(&H, 17, NULL);
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    ffb_stmt *a;
+    OK(c, ffb_stmt_new(c, &a));
+    seen s = {0};
+    OK(c, ffb_stmt_queue_prepare(a, tx, "insert into t values (1)",
+                                 (size_t)-1, record, &s));
+    OK(c, ffb_stmt_queue_execute(a, tx, record, &s));
+    srv_response(&W, 9, 0, NULL, 0);
+    srv_error(&W, 335544326u); /* allocate refused */
+    srv_error(&W, 335544326u); /* prepare refused */
+    hostile_push(&H, &W);
+    const ffb_result *res;
+    assert_int_equal(ffb_conn_next_result(c, &res), 0);
+    assert_int_equal(s.n, 2);
+    assert_int_equal(s.status[0], FFB_E_SERVER);
+    assert_int_equal(s.status[1], FFB_E_ABORTED);
+    assert_int_equal(ffb_conn_is_broken(c), 0);
+    ffb_stmt_free(a);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
+/* A statement freed while its execution is held: the free (which may
+   hand the handle to another statement) goes after the execution; and a
+   statement freed right after queueing its prepare and execution still
+   runs them. */
+static void test_free_goes_behind_held_requests(void **state) {
+    (void)state;
+    ffb_conn *c = hostile_attach(&H, 17, NULL);
+    uint8_t desc[512];
+    size_t n = insert_desc(desc, sizeof(desc), 0);
+    ffb_stmt *a;
+    OK(c, ffb_stmt_new(c, &a));
+    srv_response(&W, 3, 0, NULL, 0);
+    srv_response(&W, 0, 0, desc, n);
+    hostile_push(&H, &W);
+    OK(c, ffb_stmt_prepare(a, NULL, "insert into t values (1)", (size_t)-1));
+    size_t w0 = H.written_len;
+    ffb_tx *tx1, *tx2;
+    OK(c, ffb_tx_begin(c, NULL, &tx1));
+    OK(c, ffb_tx_begin(c, NULL, &tx2));
+    seen s = {0};
+    OK(c, ffb_stmt_queue_execute(a, tx1, record, &s)); /* held */
+    ffb_stmt_free(a);
+    srv_response(&W, 21, 0, NULL, 0);
+    srv_response(&W, 22, 0, NULL, 0);
+    hostile_push(&H, &W);
+    srv_response(&W, 0, 0, NULL, 0); /* execute */
+    srv_response(&W, 0, 0, NULL, 0); /* records */
+    hostile_push(&H, &W);
+    const ffb_result *res;
+    assert_int_equal(ffb_conn_next_result(c, &res), 0);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.status[0], 0);
+    static const uint8_t fr[] = {0, 0, 0, FFBP_OP_FREE_STATEMENT, 0, 0, 0, 3};
+    static const uint8_t ex[] = {0, 0, 0, FFBP_OP_EXECUTE, 0, 0, 0, 3};
+    long at_exec = find(H.written, H.written_len, ex, sizeof(ex), w0);
+    assert_true(at_exec >= 0);
+    /* The free (deferred) rode in the same write, behind the execution. */
+    assert_true(find(H.written, H.written_len, fr, sizeof(fr), w0) > at_exec);
+    srv_response(&W, 0, 0, NULL, 0); /* the free's answer */
+    srv_response(&W, 0, 0, NULL, 0); /* ping */
+    hostile_push(&H, &W);
+    OK(c, ffb_conn_ping(c));
+
+    /* Freed right after queueing: the prepare's answer is still read and
+       the execution runs. */
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    ffb_stmt *b;
+    OK(c, ffb_stmt_new(c, &b));
+    seen t = {0};
+    OK(c, ffb_stmt_queue_prepare(b, tx, "insert into t values (1)",
+                                 (size_t)-1, record, &t));
+    OK(c, ffb_stmt_queue_execute(b, tx, record, &t));
+    ffb_stmt_free(b);
+    srv_response(&W, 9, 0, NULL, 0);
+    srv_response(&W, 0, 0, desc, n); /* the spare handle 3: no allocate */
+    hostile_push(&H, &W);
+    srv_response(&W, 0, 0, NULL, 0);
+    srv_response(&W, 0, 0, NULL, 0);
+    hostile_push(&H, &W);
+    assert_int_equal(ffb_conn_next_result(c, &res), 0);
+    assert_int_equal(t.n, 2);
+    assert_int_equal(t.status[0], 0);
+    assert_int_equal(t.status[1], 0);
+    assert_int_equal(ffb_conn_is_broken(c), 0);
+    ffb_tx_free(tx1);
+    ffb_tx_free(tx2);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
+/* A batch freed while its execution is held: its rows stay until it has
+   run (they were cleared at once, and the held execution read past its
+   arrays). */
+static void test_batch_freed_while_held(void **state) {
+    (void)state;
+    ffb_conn *c = hostile_attach(&H, 17, NULL);
+    uint8_t desc[512];
+    size_t n = insert_desc(desc, sizeof(desc), 1);
+    ffb_stmt *a;
+    OK(c, ffb_stmt_new(c, &a));
+    srv_response(&W, 3, 0, NULL, 0);
+    srv_response(&W, 0, 0, desc, n);
+    hostile_push(&H, &W);
+    OK(c, ffb_stmt_prepare(a, NULL, "insert into t values (?)", (size_t)-1));
+    ffb_batch *b;
+    OK(c, ffb_batch_new(a, NULL, &b));
+    for (int i = 0; i < 2; i++) {
+        OK(c, ffb_stmt_bind_int64(a, 0, i));
+        OK(c, ffb_batch_add(b));
+    }
+    ffb_tx *tx1, *tx2;
+    OK(c, ffb_tx_begin(c, NULL, &tx1));
+    OK(c, ffb_tx_begin(c, NULL, &tx2));
+    seen s = {0};
+    OK(c, ffb_tx_queue_commit(tx1, record, &s));        /* held */
+    OK(c, ffb_batch_queue_execute(b, tx2, record, &s)); /* behind it */
+    ffb_batch_free(b);
+    srv_response(&W, 21, 0, NULL, 0);
+    srv_response(&W, 22, 0, NULL, 0);
+    hostile_push(&H, &W);
+    srv_response(&W, 0, 0, NULL, 0); /* commit */
+    srv_response(&W, 0, 0, NULL, 0); /* batch create */
+    srv_response(&W, 0, 0, NULL, 0); /* batch sync */
+    hostile_push(&H, &W);
+    /* The part: op_batch_msg (deferred) and op_batch_exec. */
+    srv_response(&W, 0, 0, NULL, 0);
+    ffbp_put_i32(&W, FFBP_OP_BATCH_CS);
+    ffbp_put_i16(&W, 3);
+    ffbp_put_u32(&W, 2); /* records */
+    ffbp_put_u32(&W, 2); /* counts */
+    ffbp_put_u32(&W, 0); /* vectors */
+    ffbp_put_u32(&W, 0); /* errors */
+    ffbp_put_i32(&W, 1);
+    ffbp_put_i32(&W, 1);
+    hostile_push(&H, &W);
+    const ffb_result *res;
+    assert_int_equal(ffb_conn_next_result(c, &res), 0);
+    assert_int_equal(s.n, 2);
+    assert_int_equal(s.status[0], 0);
+    assert_int_equal(s.op[1], FFB_OP_BATCH_EXECUTE);
+    assert_int_equal(s.status[1], 0);
+    assert_int_equal(ffb_conn_is_broken(c), 0);
+    ffb_stmt_free(a);
+    ffb_tx_free(tx1);
+    ffb_tx_free(tx2);
+    ffb_conn_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -212,6 +461,11 @@ int main(void) {
         T(test_free_cancels_held),
         T(test_held_goes_after_the_answer),
         T(test_results_in_queue_order),
+        T(test_held_autocommit_commit_fails),
+        T(test_prepare_behind_held_exec),
+        T(test_held_exec_after_refused_prepare),
+        T(test_free_goes_behind_held_requests),
+        T(test_batch_freed_while_held),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
