@@ -413,7 +413,20 @@ static int cmd_run(const args *a) {
             continue;
         }
         char text[512];
-        if (p->ops->info(p, text, sizeof(text)) != PEER_OK) {
+        int irc = p->ops->info(p, text, sizeof(text));
+        if (irc == PEER_NA) {
+            /* The driver cannot work in this run (node-firebird whose
+               attach never completes): said here and in the report, as a
+               driver that is not installed is. */
+            fprintf(stderr, "%s: NOT MEASURED in this run: %s\n", p->name,
+                    p->err[0] ? p->err : text);
+            if (info)
+                fprintf(info, "%g\t%s\tnot measured in this run: %s\n",
+                        a->delay, p->key, p->err[0] ? p->err : text);
+            p->ops->stop(p);
+            continue;
+        }
+        if (irc != PEER_OK) {
             /* Stop it first: a peer in a child process (node) would outlive
                us holding the output pipe, and run.sh's tee would wait on it
                for ever. */
