@@ -986,13 +986,19 @@ static int broken(ffb_conn *conn) {
 
 /* End the step whose last request is `p`: with the commit option and on
    the last part, op_commit(tx) rides in it and its answer completes the
-   step. FFB__LATER when the commit cannot name the transaction yet. */
+   step. The step's execute named the transaction just before, so the
+   commit can always name it too. */
 static int end_step(ffb_batch *b, ffb_tx *tx, ffb__pending *p, int last) {
     if (!(b->commit && last)) {
         p->completes = 1;
         return 0;
     }
-    return ffb__tx_send_end(tx, FFBP_OP_COMMIT, &b->step);
+    int rc = ffb__tx_send_end(tx, FFBP_OP_COMMIT, &b->step);
+    if (rc == FFB__LATER)
+        rc = ffb__fatal(b->conn, FFB_E_PROTO,
+                        "internal error: the batch's commit cannot name its "
+                        "transaction");
+    return rc;
 }
 
 /* Firebird 4+: op_batch_create + op_batch_sync (op_ping on 16), answered
@@ -1282,13 +1288,8 @@ static int step_fb4(ffb_batch *b, ffbp_writer *w) {
                 b->x_part++;
                 continue;
             }
-            if ((rc = end_step(b, tx, p, last)) != 0) {
-                if (rc == FFB__LATER) /* the exec just named it */
-                    rc = ffb__fatal(conn, FFB_E_PROTO,
-                                    "internal error: the batch's commit "
-                                    "cannot name its transaction");
+            if ((rc = end_step(b, tx, p, last)) < 0)
                 return step_fail_drain(b, w, rc);
-            }
             b->phase = X_PART_DONE;
             return STEP_QUEUED;
         }
@@ -1417,13 +1418,8 @@ static int step_fb3(ffb_batch *b, ffbp_writer *w) {
             }
         }
         b->x_row = row;
-        if ((rc = end_step(b, tx, p, row == b->nrows)) != 0) {
-            if (rc == FFB__LATER)
-                rc = ffb__fatal(conn, FFB_E_PROTO,
-                                "internal error: the batch's commit cannot "
-                                "name its transaction");
+        if ((rc = end_step(b, tx, p, row == b->nrows)) < 0)
             return step_fail_drain(b, w, rc);
-        }
         b->phase = X3_CHUNK_DONE;
         return STEP_QUEUED;
     }

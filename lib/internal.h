@@ -227,6 +227,14 @@ struct ffb__held {
 void ffb__held_done(ffb_conn *conn, ffb__held *h, int rc);
 /* Its drop function: dropped unsent, the sync hears `rc`. */
 void ffb__held_drop(ffb_conn *conn, ffb__held *h, int rc);
+/* Hold `h` (its payload filled in) for the SQL layer: its send and drop
+   functions, the sync it completes, and references on the statement and
+   the transaction it names (either may be NULL), which ffb__held_done
+   releases. */
+void ffb__held_push(ffb_conn *conn, ffb__held *h,
+                    int (*send)(ffb_conn *, ffb__held *),
+                    void (*drop)(ffb_conn *, ffb__held *, int),
+                    ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync);
 /* The rest of a blocking call whose queue twin returned `queued`: its
    error (< 0), 0 when nothing was queued (> 0: the answer was there), or
    the status of `sync` once the blocking loop has run until it completed

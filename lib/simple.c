@@ -141,17 +141,10 @@ int ffb__queue_simple_tx(ffb_conn *conn, ffb_tx *tx, int32_t op,
     h->op = op;
     h->out_size = out_size;
     h->simple = s;
-    h->send = held_simple_send;
-    h->drop = ffb__held_drop;
-    h->sync = s->sync;
-    h->tx = tx;
-    if (tx)
-        tx->refs++;
-    ffb__engine_hold(conn, h);
+    ffb__held_push(conn, h, held_simple_send, ffb__held_drop, NULL, tx,
+                   s->sync);
     return 0;
 }
-
-
 
 int ffb__queue_release(ffb_conn *conn, int drop, ffb__simple *s) {
     int rc = ffb__need_ready(conn);

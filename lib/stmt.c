@@ -1342,16 +1342,9 @@ int ffb__stmt_queue_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
     copy[len] = '\0';
     h->sql = copy;
     h->sql_len = len;
-    h->send = held_prepare_send;
-    h->drop = held_prepare_drop;
-    h->sync = sync;
-    h->stmt = stmt;
-    stmt->refs++;
-    h->tx = tx;
-    if (tx)
-        tx->refs++;
     stmt->prepare_held++;
-    ffb__engine_hold(conn, h);
+    ffb__held_push(conn, h, held_prepare_send, held_prepare_drop, stmt, tx,
+                   sync);
     return 0;
 }
 
@@ -1780,16 +1773,8 @@ int ffb__stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
         return rc;
     }
     h->prepared = !preparing;
-    h->send = held_exec_send;
-    h->drop = held_exec_drop;
-    h->sync = sync;
-    h->stmt = stmt;
-    stmt->refs++;
-    h->tx = tx;
-    if (tx)
-        tx->refs++;
     stmt->exec_held++;
-    ffb__engine_hold(conn, h);
+    ffb__held_push(conn, h, held_exec_send, held_exec_drop, stmt, tx, sync);
     return 0;
 }
 

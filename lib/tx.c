@@ -314,6 +314,22 @@ void ffb__held_done(ffb_conn *conn, ffb__held *h, int rc) {
     ffb__tx_unref(h->tx);
 }
 
+void ffb__held_push(ffb_conn *conn, ffb__held *h,
+                    int (*send)(ffb_conn *, ffb__held *),
+                    void (*drop)(ffb_conn *, ffb__held *, int),
+                    ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync) {
+    h->send = send;
+    h->drop = drop;
+    h->sync = sync;
+    h->stmt = stmt;
+    if (stmt)
+        stmt->refs++;
+    h->tx = tx;
+    if (tx)
+        tx->refs++;
+    ffb__engine_hold(conn, h);
+}
+
 void ffb__held_drop(ffb_conn *conn, ffb__held *h, int rc) {
     ffb__sync_fail(conn, h->sync, rc);
     ffb__held_done(conn, h, 0);
@@ -343,13 +359,8 @@ int ffb__tx_queue_end(ffb_tx *tx, int op, ffb__sync *sync) {
     if (!hd)
         return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
     memset(hd, 0, sizeof(*hd));
-    hd->send = held_end_send;
-    hd->drop = ffb__held_drop;
-    hd->sync = sync;
-    hd->tx = tx;
     hd->op = op;
-    tx->refs++;
-    ffb__engine_hold(conn, hd);
+    ffb__held_push(conn, hd, held_end_send, ffb__held_drop, NULL, tx, sync);
     return 0;
 }
 
