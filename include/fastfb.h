@@ -1604,6 +1604,43 @@ FFB_API int ffb_conn_expire(ffb_conn *conn, int64_t now_ms);
  */
 FFB_API int ffb_conn_step(ffb_conn *conn);
 
+/**
+ * Where the connection goes: the host and the port (service name or
+ * number) from the dsn or the host/port options, "localhost" and "3050"
+ * by default. An application driving its own I/O opens its stream there.
+ *
+ * Ownership: borrowed; valid as long as the connection. Never NULL ("" for
+ * a NULL connection).
+ * Round trips: 0. Since: 0.2
+ */
+FFB_API const char *ffb_conn_host(const ffb_conn *conn);
+FFB_API const char *ffb_conn_port(const ffb_conn *conn);
+
+/**
+ * Report that the application's stream failed (DNS, connect, read or
+ * write error; its own timeout): the connection breaks with `code` and
+ * ffb_conn_error() says `message` (NULL or "": the code's text). The
+ * stream's end is reported with ffb_conn_feed_eof() instead.
+ *
+ * Round trips: 0.
+ * Returns: `code` (the connection is now broken), the code that broke it
+ * earlier, FFB_E_INVAL (`code` is neither fatal nor FFB_E_TIMEOUT),
+ * FFB_E_STATE (not started).
+ * Since: 0.2
+ */
+FFB_API int ffb_conn_feed_error(ffb_conn *conn, int code,
+                                const char *message);
+
+/**
+ * One pointer for the code that drives the connection's I/O (an event-loop
+ * adapter keeps its state there; libfastfb_uv uses it on the connections
+ * it makes). The library never reads it. NULL until set.
+ *
+ * Round trips: 0. Since: 0.2
+ */
+FFB_API void ffb_conn_set_io_data(ffb_conn *conn, void *data);
+FFB_API void *ffb_conn_io_data(const ffb_conn *conn);
+
 #ifdef __cplusplus
 }
 #endif

@@ -317,6 +317,7 @@ struct ffb_conn {
     ffb__net net;
     const ffb__transport *tp; /* never NULL: the socket driver by default */
     void *tp_data;
+    void *io_data; /* the external I/O driver's (ffb_conn_set_io_data) */
     int64_t (*clock)(void *data); /* NULL: CLOCK_MONOTONIC */
     /* What the engine hands to the layers above it (set by lib/conn.c):
        it never calls them by name. */

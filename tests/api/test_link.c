@@ -610,6 +610,52 @@ static void test_external_garbage_is_a_protocol_error(void **state) {
     ffb_conn_free(conn);
 }
 
+/* What a driver of external I/O asks besides the byte pump: the endpoint
+   from the dsn (defaults otherwise), a stream failure that breaks the
+   connection with its message, and its own pointer. */
+static void test_external_driver_helpers(void **state) {
+    (void)state;
+    ffb_conn_options o = base_options();
+    o.io = FFB_IO_EXTERNAL;
+    ffb_conn *conn = new_conn(&o);
+    assert_string_equal(ffb_conn_host(conn), "localhost");
+    assert_string_equal(ffb_conn_port(conn), "3050");
+    ffb_conn_free(conn);
+    o.database = NULL;
+    o.dsn = "db.example/3055:/x.fdb";
+    conn = new_conn(&o);
+    assert_string_equal(ffb_conn_host(conn), "db.example");
+    assert_string_equal(ffb_conn_port(conn), "3055");
+    assert_string_equal(ffb_conn_host(NULL), "");
+    assert_string_equal(ffb_conn_port(NULL), "");
+
+    assert_null(ffb_conn_io_data(conn));
+    int mine;
+    ffb_conn_set_io_data(conn, &mine);
+    assert_ptr_equal(ffb_conn_io_data(conn), &mine);
+    assert_null(ffb_conn_io_data(NULL));
+    ffb_conn_set_io_data(NULL, &mine); /* ignored */
+
+    /* Not started: nothing to break. Not a fatal code: refused. */
+    assert_int_equal(ffb_conn_feed_error(conn, FFB_E_IO, "x"), FFB_E_STATE);
+    assert_int_equal(ffb_conn_feed_error(NULL, FFB_E_IO, "x"), FFB_E_INVAL);
+    assert_int_equal(ffb_conn_start(conn), FFB_OK);
+    assert_int_equal(ffb_conn_feed_error(conn, FFB_E_SERVER, "x"),
+                     FFB_E_INVAL);
+    assert_int_equal(ffb_conn_is_broken(conn), 0);
+    assert_int_equal(
+        ffb_conn_feed_error(conn, FFB_E_IO, "reading from the peer: reset"),
+        FFB_E_IO);
+    assert_int_equal(ffb_conn_is_broken(conn), 1);
+    assert_int_equal(ffb_conn_step(conn), FFB_E_IO);
+    assert_string_equal(ffb_error_message(ffb_conn_error(conn)),
+                        "reading from the peer: reset");
+    /* The first cause stays. */
+    assert_int_equal(ffb_conn_feed_error(conn, FFB_E_TIMEOUT, NULL),
+                     FFB_E_IO);
+    ffb_conn_free(conn);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version_matches_header),
@@ -631,6 +677,7 @@ int main(void) {
         cmocka_unit_test(test_external_server_error_fills_error),
         cmocka_unit_test(test_external_eof_breaks_the_connection),
         cmocka_unit_test(test_external_garbage_is_a_protocol_error),
+        cmocka_unit_test(test_external_driver_helpers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
