@@ -1,0 +1,182 @@
+/*
+ * libfastfb_uv - libfastfb on a libuv loop (docs/async.md).
+ *
+ * A connection made by ffb_uv_conn_new() is an ordinary libfastfb
+ * connection with external I/O (FFB_IO_EXTERNAL) whose byte pump the
+ * adapter drives from the loop: reads are fed to the connection as they
+ * arrive, its output is written once per loop iteration, and its deadlines
+ * (connect_timeout_ms, io_timeout_ms) run on one uv_timer_t. After
+ * ffb_uv_connect() the application uses the ordinary queue functions of
+ * fastfb.h (ffb_stmt_queue_execute(), ffb_tx_queue_commit(), ...) with
+ * callbacks; it never calls ffb_conn_flush() and never waits. Everything
+ * queued on a connection between two passes of the loop goes out in one
+ * write: the adapter writes from a uv_prepare_t and a uv_check_t of the
+ * connection, which run right before and right after the loop polls.
+ *
+ * Threads: every call on a connection, and every callback, is on the
+ * loop's thread. Result callbacks run inside the adapter's read callback
+ * (in ffb_conn_feed()), in queue order; they may queue more requests,
+ * start other connections and call ffb_uv_close() on any connection,
+ * including their own.
+ *
+ * Lifetime: a connection made here is freed only by ffb_uv_close(), never
+ * by ffb_conn_free(). Its I/O-driver pointer (ffb_conn_set_io_data()) is
+ * the adapter's. The blocking calls of fastfb.h return FFB_E_STATE on it.
+ */
+#ifndef FASTFB_UV_H
+#define FASTFB_UV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "fastfb.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Called once when a connect started by ffb_uv_connect() or
+ * ffb_uv_create_database() ends: `status` 0 when attached, else the code
+ * (ffb_conn_error() says why). After a failure the connection can only be
+ * closed.
+ */
+typedef void (*ffb_uv_connect_cb)(ffb_conn *conn, int status, void *data);
+
+/**
+ * Called last by ffb_uv_close(), when every libuv handle of the
+ * connection has reported closed. `status` says how the attachment ended:
+ * 0 when the server confirmed the detach (or there was no attachment),
+ * else FFB_E_CANCELLED (requests were pending, or a connect was in
+ * progress: the close was abrupt), FFB_E_SERVER (the server refused the
+ * detach), FFB_E_TIMEOUT (no answer to the detach in time), or the code
+ * that broke or failed the connection earlier. `conn` is valid during the
+ * callback (its error and statistics can be read) and freed when it
+ * returns.
+ */
+typedef void (*ffb_uv_close_cb)(ffb_conn *conn, int status, void *data);
+
+/**
+ * How long ffb_uv_close() waits for the answer to its op_detach when the
+ * connection has no io_timeout_ms: then it closes abruptly.
+ */
+#define FFB_UV_DETACH_TIMEOUT_MS 10000
+
+/**
+ * Create a connection on `loop`. `opts` as for ffb_conn_new() (NULL: the
+ * defaults); its `io` is ignored (always FFB_IO_EXTERNAL). Does no I/O: it
+ * initialises the connection's timer, prepare and check handles on `loop`.
+ *
+ * Ownership: close it with ffb_uv_close() (never ffb_conn_free()); the
+ * loop must outlive it.
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL (`loop` or `out` NULL, or options ffb_conn_new()
+ * refuses: then `*out` is still a connection whose ffb_conn_error() says
+ * which option is wrong; connecting it returns that error, and it is
+ * closed with ffb_uv_close()), FFB_E_NOMEM (`*out` untouched).
+ * Since: 0.2
+ */
+FFB_API int ffb_uv_conn_new(uv_loop_t *loop, const ffb_conn_options *opts,
+                            ffb_conn **out);
+
+/**
+ * Connect and attach without blocking: resolve the host with
+ * uv_getaddrinfo(), connect TCP to each address in turn (TCP_NODELAY and
+ * keepalive on), then authenticate, start wire encryption and compression
+ * as negotiated, and attach. connect_timeout_ms covers all of it, from
+ * this call; it and io_timeout_ms run on the connection's timer. `cb`
+ * runs once, on the loop, when it ends.
+ *
+ * Round trips: as ffb_conn_connect() (3 with wire encryption, 2 without;
+ * resolution and the TCP connect are not counted).
+ * Returns: 0 (`cb` will be called), or, without calling `cb`:
+ * FFB_E_INVAL (not a connection of ffb_uv_conn_new(), `cb` NULL, or the
+ * options ffb_uv_conn_new() refused), FFB_E_STATE (already connecting,
+ * connected or closing), FFB_E_IO (libuv refused to start the lookup; the
+ * connection is then broken), FFB_E_NOMEM.
+ * The status given to `cb`: 0, FFB_E_IO (the name did not resolve, or no
+ * address accepted the TCP connect: the message names the host, the port
+ * and libuv's reason), FFB_E_TIMEOUT, FFB_E_AUTH, FFB_E_CRYPT,
+ * FFB_E_SERVER (the attach was refused), FFB_E_CLOSED, FFB_E_PROTO,
+ * FFB_E_NOMEM, FFB_E_CANCELLED (ffb_uv_close() was called first).
+ * Since: 0.2
+ */
+FFB_API int ffb_uv_connect(ffb_conn *conn, ffb_uv_connect_cb cb, void *data);
+
+/**
+ * Like ffb_uv_connect(), but creates the database (op_create), as
+ * ffb_conn_create_database(); `copts` may be NULL for the defaults and is
+ * copied.
+ *
+ * Round trips: as ffb_uv_connect().
+ * Returns: as ffb_uv_connect(); FFB_E_INVAL also for a bad `copts`. The
+ * status given to `cb` is FFB_E_SERVER when the file exists or the path is
+ * not allowed.
+ * Since: 0.2
+ */
+FFB_API int ffb_uv_create_database(ffb_conn *conn,
+                                   const ffb_create_options *copts,
+                                   ffb_uv_connect_cb cb, void *data);
+
+/**
+ * Close the connection and free it, in two phases as libuv handles close.
+ * When it is attached and nothing is pending, the detach is polite:
+ * op_detach is written and its answer awaited (at most io_timeout_ms, or
+ * FFB_UV_DETACH_TIMEOUT_MS without one). Otherwise the close is abrupt:
+ * a connect in progress ends with FFB_E_CANCELLED (its callback runs),
+ * every request still pending completes with FFB_E_CANCELLED (callbacks
+ * run, in queue order), and the socket is closed. Then every libuv handle
+ * of the connection is closed, and when the last has reported closed `cb`
+ * (may be NULL) runs - always last - and the memory is freed, with the
+ * statements, transactions, blobs and batches of the connection (as by
+ * ffb_conn_free()): none of them may be used afterwards.
+ *
+ * The work starts on the next pass of the loop (also when this is called
+ * from a callback of this connection), so it never happens inside a call
+ * of the application's; the loop is kept alive until it is done.
+ *
+ * Round trips: 1 for a polite detach (op_detach), 0 otherwise.
+ * Returns: 0 (`cb` will be called), or, without calling `cb`: FFB_E_INVAL
+ * (not a connection of ffb_uv_conn_new()), FFB_E_STATE (already closing).
+ * Since: 0.2
+ */
+FFB_API int ffb_uv_close(ffb_conn *conn, ffb_uv_close_cb cb, void *data);
+
+/**
+ * The loop of a connection made by ffb_uv_conn_new(), or NULL for any
+ * other connection (or NULL).
+ *
+ * Round trips: 0. Since: 0.2
+ */
+FFB_API uv_loop_t *ffb_uv_conn_loop(const ffb_conn *conn);
+
+/** The adapter's own counters of one connection (the wire's are in
+    ffb_conn_stats()). */
+typedef struct ffb_uv_stats {
+    uint64_t writes;      /* batches of output handed to the socket: one per
+                             loop pass that had something to write (a
+                             uv_try_write, and a uv_write for what it could
+                             not take, count as one) */
+    uint64_t reads;       /* read callbacks that brought bytes */
+    uint64_t timer_fires; /* times the deadline timer ran */
+} ffb_uv_stats;
+
+/**
+ * Copy the adapter's counters of `conn` into `out`. `out_size` is
+ * sizeof(ffb_uv_stats) as the caller knows it.
+ *
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL (NULL arguments, or not a connection of
+ * ffb_uv_conn_new()).
+ * Since: 0.2
+ */
+FFB_API int ffb_uv_conn_stats(const ffb_conn *conn, ffb_uv_stats *out,
+                              size_t out_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FASTFB_UV_H */
