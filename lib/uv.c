@@ -40,8 +40,15 @@
 #define READ_SIZE 65536
 #define KEEPALIVE_S 60
 
-enum { ST_NEW, ST_RESOLVING, ST_CONNECTING, ST_HANDSHAKE, ST_READY,
-       ST_FAILED, ST_BROKEN };
+enum {
+    ST_NEW,
+    ST_RESOLVING,
+    ST_CONNECTING,
+    ST_HANDSHAKE,
+    ST_READY,
+    ST_FAILED,
+    ST_BROKEN
+};
 enum { CL_NONE, CL_REQUESTED, CL_DETACHING, CL_TEARDOWN };
 
 typedef struct uvconn uvconn;
@@ -73,21 +80,21 @@ struct uvconn {
     void *close_data;
     int close_status;
     int broken_rc;
-    int detached;         /* the op_detach answer came */
+    int detached; /* the op_detach answer came */
     int64_t detach_deadline;
     uv_getaddrinfo_t gai;
     int gai_active;
     struct addrinfo *addrs, *next_addr;
-    int last_uv_err;      /* of the last address tried */
-    tcp_slot *tcp;        /* current stream, NULL when none */
+    int last_uv_err; /* of the last address tried */
+    tcp_slot *tcp;   /* current stream, NULL when none */
     int tcp_connected;
     uv_connect_t creq;
     uv_timer_t timer;
-    int64_t armed;        /* the deadline the timer is set for, -1: none */
+    int64_t armed; /* the deadline the timer is set for, -1: none */
     uv_prepare_t prepare;
     uv_check_t check;
-    int handles;          /* handles not yet reported closed */
-    size_t inflight;      /* output bytes handed to uv_write, not done */
+    int handles;     /* handles not yet reported closed */
+    size_t inflight; /* output bytes handed to uv_write, not done */
     ffb_uv_stats stats;
     uint8_t rbuf[READ_SIZE];
 };
@@ -118,8 +125,8 @@ static uvconn *get(const ffb_conn *conn) {
 static int stream_error(uvconn *a, int code, int uverr, const char *what) {
     char msg[512];
     snprintf(msg, sizeof(msg), "%s %s port %s: %s (%s)", what,
-             ffb_conn_host(a->conn), ffb_conn_port(a->conn),
-             uv_strerror(uverr), uv_err_name(uverr));
+             ffb_conn_host(a->conn), ffb_conn_port(a->conn), uv_strerror(uverr),
+             uv_err_name(uverr));
     return ffb_conn_feed_error(a->conn, code, msg);
 }
 
@@ -272,8 +279,8 @@ static void try_next(uvconn *a) {
         a->last_uv_err = rc;
         close_tcp(a);
     }
-    connect_failed(a, stream_error(a, FFB_E_IO, a->last_uv_err,
-                                   "cannot connect to"));
+    connect_failed(
+        a, stream_error(a, FFB_E_IO, a->last_uv_err, "cannot connect to"));
 }
 
 static void maybe_finish(uvconn *a);
@@ -362,8 +369,7 @@ static void on_written(uv_write_t *req, int status) {
    socket: synchronously as far as it goes, the rest through uv_write from
    a copy (the connection's buffer moves with the next call on it). */
 static void write_out(uvconn *a) {
-    if (!a->tcp_connected ||
-        (a->state != ST_HANDSHAKE && a->state != ST_READY))
+    if (!a->tcp_connected || (a->state != ST_HANDSHAKE && a->state != ST_READY))
         return;
     if (!(ffb_conn_wants(a->conn) & FFB_WANT_WRITE))
         return;
@@ -374,9 +380,8 @@ static void write_out(uvconn *a) {
     uv_stream_t *s = (uv_stream_t *)&a->tcp->h;
     a->stats.writes++;
     if (a->inflight == 0) {
-        uv_buf_t b = uv_buf_init((char *)p, (unsigned)(n > 0x40000000u
-                                                          ? 0x40000000u
-                                                          : n));
+        uv_buf_t b = uv_buf_init((char *)p,
+                                 (unsigned)(n > 0x40000000u ? 0x40000000u : n));
         int k = uv_try_write(s, &b, 1);
         if (k < 0 && k != UV_EAGAIN) {
             on_break(a, stream_error(a, FFB_E_IO, k, "writing to"));
@@ -531,8 +536,9 @@ static void begin_close(uvconn *a) {
             ffb_conn_queue_detach(a->conn, on_detached, a) == 0) {
             a->closing = CL_DETACHING;
             a->detach_deadline =
-                ffb_now_ms() + (a->io_timeout_ms > 0 ? a->io_timeout_ms
-                                                     : FFB_UV_DETACH_TIMEOUT_MS);
+                ffb_now_ms() + (a->io_timeout_ms > 0
+                                    ? a->io_timeout_ms
+                                    : FFB_UV_DETACH_TIMEOUT_MS);
             return;
         }
         teardown(a, ffb_conn_is_attached(a->conn) ? FFB_E_CANCELLED : 0);

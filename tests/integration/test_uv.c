@@ -1,0 +1,1158 @@
+/*
+ * libfastfb_uv against real servers: connect, SQL, blobs and batches
+ * through the queue API with callbacks on a libuv loop, with the
+ * round-trip budgets of the blocking API (measured the blocking way on the
+ * same server where they depend on it); one write for everything queued
+ * in one callback; close with requests pending; the connect timeout on the
+ * adapter's timer; and that the loop never stalls while 100 connections
+ * connect, query and close on it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <uv.h>
+
+#include "include/fastfb.h"
+#include "include/fastfb_uv.h"
+#include "tests/support/it.h"
+
+typedef it_target target;
+
+/* Callbacks in the order they ran. */
+static int seq;
+
+static void options(const target *t, ffb_conn_options *o) {
+    *o = (ffb_conn_options)FFB_CONN_OPTIONS_INIT;
+    o->dsn = t->dsn;
+    o->password = "masterkey";
+    o->compress = t->compress;
+    o->io_timeout_ms = 60000;
+    o->connect_timeout_ms = 60000;
+}
+
+static ffb_conn *blocking_conn(const target *t) {
+    ffb_conn_options o;
+    options(t, &o);
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
+    OK(c, ffb_conn_connect(c));
+    return c;
+}
+
+static void blocking_done(ffb_conn *c) {
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+/* ---- running the loop ------------------------------------------------------
+ */
+
+static void guard_tick(uv_timer_t *t) { (void)t; }
+
+/* Run the loop until *flag is set: a guard timer makes every pass end
+   within 50 ms, so a flag never set fails after 60 s instead of hanging. */
+static void wait_for(uv_loop_t *loop, const int *flag, const char *what) {
+    uv_timer_t g;
+    uv_timer_init(loop, &g);
+    uv_timer_start(&g, guard_tick, 50, 50);
+    int64_t end = ffb_now_ms() + 60000;
+    while (!*flag && ffb_now_ms() < end)
+        uv_run(loop, UV_RUN_ONCE);
+    uv_close((uv_handle_t *)&g, NULL);
+    uv_run(loop, UV_RUN_NOWAIT);
+    if (!*flag)
+        fail_msg("gave up waiting for %s", what);
+}
+
+/* The loop ends by itself once every connection is closed: nothing of
+   the adapter's is left on it. */
+static void end_loop(uv_loop_t *loop) {
+    assert_int_equal(uv_run(loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(loop), 0);
+}
+
+typedef struct connected {
+    int done, status, seq;
+    char msg[512];
+} connected;
+
+static void on_connected(ffb_conn *c, int status, void *data) {
+    connected *s = data;
+    s->done = 1;
+    s->status = status;
+    s->seq = ++seq;
+    snprintf(s->msg, sizeof(s->msg), "%s",
+             ffb_error_message(ffb_conn_error(c)));
+}
+
+typedef struct closed {
+    int done, status, seq, attached;
+    ffb_stats st;
+    ffb_uv_stats ust;
+} closed;
+
+static void on_closed(ffb_conn *c, int status, void *data) {
+    closed *s = data;
+    s->done = 1;
+    s->status = status;
+    s->seq = ++seq;
+    s->attached = ffb_conn_is_attached(c);
+    ffb_conn_stats(c, &s->st, sizeof(s->st));
+    ffb_uv_conn_stats(c, &s->ust, sizeof(s->ust));
+}
+
+static ffb_conn *uv_conn_opts(uv_loop_t *loop, const ffb_conn_options *o) {
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_uv_conn_new(loop, o, &c), 0);
+    connected s = {0};
+    OK(c, ffb_uv_connect(c, on_connected, &s));
+    wait_for(loop, &s.done, "the connect");
+    if (s.status != 0)
+        fail_msg("connect: %d %s", s.status, s.msg);
+    assert_int_equal(ffb_conn_is_attached(c), 1);
+    return c;
+}
+
+static ffb_conn *uv_conn(uv_loop_t *loop, const target *t) {
+    ffb_conn_options o;
+    options(t, &o);
+    return uv_conn_opts(loop, &o);
+}
+
+/* Close politely: the detach is answered (status 0). */
+static void uv_done(uv_loop_t *loop, ffb_conn *c) {
+    closed s = {0};
+    OK(c, ffb_uv_close(c, on_closed, &s));
+    assert_int_equal(ffb_uv_close(c, on_closed, &s), FFB_E_STATE);
+    wait_for(loop, &s.done, "the close");
+    assert_int_equal(s.status, 0);
+    assert_int_equal(s.attached, 0);
+}
+
+typedef struct got {
+    int done, status, op, seq;
+    int64_t rows;
+    char msg[512];
+} got;
+
+static void on_result(ffb_conn *c, const ffb_result *r, void *data) {
+    (void)c;
+    got *g = data;
+    g->done = 1;
+    g->status = ffb_result_status(r);
+    g->op = ffb_result_op(r);
+    g->seq = ++seq;
+    g->rows = ffb_result_rows_affected(r);
+    snprintf(g->msg, sizeof(g->msg), "%s",
+             ffb_error_message(ffb_result_error(r)));
+}
+
+static void expect_ok(uv_loop_t *loop, got *g, int op) {
+    wait_for(loop, &g->done, "a result");
+    if (g->status != 0)
+        fail_msg("result of op %d failed: %d %s", g->op, g->status, g->msg);
+    assert_int_equal(g->op, op);
+}
+
+/* The next row: ffb_stmt_fetch(), and on FFB_E_AGAIN the result of
+   ffb_stmt_queue_fetch(). */
+static int uv_fetch(uv_loop_t *loop, ffb_stmt *s) {
+    for (;;) {
+        int rc = ffb_stmt_fetch(s);
+        if (rc != FFB_E_AGAIN)
+            return rc;
+        got g = {0};
+        rc = ffb_stmt_queue_fetch(s, on_result, &g);
+        if (rc < 0)
+            return rc;
+        if (rc == 0) {
+            wait_for(loop, &g.done, "rows");
+            if (g.status < 0)
+                return g.status;
+        }
+    }
+}
+
+static uint64_t uv_writes(const ffb_conn *c) {
+    ffb_uv_stats st;
+    assert_int_equal(ffb_uv_conn_stats(c, &st, sizeof(st)), 0);
+    return st.writes;
+}
+
+static uint64_t flushes(const ffb_conn *c) {
+    ffb_stats st;
+    ffb_conn_stats(c, &st, sizeof(st));
+    return st.flushes;
+}
+
+static int setup_target(void **state) {
+    target *t = *state;
+    ffb_conn *c = blocking_conn(t);
+    it_exec(c,
+            "recreate table %s (id integer primary key, v varchar(40), "
+            "b blob sub_type binary)",
+            t->table);
+    blocking_done(c);
+    return 0;
+}
+
+static int teardown_target(void **state) {
+    target *t = *state;
+    ffb_conn *c = blocking_conn(t);
+    it_exec(c, "drop table %s", t->table);
+    blocking_done(c);
+    return 0;
+}
+
+/* ---- connect and close ------------------------------------------------------
+ */
+
+/* The connect costs what the blocking connect costs on this server, one
+   write per round trip (each handshake step needs the answer before it);
+   the polite close costs 1 more (op_detach). */
+static void test_connect_and_close(void **state) {
+    target *t = *state;
+    ffb_conn *b = blocking_conn(t);
+    uint64_t want = it_rts(b);
+    assert_null(ffb_uv_conn_loop(b));
+    blocking_done(b);
+
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_conn *c = uv_conn(&loop, t);
+    assert_ptr_equal(ffb_uv_conn_loop(c), &loop);
+    printf("# %s: connect in %llu round trips, %llu writes (blocking: %llu)"
+           "\n",
+           t->name, (unsigned long long)it_rts(c),
+           (unsigned long long)uv_writes(c), (unsigned long long)want);
+    assert_int_equal(it_rts(c), want);
+    assert_int_equal(uv_writes(c), want);
+    assert_int_equal(ffb_conn_is_compressed(c), t->compress);
+    /* A blocking call on it is refused, not run. */
+    assert_int_equal(ffb_conn_ping(c), FFB_E_STATE);
+    assert_int_equal(ffb_uv_connect(c, on_connected, NULL), FFB_E_STATE);
+
+    closed s = {0};
+    OK(c, ffb_uv_close(c, on_closed, &s));
+    wait_for(&loop, &s.done, "the close");
+    assert_int_equal(s.status, 0);
+    assert_int_equal(s.attached, 0);
+    assert_int_equal(s.st.round_trips, want + 1);
+    assert_int_equal(s.ust.writes, want + 1);
+    end_loop(&loop);
+}
+
+/* A name to resolve (uv_getaddrinfo): "localhost" instead of the
+   address. */
+static void test_localhost(void **state) {
+    target *t = *state;
+    const char *slash = strchr(t->dsn, '/');
+    assert_non_null(slash);
+    char dsn[600];
+    snprintf(dsn, sizeof(dsn), "localhost%s", slash);
+    ffb_conn_options o;
+    options(t, &o);
+    o.dsn = dsn;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_conn *c = uv_conn_opts(&loop, &o);
+    assert_string_equal(ffb_conn_host(c), "localhost");
+    got g = {0};
+    OK(c, ffb_conn_queue_ping(c, on_result, &g));
+    expect_ok(&loop, &g, FFB_OP_PING);
+    uv_done(&loop, c);
+    end_loop(&loop);
+}
+
+/* ---- SQL
+ * --------------------------------------------------------------------- */
+
+static const char *const SELECT_2500 =
+    "with recursive r(n) as (select 1 from rdb$database union all "
+    "select n + 1 from r where n < 50) select (a.n - 1) * 50 + b.n, "
+    "'row ' || ((a.n - 1) * 50 + b.n) from r a cross join r b";
+
+/* Prepare, execute and 2500 rows: the budgets of the blocking calls on
+   the same server (Firebird 3 prepares after the start's answer: 2). */
+static void test_prepare_execute_fetch(void **state) {
+    target *t = *state;
+    ffb_conn *b = blocking_conn(t);
+    ffb_tx *btx;
+    OK(b, ffb_tx_begin(b, NULL, &btx));
+    ffb_stmt *bs;
+    OK(b, ffb_stmt_new(b, &bs));
+    uint64_t r0 = it_rts(b);
+    OK(b, ffb_stmt_prepare(bs, btx, SELECT_2500, (size_t)-1));
+    uint64_t want_prepare = it_rts(b) - r0;
+    r0 = it_rts(b);
+    OK(b, ffb_stmt_execute(bs, btx));
+    int brc;
+    while ((brc = ffb_stmt_fetch(bs)) == 1)
+        ;
+    OK(b, brc);
+    uint64_t want_rows = it_rts(b) - r0;
+    ffb_stmt_free(bs);
+    OK(b, ffb_tx_rollback(btx));
+    ffb_tx_free(btx);
+    blocking_done(b);
+    assert_int_equal(want_prepare, t->version >= 4 ? 1 : 2);
+
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_conn *c = uv_conn(&loop, t);
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    ffb_stmt *s;
+    OK(c, ffb_stmt_new(c, &s));
+    r0 = it_rts(c);
+    got g = {0};
+    OK(c,
+       ffb_stmt_queue_prepare(s, tx, SELECT_2500, (size_t)-1, on_result, &g));
+    expect_ok(&loop, &g, FFB_OP_PREPARE);
+    assert_int_equal(it_rts(c) - r0, want_prepare);
+    assert_int_equal(ffb_stmt_column_count(s), 2);
+
+    r0 = it_rts(c);
+    memset(&g, 0, sizeof(g));
+    OK(c, ffb_stmt_queue_execute(s, tx, on_result, &g));
+    expect_ok(&loop, &g, FFB_OP_EXECUTE);
+    int64_t n = 0, sum = 0;
+    int rc;
+    while ((rc = uv_fetch(&loop, s)) == 1) {
+        int64_t v;
+        OK(c, ffb_stmt_get_int64(s, 0, &v));
+        const char *text;
+        size_t len;
+        OK(c, ffb_stmt_get_text(s, 1, &text, &len));
+        char want[32];
+        snprintf(want, sizeof(want), "row %lld", (long long)v);
+        assert_int_equal(len, strlen(want));
+        assert_memory_equal(text, want, len);
+        n++;
+        sum += v;
+    }
+    OK(c, rc);
+    assert_int_equal(n, 2500);
+    assert_int_equal(sum, 2500 * 2501 / 2);
+    printf("# %s: prepare %llu, 2500 rows %llu round trips (blocking %llu)\n",
+           t->name, (unsigned long long)want_prepare,
+           (unsigned long long)(it_rts(c) - r0), (unsigned long long)want_rows);
+    assert_int_equal(it_rts(c) - r0, want_rows);
+    ffb_stmt_free(s);
+    memset(&g, 0, sizeof(g));
+    OK(c, ffb_tx_queue_rollback(tx, on_result, &g));
+    expect_ok(&loop, &g, FFB_OP_ROLLBACK);
+    ffb_tx_free(tx);
+    uv_done(&loop, c);
+    end_loop(&loop);
+}
+
+static ffb_stmt *prepared_insert(uv_loop_t *loop, const target *t, ffb_conn *c,
+                                 ffb_tx *tx) {
+    char sql[160];
+    snprintf(sql, sizeof(sql), "insert into %s (id, v) values (?, ?)",
+             t->table);
+    ffb_stmt *s;
+    OK(c, ffb_stmt_new(c, &s));
+    got g = {0};
+    OK(c, ffb_stmt_queue_prepare(s, tx, sql, (size_t)-1, on_result, &g));
+    expect_ok(loop, &g, FFB_OP_PREPARE);
+    return s;
+}
+
+/* Three inserts, each with its own row count, and the commit, queued
+   together: one write, one round trip (all answered in order). */
+static void test_dml_and_commit(void **state) {
+    target *t = *state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_conn *c = uv_conn(&loop, t);
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    ffb_stmt *s = prepared_insert(&loop, t, c, tx);
+    uint64_t r0 = it_rts(c), w0 = uv_writes(c);
+    got ins[3], com = {0};
+    memset(ins, 0, sizeof(ins));
+    for (int i = 0; i < 3; i++) {
+        OK(c, ffb_stmt_bind_int64(s, 0, i + 1));
+        OK(c, ffb_stmt_bind_text(s, 1, "three", 5));
+        OK(c, ffb_stmt_queue_execute(s, tx, on_result, &ins[i]));
+    }
+    OK(c, ffb_tx_queue_commit(tx, on_result, &com));
+    expect_ok(&loop, &com, FFB_OP_COMMIT);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(ins[i].done, 1);
+        assert_int_equal(ins[i].status, 0);
+        assert_int_equal(ins[i].rows, 1);
+        assert_true(ins[i].seq < com.seq);
+    }
+    assert_int_equal(it_rts(c) - r0, 1);
+    assert_int_equal(uv_writes(c) - w0, 1);
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    uv_done(&loop, c);
+    end_loop(&loop);
+}
+
+/* ---- one write per loop pass
+ * ------------------------------------------------- */
+
+#define NPIPE 50
+
+typedef struct pipe_run {
+    const target *t;
+    ffb_conn *c;
+    ffb_tx *tx;
+    ffb_stmt *s;
+    got prep, ins[NPIPE], ping, com;
+    uint64_t r0, w0, f0;
+    int queued;
+} pipe_run;
+
+/* The prepare's answer is being handled (inside ffb_conn_feed()): queue
+   NPIPE inserts, a ping and the commit from here. */
+static void queue_in_callback(ffb_conn *c, const ffb_result *r, void *data) {
+    pipe_run *p = data;
+    on_result(c, r, &p->prep);
+    if (p->prep.status != 0)
+        return;
+    p->r0 = it_rts(c);
+    p->w0 = uv_writes(c);
+    p->f0 = flushes(c);
+    for (int i = 0; i < NPIPE; i++) {
+        if (ffb_stmt_bind_int64(p->s, 0, 1000 + i) < 0 ||
+            ffb_stmt_bind_text(p->s, 1, "pipe", 4) < 0 ||
+            ffb_stmt_queue_execute(p->s, p->tx, on_result, &p->ins[i]) < 0)
+            return;
+    }
+    if (ffb_conn_queue_ping(c, on_result, &p->ping) < 0 ||
+        ffb_tx_queue_commit(p->tx, on_result, &p->com) < 0)
+        return;
+    p->queued = 1;
+}
+
+/* The same work with the blocking connection's queue: flush, then every
+   result. */
+static uint64_t pipe_blocking(const target *t) {
+    ffb_conn *b = blocking_conn(t);
+    ffb_tx *tx = it_active_tx(b);
+    char sql[160];
+    snprintf(sql, sizeof(sql), "insert into %s (id, v) values (?, ?)",
+             t->table);
+    ffb_stmt *s;
+    OK(b, ffb_stmt_new(b, &s));
+    OK(b, ffb_stmt_prepare(s, tx, sql, (size_t)-1));
+    uint64_t r0 = it_rts(b);
+    for (int i = 0; i < NPIPE; i++) {
+        OK(b, ffb_stmt_bind_int64(s, 0, 2000 + i));
+        OK(b, ffb_stmt_bind_text(s, 1, "pipe", 4));
+        OK(b, ffb_stmt_queue_execute(s, tx, NULL, NULL));
+    }
+    OK(b, ffb_conn_queue_ping(b, NULL, NULL));
+    OK(b, ffb_tx_queue_commit(tx, NULL, NULL));
+    OK(b, ffb_conn_flush(b));
+    const ffb_result *res;
+    int n = 0, rc;
+    while ((rc = ffb_conn_next_result(b, &res)) == 1) {
+        assert_int_equal(ffb_result_status(res), 0);
+        n++;
+    }
+    OK(b, rc);
+    assert_int_equal(n, NPIPE + 2);
+    uint64_t rts = it_rts(b) - r0;
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    blocking_done(b);
+    return rts;
+}
+
+static void test_pipeline_queued_in_a_callback(void **state) {
+    target *t = *state;
+    uint64_t want = pipe_blocking(t);
+    /* Every request in one flush, answered in order. */
+    assert_int_equal(want, 1);
+
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pipe_run *p = calloc(1, sizeof(*p));
+    p->t = t;
+    p->c = uv_conn(&loop, t);
+    p->tx = NULL;
+    OK(p->c, ffb_tx_begin(p->c, NULL, &p->tx));
+    char sql[160];
+    snprintf(sql, sizeof(sql), "insert into %s (id, v) values (?, ?)",
+             t->table);
+    OK(p->c, ffb_stmt_new(p->c, &p->s));
+    OK(p->c, ffb_stmt_queue_prepare(p->s, p->tx, sql, (size_t)-1,
+                                    queue_in_callback, p));
+    wait_for(&loop, &p->com.done, "the commit");
+    assert_int_equal(p->queued, 1);
+    for (int i = 0; i < NPIPE; i++) {
+        assert_int_equal(p->ins[i].status, 0);
+        assert_int_equal(p->ins[i].rows, 1);
+        assert_true(p->ins[i].seq < p->ping.seq);
+    }
+    assert_int_equal(p->ping.status, 0);
+    assert_int_equal(p->com.status, 0);
+    assert_true(p->ping.seq < p->com.seq);
+    uint64_t rts = it_rts(p->c) - p->r0, w = uv_writes(p->c) - p->w0,
+             f = flushes(p->c) - p->f0;
+    printf("# %s: %d inserts + ping + commit queued in a callback: %llu "
+           "write(s), %llu flush(es), %llu round trip(s) (blocking %llu)\n",
+           t->name, NPIPE, (unsigned long long)w, (unsigned long long)f,
+           (unsigned long long)rts, (unsigned long long)want);
+    assert_int_equal(w, 1); /* one write for everything queued */
+    assert_int_equal(f, 1);
+    assert_int_equal(rts, want);
+    ffb_stmt_free(p->s);
+    ffb_tx_free(p->tx);
+    uv_done(&loop, p->c);
+    end_loop(&loop);
+    free(p);
+}
+
+typedef struct timer_run {
+    ffb_conn *c;
+    got ping[NPIPE];
+    uint64_t r0, w0;
+} timer_run;
+
+/* From a timer callback (before the loop polls): NPIPE pings. */
+static void queue_in_timer(uv_timer_t *h) {
+    timer_run *r = h->data;
+    r->r0 = it_rts(r->c);
+    r->w0 = uv_writes(r->c);
+    for (int i = 0; i < NPIPE; i++)
+        if (ffb_conn_queue_ping(r->c, on_result, &r->ping[i]) < 0)
+            return;
+}
+
+static void test_pipeline_queued_in_a_timer(void **state) {
+    target *t = *state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    timer_run r;
+    memset(&r, 0, sizeof(r));
+    r.c = uv_conn(&loop, t);
+    uv_timer_t h;
+    uv_timer_init(&loop, &h);
+    h.data = &r;
+    uv_timer_start(&h, queue_in_timer, 1, 0);
+    wait_for(&loop, &r.ping[NPIPE - 1].done, "the pings");
+    for (int i = 0; i < NPIPE; i++) {
+        assert_int_equal(r.ping[i].status, 0);
+        if (i)
+            assert_true(r.ping[i - 1].seq < r.ping[i].seq);
+    }
+    /* One write, one round trip: the answers come together. */
+    assert_int_equal(uv_writes(r.c) - r.w0, 1);
+    assert_int_equal(it_rts(r.c) - r.r0, 1);
+    uv_close((uv_handle_t *)&h, NULL);
+    uv_done(&loop, r.c);
+    end_loop(&loop);
+}
+
+/* ---- blobs and batches
+ * ------------------------------------------------------- */
+
+static size_t uv_read_blob(uv_loop_t *loop, ffb_blob *b, uint8_t *buf,
+                           size_t size) {
+    size_t total = 0;
+    for (;;) {
+        size_t n = 0;
+        int rc = ffb_blob_read(b, buf + total, size - total, &n);
+        if (rc == FFB_E_AGAIN) {
+            got g = {0};
+            rc = ffb_blob_queue_read(b, on_result, &g);
+            assert_true(rc == 0 || rc == 1);
+            if (rc == 0)
+                expect_ok(loop, &g, FFB_OP_BLOB_READ);
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        if (n == 0)
+            return total;
+        total += n;
+    }
+}
+
+/* A 300 KB blob: create + data + close in one write (1), the insert with
+   its id (1), then open + reads (1) - the blocking suite's budgets. */
+static void test_blob(void **state) {
+    target *t = *state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_conn *c = uv_conn(&loop, t);
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    char sql[200];
+    snprintf(sql, sizeof(sql), "insert into %s (id, b) values (?, ?)",
+             t->table);
+    ffb_stmt *ins;
+    OK(c, ffb_stmt_new(c, &ins));
+    got g = {0};
+    OK(c, ffb_stmt_queue_prepare(ins, tx, sql, (size_t)-1, on_result, &g));
+    expect_ok(&loop, &g, FFB_OP_PREPARE);
+    size_t len = 300 * 1000;
+    uint8_t *data = malloc(len), *back = malloc(len + 1);
+    for (size_t i = 0; i < len; i++)
+        data[i] = (uint8_t)(i * 13 + i / 509);
+    ffb_blob *b;
+    uint64_t r0 = it_rts(c);
+    OK(c, ffb_blob_create(c, tx, NULL, &b));
+    for (size_t off = 0; off < len; off += 30000)
+        OK(c, ffb_blob_write(b, data + off, 30000));
+    memset(&g, 0, sizeof(g));
+    OK(c, ffb_blob_queue_close(b, on_result, &g));
+    expect_ok(&loop, &g, FFB_OP_BLOB_CLOSE);
+    assert_int_equal(it_rts(c) - r0, 1);
+    uint8_t id[8];
+    OK(c, ffb_blob_get_id(b, id));
+    ffb_blob_free(b);
+    OK(c, ffb_stmt_bind_int64(ins, 0, 500));
+    OK(c, ffb_stmt_bind_blob_id(ins, 1, id));
+    memset(&g, 0, sizeof(g));
+    OK(c, ffb_stmt_queue_execute(ins, tx, on_result, &g));
+    expect_ok(&loop, &g, FFB_OP_EXECUTE);
+    assert_int_equal(it_rts(c) - r0, 2);
+    ffb_stmt_free(ins);
+
+    snprintf(sql, sizeof(sql), "select b from %s where id = 500", t->table);
+    ffb_stmt *sel;
+    OK(c, ffb_stmt_new(c, &sel));
+    got gp = {0}, ge = {0};
+    OK(c, ffb_stmt_queue_prepare(sel, tx, sql, (size_t)-1, on_result, &gp));
+    OK(c, ffb_stmt_queue_execute(sel, tx, on_result, &ge));
+    expect_ok(&loop, &gp, FFB_OP_PREPARE);
+    expect_ok(&loop, &ge, FFB_OP_EXECUTE);
+    assert_int_equal(uv_fetch(&loop, sel), 1);
+    uint8_t rid[8];
+    OK(c, ffb_stmt_get_blob_id(sel, 0, rid));
+    r0 = it_rts(c);
+    OK(c, ffb_blob_open(c, tx, rid, 1024 * 1024, &b));
+    assert_int_equal(uv_read_blob(&loop, b, back, len + 1), len);
+    assert_memory_equal(back, data, len);
+    assert_int_equal(it_rts(c) - r0, 1);
+    ffb_blob_free(b);
+    assert_int_equal(uv_fetch(&loop, sel), 0);
+    ffb_stmt_free(sel);
+    memset(&g, 0, sizeof(g));
+    OK(c, ffb_tx_queue_rollback(tx, on_result, &g));
+    expect_ok(&loop, &g, FFB_OP_ROLLBACK);
+    ffb_tx_free(tx);
+    free(data);
+    free(back);
+    uv_done(&loop, c);
+    end_loop(&loop);
+}
+
+/* 1000 rows through a batch with the commit option, row 501 failing
+   (multi_error): the round trips ffb_batch_execute() costs on the same
+   server (Firebird 3: 1; Firebird 4: 2, the create is confirmed first). */
+static uint64_t run_batch(const target *t, ffb_conn *c, uv_loop_t *loop,
+                          int base) {
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    char sql[160];
+    snprintf(sql, sizeof(sql), "insert into %s (id, v) values (?, ?)",
+             t->table);
+    ffb_stmt *s;
+    if (loop) {
+        s = prepared_insert(loop, t, c, tx);
+    } else {
+        OK(c, ffb_stmt_new(c, &s));
+        OK(c, ffb_stmt_prepare(s, tx, sql, (size_t)-1));
+    }
+    ffb_batch_options bo = FFB_BATCH_OPTIONS_INIT;
+    bo.multi_error = 1;
+    bo.commit = 1;
+    ffb_batch *b;
+    OK(c, ffb_batch_new(s, &bo, &b));
+    for (int i = 0; i < 1000; i++) {
+        OK(c, ffb_stmt_bind_int64(s, 0, base + (i == 500 ? 499 : i)));
+        OK(c, ffb_stmt_bind_text(s, 1, "batch", 5));
+        OK(c, ffb_batch_add(b));
+    }
+    uint64_t r0 = it_rts(c);
+    int rc;
+    if (loop) {
+        got g = {0};
+        OK(c, ffb_batch_queue_execute(b, tx, on_result, &g));
+        wait_for(loop, &g.done, "the batch");
+        assert_int_equal(g.op, FFB_OP_BATCH_EXECUTE);
+        rc = g.status;
+        assert_non_null(strstr(g.msg, "row 501 of the batch failed"));
+    } else {
+        rc = ffb_batch_execute(b, tx);
+    }
+    uint64_t rts = it_rts(c) - r0;
+    assert_int_equal(rc, FFB_E_SERVER);
+    assert_int_equal(ffb_batch_row_count(b), 1000);
+    assert_int_equal(ffb_batch_row_status(b, 499), 1);
+    assert_int_equal(ffb_batch_row_status(b, 500), -1);
+    assert_int_equal(ffb_batch_row_status(b, 501), 1);
+    assert_int_equal(ffb_tx_is_active(tx), 0); /* committed */
+    ffb_batch_free(b);
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    return rts;
+}
+
+static void test_batch(void **state) {
+    target *t = *state;
+    ffb_conn *bc = blocking_conn(t);
+    uint64_t want = run_batch(t, bc, NULL, 10000);
+    blocking_done(bc);
+    assert_int_equal(want, t->version >= 4 ? 2 : 1);
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_conn *c = uv_conn(&loop, t);
+    uint64_t got_rts = run_batch(t, c, &loop, 20000);
+    printf("# %s: batch of 1000 + commit in %llu round trips (blocking %llu)"
+           "\n",
+           t->name, (unsigned long long)got_rts, (unsigned long long)want);
+    assert_int_equal(got_rts, want);
+    uv_done(&loop, c);
+    end_loop(&loop);
+}
+
+/* ---- closing with requests pending ------------------------------------------
+ */
+
+#define NPEND 6
+
+/* Queued and closed in the same pass: nothing is written; each request
+   completes with FFB_E_CANCELLED in queue order, then the close callback
+   runs. */
+static void test_close_pending_unsent(void **state) {
+    target *t = *state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_conn *c = uv_conn(&loop, t);
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    ffb_stmt *s;
+    OK(c, ffb_stmt_new(c, &s));
+    got g[NPEND];
+    memset(g, 0, sizeof(g));
+    for (int i = 0; i < NPEND - 1; i++)
+        OK(c, ffb_conn_queue_ping(c, on_result, &g[i]));
+    OK(c, ffb_stmt_queue_prepare(s, tx, "select 1 from rdb$database",
+                                 (size_t)-1, on_result, &g[NPEND - 1]));
+    uint64_t f0 = flushes(c);
+    closed cl = {0};
+    OK(c, ffb_uv_close(c, on_closed, &cl));
+    wait_for(&loop, &cl.done, "the close");
+    for (int i = 0; i < NPEND; i++) {
+        assert_int_equal(g[i].done, 1);
+        assert_int_equal(g[i].status, FFB_E_CANCELLED);
+        assert_int_equal(g[i].seq, g[0].seq + i);
+        assert_true(g[i].seq < cl.seq);
+    }
+    assert_int_equal(cl.status, FFB_E_CANCELLED);
+    assert_int_equal(cl.st.flushes, f0); /* nothing was written */
+    end_loop(&loop);
+}
+
+/* Written but not answered yet. The pings are queued in a result
+   callback (the loop's poll phase), so the adapter writes them in its
+   check handle right after; a zero timer then closes the connection at
+   the start of the next pass, and the close starts in that pass's
+   prepare handle - before the loop polls again, so their answers are
+   never read. */
+typedef struct on_wire {
+    ffb_conn *c;
+    got first, g[NPEND];
+    closed cl;
+    uv_timer_t close_timer;
+    uint64_t w0, r0, written;
+} on_wire;
+
+static void close_now(uv_timer_t *h) {
+    on_wire *w = h->data;
+    w->written = uv_writes(w->c) - w->w0;
+    if (ffb_uv_close(w->c, on_closed, &w->cl) < 0)
+        fail_msg("ffb_uv_close refused");
+}
+
+static void queue_then_close(ffb_conn *c, const ffb_result *r, void *data) {
+    on_wire *w = data;
+    on_result(c, r, &w->first);
+    w->w0 = uv_writes(c);
+    w->r0 = it_rts(c);
+    for (int i = 0; i < NPEND; i++)
+        if (ffb_conn_queue_ping(c, on_result, &w->g[i]) < 0)
+            return;
+    uv_timer_start(&w->close_timer, close_now, 0, 0);
+}
+
+static void test_close_pending_on_the_wire(void **state) {
+    target *t = *state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    on_wire *w = calloc(1, sizeof(*w));
+    w->c = uv_conn(&loop, t);
+    uv_timer_init(&loop, &w->close_timer);
+    w->close_timer.data = w;
+    OK(w->c, ffb_conn_queue_ping(w->c, queue_then_close, w));
+    wait_for(&loop, &w->cl.done, "the close");
+    assert_int_equal(w->first.status, 0);
+    assert_int_equal(w->written, 1); /* the pings went out, in one write */
+    for (int i = 0; i < NPEND; i++) {
+        assert_int_equal(w->g[i].status, FFB_E_CANCELLED);
+        assert_true(w->g[i].seq < w->cl.seq);
+        if (i)
+            assert_int_equal(w->g[i].seq, w->g[i - 1].seq + 1);
+    }
+    assert_int_equal(w->cl.status, FFB_E_CANCELLED);
+    assert_int_equal(w->cl.st.round_trips, w->r0); /* no answer was read */
+    uv_close((uv_handle_t *)&w->close_timer, NULL);
+    end_loop(&loop);
+    free(w);
+}
+
+/* ffb_uv_close() from a result callback of the same connection: the
+   requests behind it complete with FFB_E_CANCELLED, the close runs
+   after the callback returned. */
+typedef struct self_close {
+    got first, rest[3];
+    closed cl;
+    int rc;
+} self_close;
+
+static void close_from_callback(ffb_conn *c, const ffb_result *r, void *data) {
+    self_close *sc = data;
+    on_result(c, r, &sc->first);
+    sc->rc = ffb_uv_close(c, on_closed, &sc->cl);
+}
+
+static void test_close_from_a_callback(void **state) {
+    target *t = *state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_conn *c = uv_conn(&loop, t);
+    self_close sc;
+    memset(&sc, 0, sizeof(sc));
+    OK(c, ffb_conn_queue_ping(c, close_from_callback, &sc));
+    for (int i = 0; i < 3; i++)
+        OK(c, ffb_conn_queue_ping(c, on_result, &sc.rest[i]));
+    wait_for(&loop, &sc.cl.done, "the close");
+    assert_int_equal(sc.rc, 0);
+    assert_int_equal(sc.first.status, 0);
+    /* The answers came in one read with the first one's: they are
+       delivered by the same feed, before the close starts. */
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(sc.rest[i].done, 1);
+        assert_true(sc.rest[i].status == 0 ||
+                    sc.rest[i].status == FFB_E_CANCELLED);
+        assert_true(sc.rest[i].seq < sc.cl.seq);
+    }
+    end_loop(&loop);
+}
+
+/* ---- connect failures
+ * -------------------------------------------------------- */
+
+/* A TCP listener on 127.0.0.1 that never accepts: the kernel completes
+   the TCP connect, nobody answers op_connect. */
+static int silent_listener(int *port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(fd, 16), 0);
+    socklen_t sl = sizeof(sa);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+static void test_connect_timeout(void **state) {
+    (void)state;
+    int port;
+    int lfd = silent_listener(&port);
+    char dsn[64];
+    snprintf(dsn, sizeof(dsn), "127.0.0.1/%d:/nothing.fdb", port);
+    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
+    o.dsn = dsn;
+    o.connect_timeout_ms = 300;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_uv_conn_new(&loop, &o, &c), 0);
+    connected s = {0};
+    int64_t t0 = ffb_now_ms();
+    OK(c, ffb_uv_connect(c, on_connected, &s));
+    /* The loop ends by itself when the timer has failed the connect. */
+    uv_run(&loop, UV_RUN_DEFAULT);
+    int64_t took = ffb_now_ms() - t0;
+    assert_int_equal(s.done, 1);
+    printf("# connect to a silent listener: %d after %lld ms: %s\n", s.status,
+           (long long)took, s.msg);
+    assert_int_equal(s.status, FFB_E_TIMEOUT);
+    assert_non_null(strstr(s.msg, "timed out after 300 ms"));
+    assert_true(took >= 300);
+    assert_true(took < 300 + 2000);
+    ffb_uv_stats ust;
+    OK(c, ffb_uv_conn_stats(c, &ust, sizeof(ust)));
+    assert_true(ust.timer_fires >= 1);
+    assert_int_equal(ffb_conn_is_attached(c), 0);
+    closed cl = {0};
+    OK(c, ffb_uv_close(c, on_closed, &cl));
+    end_loop(&loop);
+    assert_int_equal(cl.done, 1);
+    assert_int_equal(cl.status, FFB_E_TIMEOUT);
+    close(lfd);
+}
+
+/* Nothing listens: FFB_E_IO naming the address and libuv's reason. */
+static void test_connect_refused(void **state) {
+    (void)state;
+    int port;
+    close(silent_listener(&port));
+    char dsn[64];
+    snprintf(dsn, sizeof(dsn), "127.0.0.1/%d:/nothing.fdb", port);
+    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
+    o.dsn = dsn;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_uv_conn_new(&loop, &o, &c), 0);
+    connected s = {0};
+    OK(c, ffb_uv_connect(c, on_connected, &s));
+    wait_for(&loop, &s.done, "the connect");
+    assert_int_equal(s.status, FFB_E_IO);
+    char want[64];
+    snprintf(want, sizeof(want), "cannot connect to 127.0.0.1 port %d", port);
+    if (!strstr(s.msg, want) || !strstr(s.msg, "ECONNREFUSED"))
+        fail_msg("message: %s", s.msg);
+    closed cl = {0};
+    OK(c, ffb_uv_close(c, on_closed, &cl));
+    end_loop(&loop);
+    assert_int_equal(cl.status, FFB_E_IO);
+}
+
+/* A name that does not resolve. */
+static void test_unknown_host(void **state) {
+    (void)state;
+    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
+    o.dsn = "no-such-host.invalid:/nothing.fdb";
+    o.connect_timeout_ms = 10000;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_uv_conn_new(&loop, &o, &c), 0);
+    connected s = {0};
+    OK(c, ffb_uv_connect(c, on_connected, &s));
+    wait_for(&loop, &s.done, "the connect");
+    assert_int_equal(s.status, FFB_E_IO);
+    assert_non_null(strstr(s.msg, "cannot resolve no-such-host.invalid"));
+    closed cl = {0};
+    OK(c, ffb_uv_close(c, on_closed, &cl));
+    end_loop(&loop);
+}
+
+/* Closed while the connect is in progress: the connect callback gets
+   FFB_E_CANCELLED, then the close callback. */
+static void test_close_while_connecting(void **state) {
+    target *t = *state;
+    ffb_conn_options o;
+    options(t, &o);
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_uv_conn_new(&loop, &o, &c), 0);
+    connected s = {0};
+    OK(c, ffb_uv_connect(c, on_connected, &s));
+    closed cl = {0};
+    OK(c, ffb_uv_close(c, on_closed, &cl));
+    end_loop(&loop);
+    assert_int_equal(s.done, 1);
+    assert_int_equal(s.status, FFB_E_CANCELLED);
+    assert_int_equal(cl.done, 1);
+    assert_int_equal(cl.status, FFB_E_CANCELLED);
+    assert_true(s.seq < cl.seq);
+}
+
+/* ---- the loop never stalls
+ * ---------------------------------------------------- */
+
+#define NCONN 100
+
+typedef struct many many;
+
+typedef struct one {
+    many *m;
+    ffb_conn *c;
+    ffb_tx *tx;
+    ffb_stmt *s;
+    int64_t value;
+    int closed, close_status;
+} one;
+
+struct many {
+    one conns[NCONN];
+    int nclosed, failures;
+    char first_failure[512];
+    int64_t last_tick, max_gap, ticks;
+    uv_timer_t tick, guard;
+    int gave_up;
+};
+
+static void many_fail(one *o, const char *what, const char *msg) {
+    if (o->m->failures++ == 0)
+        snprintf(o->m->first_failure, sizeof(o->m->first_failure), "%s: %s",
+                 what, msg);
+}
+
+static void many_closed(ffb_conn *c, int status, void *data) {
+    (void)c;
+    one *o = data;
+    o->closed = 1;
+    o->close_status = status;
+    if (++o->m->nclosed == NCONN) {
+        uv_timer_stop(&o->m->tick);
+        uv_timer_stop(&o->m->guard);
+    }
+}
+
+static void many_close(one *o) {
+    if (ffb_uv_close(o->c, many_closed, o) < 0)
+        many_fail(o, "close", "refused");
+}
+
+static void many_executed(ffb_conn *c, const ffb_result *r, void *data) {
+    one *o = data;
+    if (ffb_result_status(r) < 0) {
+        many_fail(o, "execute", ffb_error_message(ffb_result_error(r)));
+    } else if (ffb_stmt_fetch(o->s) != 1 ||
+               ffb_stmt_get_int64(o->s, 0, &o->value) < 0) {
+        many_fail(o, "fetch", ffb_error_message(ffb_conn_error(c)));
+    }
+    ffb_stmt_free(o->s);
+    ffb_tx_free(o->tx); /* its rollback rides with the detach */
+    many_close(o);
+}
+
+static void many_prepared(ffb_conn *c, const ffb_result *r, void *data) {
+    (void)c;
+    if (ffb_result_status(r) < 0)
+        many_fail(data, "prepare", ffb_error_message(ffb_result_error(r)));
+}
+
+static void many_connected(ffb_conn *c, int status, void *data) {
+    one *o = data;
+    if (status < 0) {
+        many_fail(o, "connect", ffb_error_message(ffb_conn_error(c)));
+        many_close(o);
+        return;
+    }
+    static const char sql[] = "select current_connection from rdb$database";
+    if (ffb_tx_begin(c, NULL, &o->tx) < 0 || ffb_stmt_new(c, &o->s) < 0 ||
+        ffb_stmt_queue_prepare(o->s, o->tx, sql, sizeof(sql) - 1, many_prepared,
+                               o) < 0 ||
+        ffb_stmt_queue_execute(o->s, o->tx, many_executed, o) < 0) {
+        many_fail(o, "queue", ffb_error_message(ffb_conn_error(c)));
+        many_close(o);
+    }
+}
+
+static void many_tick(uv_timer_t *h) {
+    many *m = h->data;
+    int64_t now = ffb_now_ms();
+    if (now - m->last_tick > m->max_gap)
+        m->max_gap = now - m->last_tick;
+    m->last_tick = now;
+    m->ticks++;
+}
+
+static void many_give_up(uv_timer_t *h) {
+    many *m = h->data;
+    m->gave_up = 1;
+    uv_stop(h->loop);
+}
+
+static void test_loop_never_stalls(void **state) {
+    target *t = *state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    many *m = calloc(1, sizeof(*m));
+    uv_timer_init(&loop, &m->tick);
+    m->tick.data = m;
+    m->last_tick = ffb_now_ms();
+    uv_timer_start(&m->tick, many_tick, 5, 5);
+    uv_timer_init(&loop, &m->guard);
+    m->guard.data = m;
+    uv_timer_start(&m->guard, many_give_up, 300000, 0);
+    ffb_conn_options o;
+    options(t, &o);
+    int64_t t0 = ffb_now_ms();
+    for (int i = 0; i < NCONN; i++) {
+        one *x = &m->conns[i];
+        x->m = m;
+        assert_int_equal(ffb_uv_conn_new(&loop, &o, &x->c), 0);
+        OK(x->c, ffb_uv_connect(x->c, many_connected, x));
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    int64_t took = ffb_now_ms() - t0;
+    if (m->gave_up)
+        fail_msg("%d of %d connections closed after 300 s", m->nclosed, NCONN);
+    uv_close((uv_handle_t *)&m->tick, NULL);
+    uv_close((uv_handle_t *)&m->guard, NULL);
+    end_loop(&loop);
+    printf("# %s: %d connections connected, queried and closed in %lld ms; "
+           "timer (5 ms) ticked %lld times, largest gap %lld ms\n",
+           t->name, NCONN, (long long)took, (long long)m->ticks,
+           (long long)m->max_gap);
+    if (m->failures)
+        fail_msg("%d failures; first: %s", m->failures, m->first_failure);
+    assert_int_equal(m->nclosed, NCONN);
+    for (int i = 0; i < NCONN; i++) {
+        assert_int_equal(m->conns[i].closed, 1);
+        assert_int_equal(m->conns[i].close_status, 0);
+        assert_true(m->conns[i].value > 0);
+        for (int j = 0; j < i; j++) /* 100 attachments of their own */
+            assert_true(m->conns[j].value != m->conns[i].value);
+    }
+    assert_true(m->max_gap < 250);
+    free(m);
+}
+
+int main(void) {
+    static const char *const names[] = {"FB3", "FB4", "FB4E"};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_connect_and_close),
+        cmocka_unit_test(test_localhost),
+        cmocka_unit_test(test_prepare_execute_fetch),
+        cmocka_unit_test(test_dml_and_commit),
+        cmocka_unit_test(test_pipeline_queued_in_a_callback),
+        cmocka_unit_test(test_pipeline_queued_in_a_timer),
+        cmocka_unit_test(test_blob),
+        cmocka_unit_test(test_batch),
+        cmocka_unit_test(test_close_pending_unsent),
+        cmocka_unit_test(test_close_pending_on_the_wire),
+        cmocka_unit_test(test_close_from_a_callback),
+        cmocka_unit_test(test_connect_timeout),
+        cmocka_unit_test(test_connect_refused),
+        cmocka_unit_test(test_unknown_host),
+        cmocka_unit_test(test_close_while_connecting),
+        cmocka_unit_test(test_loop_never_stalls),
+    };
+    return it_main("UV", names, sizeof(names) / sizeof(names[0]), tests,
+                   sizeof(tests) / sizeof(tests[0]), setup_target,
+                   teardown_target);
+}
