@@ -22,6 +22,11 @@
 
 #include <cmocka.h>
 #include <uv.h>
+#ifdef FFB_HAVE_VALGRIND_H
+#include <valgrind/valgrind.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#endif
 
 #include "include/fastfb.h"
 #include "include/fastfb_uv.h"
@@ -1118,18 +1123,30 @@ static void test_loop_never_stalls(void **state) {
            "timer (5 ms) ticked %lld times, largest gap %lld ms\n",
            t->name, NCONN, (long long)took, (long long)m->ticks,
            (long long)m->max_gap);
-    if (m->failures)
-        fail_msg("%d failures; first: %s", m->failures, m->first_failure);
-    assert_int_equal(m->nclosed, NCONN);
-    for (int i = 0; i < NCONN; i++) {
-        assert_int_equal(m->conns[i].closed, 1);
-        assert_int_equal(m->conns[i].close_status, 0);
-        assert_true(m->conns[i].value > 0);
-        for (int j = 0; j < i; j++) /* 100 attachments of their own */
-            assert_true(m->conns[j].value != m->conns[i].value);
+    int failures = m->failures, nclosed = m->nclosed, bad = -1;
+    char first[512];
+    snprintf(first, sizeof(first), "%s", m->first_failure);
+    for (int i = 0; i < NCONN && bad < 0; i++) {
+        one *x = &m->conns[i];
+        if (!x->closed || x->close_status != 0 || x->value <= 0)
+            bad = i;
+        for (int j = 0; j < i && bad < 0; j++) /* an attachment each */
+            if (m->conns[j].value == x->value)
+                bad = i;
     }
-    assert_true(m->max_gap < 250);
+    int64_t gap = m->max_gap;
     free(m);
+    if (failures)
+        fail_msg("%d failures; first: %s", failures, first);
+    assert_int_equal(nclosed, NCONN);
+    if (bad >= 0)
+        fail_msg("connection %d: not closed politely, or no attachment of "
+                 "its own",
+                 bad);
+    /* Under valgrind everything runs some 50 times slower: the bound
+       means nothing there (the run still checks every connection). */
+    if (!RUNNING_ON_VALGRIND)
+        assert_true(gap < 250);
 }
 
 int main(void) {
