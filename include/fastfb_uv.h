@@ -17,7 +17,10 @@
  * loop's thread. Result callbacks run inside the adapter's read callback
  * (in ffb_conn_feed()), in queue order; they may queue more requests,
  * start other connections and call ffb_uv_close() on any connection,
- * including their own.
+ * including their own. Give every request a callback: a request queued
+ * with a NULL callback keeps its result until ffb_conn_next_result()
+ * takes it (which never waits here: FFB_E_AGAIN while none is complete),
+ * and counts as pending for ffb_uv_close().
  *
  * Lifetime: a connection made here is freed only by ffb_uv_close(), never
  * by ffb_conn_free(). Its I/O-driver pointer (ffb_conn_set_io_data()) is
