@@ -518,6 +518,10 @@ static void teardown(uvconn *a, int status) {
 static void on_detached(ffb_conn *conn, const ffb_result *res, void *data) {
     (void)conn;
     uvconn *a = data;
+    /* Not when it is cancelled: by a break (then the cause counts) or by
+       the teardown after the detach's own timeout. */
+    if (a->closing != CL_DETACHING || a->state != ST_READY)
+        return;
     a->detached = 1;
     a->close_status = ffb_result_status(res);
 }
@@ -555,10 +559,15 @@ static void pump(uvconn *a) {
         return;
     if (a->closing == CL_REQUESTED)
         begin_close(a);
-    if (a->closing == CL_DETACHING &&
-        (a->detached || a->state != ST_READY || !a->tcp)) {
-        teardown(a, a->detached ? a->close_status : a->broken_rc);
-        return;
+    if (a->closing == CL_DETACHING) {
+        if (a->state != ST_READY) { /* broke while detaching */
+            teardown(a, a->broken_rc);
+            return;
+        }
+        if (a->detached || !a->tcp) { /* answered, or the server left */
+            teardown(a, a->detached ? a->close_status : FFB_E_CLOSED);
+            return;
+        }
     }
     if (a->closing == CL_TEARDOWN)
         return;
