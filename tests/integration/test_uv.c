@@ -16,8 +16,14 @@
 #include <string.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -993,6 +999,309 @@ static void test_close_while_connecting(void **state) {
     assert_true(s.seq < cl.seq);
 }
 
+/* ---- through ffb-proxy (bench/proxy.c): delays and faults -------------------
+ */
+
+static char proxy_path[PATH_MAX];
+
+typedef struct proxy {
+    pid_t pid;
+    int out_fd, in_fd; /* its stdout; its stdin (closing it ends it) */
+    char buf[4096];
+    size_t len;
+    int port;
+} proxy;
+
+static int find_proxy(void) {
+    const char *env = getenv("FFB_PROXY");
+    if (env) {
+        snprintf(proxy_path, sizeof(proxy_path), "%s", env);
+        return access(proxy_path, X_OK) == 0;
+    }
+    char self[PATH_MAX - 32];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0)
+        return 0;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return 0;
+    *slash = '\0';
+    snprintf(proxy_path, sizeof(proxy_path), "%s/../bench/ffb-proxy", self);
+    return access(proxy_path, X_OK) == 0;
+}
+
+static int proxy_line(proxy *p, char *line, size_t size) {
+    int64_t deadline = ffb_now_ms() + 10000;
+    for (;;) {
+        char *nl = memchr(p->buf, '\n', p->len);
+        if (nl) {
+            size_t n = (size_t)(nl - p->buf);
+            snprintf(line, size, "%.*s", (int)n, p->buf);
+            p->len -= n + 1;
+            memmove(p->buf, nl + 1, p->len);
+            return 0;
+        }
+        int64_t left = deadline - ffb_now_ms();
+        if (left <= 0 || p->len == sizeof(p->buf))
+            return -1;
+        struct pollfd pf = {p->out_fd, POLLIN, 0};
+        int r = poll(&pf, 1, (int)left);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        ssize_t n = read(p->out_fd, p->buf + p->len, sizeof(p->buf) - p->len);
+        if (n <= 0)
+            return -1;
+        p->len += (size_t)n;
+    }
+}
+
+/* ffb-proxy in front of the target's server, with `args`; skips the test
+   when the proxy is not built. */
+static void proxy_start(proxy *p, const target *t, const char *const *args) {
+    if (!find_proxy())
+        skip();
+    char up[64];
+    const char *slash = strchr(t->dsn, '/'), *colon = strchr(t->dsn, ':');
+    assert_true(slash && colon && colon > slash);
+    snprintf(up, sizeof(up), "%.*s:%.*s", (int)(slash - t->dsn), t->dsn,
+             (int)(colon - slash - 1), slash + 1);
+    const char *argv[32];
+    size_t n = 0;
+    argv[n++] = proxy_path;
+    argv[n++] = "--upstream";
+    argv[n++] = up;
+    argv[n++] = "--port";
+    argv[n++] = "0";
+    argv[n++] = "--quiet";
+    argv[n++] = "--exit-on-stdin-eof";
+    for (size_t i = 0; args[i] && n < 31; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    int out[2], in[2];
+    assert_int_equal(pipe(out), 0);
+    assert_int_equal(pipe(in), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[0]);
+        close(in[1]);
+        close(out[0]);
+        close(out[1]);
+        execv(proxy_path, (char *const *)argv);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    fcntl(in[1], F_SETFD, FD_CLOEXEC);
+    fcntl(out[0], F_SETFD, FD_CLOEXEC);
+    memset(p, 0, sizeof(*p));
+    p->pid = pid;
+    p->out_fd = out[0];
+    p->in_fd = in[1];
+    char line[256];
+    if (proxy_line(p, line, sizeof(line)) < 0 ||
+        sscanf(line, "port %d", &p->port) != 1)
+        fail_msg("ffb-proxy did not report its port");
+}
+
+/* The client turns the proxy counted (SIGUSR1 prints its stats). */
+static uint64_t proxy_turns(proxy *p) {
+    assert_int_equal(kill(p->pid, SIGUSR1), 0);
+    char line[1024];
+    for (;;) {
+        if (proxy_line(p, line, sizeof(line)) < 0)
+            fail_msg("ffb-proxy did not answer SIGUSR1");
+        if (strncmp(line, "stats ", 6) == 0 && strstr(line, " why=signal"))
+            break;
+    }
+    const char *f = strstr(line, " turns=");
+    assert_non_null(f);
+    return strtoull(f + 7, NULL, 10);
+}
+
+static void proxy_stop(proxy *p) {
+    close(p->in_fd);
+    kill(p->pid, SIGTERM);
+    int st;
+    waitpid(p->pid, &st, 0);
+    close(p->out_fd);
+}
+
+static void proxy_options(const target *t, const proxy *p, char *dsn,
+                          size_t size, ffb_conn_options *o) {
+    snprintf(dsn, size, "127.0.0.1/%d:%s", p->port, strchr(t->dsn, ':') + 1);
+    options(t, o);
+    o->dsn = dsn;
+}
+
+/* 20 ms each way: the proxy's own count of client turns equals the
+   library's round trips - connect, then 50 pings queued in a timer
+   callback (1) - and the pings take at least one 40 ms round trip. */
+static void test_proxy_turns_match(void **state) {
+    target *t = *state;
+    proxy p;
+    const char *const args[] = {"--delay-ms", "20", NULL};
+    proxy_start(&p, t, args);
+    char dsn[600];
+    ffb_conn_options o;
+    proxy_options(t, &p, dsn, sizeof(dsn), &o);
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    int64_t t0 = ffb_now_ms();
+    ffb_conn *c = uv_conn_opts(&loop, &o);
+    int64_t connect_ms = ffb_now_ms() - t0;
+    uint64_t turns = proxy_turns(&p), rts = it_rts(c);
+    assert_int_equal(turns, rts);
+    assert_true(connect_ms >= (int64_t)rts * 40);
+
+    timer_run r;
+    memset(&r, 0, sizeof(r));
+    r.c = c;
+    uv_timer_t h;
+    uv_timer_init(&loop, &h);
+    h.data = &r;
+    t0 = ffb_now_ms();
+    uv_timer_start(&h, queue_in_timer, 0, 0);
+    wait_for(&loop, &r.ping[NPIPE - 1].done, "the pings");
+    int64_t ping_ms = ffb_now_ms() - t0;
+    for (int i = 0; i < NPIPE; i++)
+        assert_int_equal(r.ping[i].status, 0);
+    assert_int_equal(it_rts(c) - r.r0, 1);
+    assert_int_equal(proxy_turns(&p) - turns, 1);
+    printf("# %s through a 20 ms proxy: connect %llu turns in %lld ms, %d "
+           "pings 1 turn in %lld ms\n",
+           t->name, (unsigned long long)turns, (long long)connect_ms, NPIPE,
+           (long long)ping_ms);
+    assert_true(ping_ms >= 40);
+    uv_close((uv_handle_t *)&h, NULL);
+    uv_done(&loop, c);
+    end_loop(&loop);
+    proxy_stop(&p);
+}
+
+/* A wide result read with fetches queued from the result callbacks, until
+   a request fails. */
+typedef struct scan {
+    ffb_stmt *s;
+    ffb_tx *tx;
+    got prep;
+    int rows, status, done;
+    int64_t t_end;
+    char conn_msg[512];
+} scan;
+
+static void scan_rows(ffb_conn *c, const ffb_result *r, void *data) {
+    scan *sc = data;
+    int rc = ffb_result_status(r);
+    while (rc == 0) {
+        while ((rc = ffb_stmt_fetch(sc->s)) == 1)
+            sc->rows++;
+        if (rc != FFB_E_AGAIN)
+            break;
+        rc = ffb_stmt_queue_fetch(sc->s, scan_rows, sc);
+        if (rc == 0)
+            return; /* called again when rows are in */
+        if (rc == 1)
+            rc = 0;
+    }
+    sc->status = rc;
+    sc->done = 1;
+    sc->t_end = ffb_now_ms();
+    snprintf(sc->conn_msg, sizeof(sc->conn_msg), "%s",
+             ffb_error_message(ffb_conn_error(c)));
+}
+
+/* About 1.1 MB of text that compresses to no less than half (random
+   hex), so the faults below hit it with zlib on too. */
+#define U "uuid_to_char(gen_uuid())"
+static const char *const SELECT_WIDE =
+    "with recursive r(n) as (select 1 from rdb$database union all "
+    "select n + 1 from r where n < 50) select (a.n - 1) * 50 + b.n, " U "||" U
+    "||" U "||" U "||" U "||" U "||" U "||" U " from r a cross join r b";
+
+static void start_scan(ffb_conn *c, scan *sc) {
+    OK(c, ffb_tx_begin(c, NULL, &sc->tx));
+    OK(c, ffb_stmt_new(c, &sc->s));
+    OK(c, ffb_stmt_queue_prepare(sc->s, sc->tx, SELECT_WIDE, (size_t)-1,
+                                 on_result, &sc->prep));
+    OK(c, ffb_stmt_queue_execute(sc->s, sc->tx, scan_rows, sc));
+}
+
+/* The server's answers stop after 300 KB: the I/O timeout (1 s) on the
+   adapter's timer breaks the connection, the fetch pending completes
+   with FFB_E_CANCELLED while ffb_conn_error() names the timeout, and the
+   close reports FFB_E_TIMEOUT. */
+static void test_break_stalled_stream(void **state) {
+    target *t = *state;
+    proxy p;
+    const char *const args[] = {"--stall-after-bytes", "300000", NULL};
+    proxy_start(&p, t, args);
+    char dsn[600];
+    ffb_conn_options o;
+    proxy_options(t, &p, dsn, sizeof(dsn), &o);
+    o.io_timeout_ms = 1000;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_conn *c = uv_conn_opts(&loop, &o);
+    scan sc;
+    memset(&sc, 0, sizeof(sc));
+    int64_t t0 = ffb_now_ms();
+    start_scan(c, &sc);
+    wait_for(&loop, &sc.done, "the scan to fail");
+    printf("# %s stalled after 300000 bytes: %s after %d rows, %lld ms: %s\n",
+           t->name, ffb_err_name(sc.status), sc.rows,
+           (long long)(sc.t_end - t0), sc.conn_msg);
+    assert_int_equal(sc.prep.status, 0);
+    assert_int_equal(sc.status, FFB_E_CANCELLED);
+    assert_true(sc.rows > 0 && sc.rows < 2500);
+    assert_non_null(strstr(sc.conn_msg, "within 1000 ms"));
+    assert_true(sc.t_end - t0 >= 1000);
+    assert_true(sc.t_end - t0 < 10000);
+    assert_int_equal(ffb_conn_is_attached(c), 0);
+    got g = {0};
+    assert_int_equal(ffb_conn_queue_ping(c, on_result, &g), FFB_E_STATE);
+    closed cl = {0};
+    OK(c, ffb_uv_close(c, on_closed, &cl));
+    wait_for(&loop, &cl.done, "the close");
+    assert_int_equal(cl.status, FFB_E_TIMEOUT);
+    end_loop(&loop);
+    proxy_stop(&p);
+}
+
+/* The stream is closed after 300 KB: the read sees the end, the fetch
+   pending completes with FFB_E_CANCELLED, the close reports the end. */
+static void test_break_closed_stream(void **state) {
+    target *t = *state;
+    proxy p;
+    const char *const args[] = {"--close-after-bytes", "300000", NULL};
+    proxy_start(&p, t, args);
+    char dsn[600];
+    ffb_conn_options o;
+    proxy_options(t, &p, dsn, sizeof(dsn), &o);
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_conn *c = uv_conn_opts(&loop, &o);
+    scan sc;
+    memset(&sc, 0, sizeof(sc));
+    start_scan(c, &sc);
+    wait_for(&loop, &sc.done, "the scan to fail");
+    printf("# %s closed after 300000 bytes: %s after %d rows: %s\n", t->name,
+           ffb_err_name(sc.status), sc.rows, sc.conn_msg);
+    assert_int_equal(sc.status, FFB_E_CANCELLED);
+    assert_true(sc.rows > 0 && sc.rows < 2500);
+    closed cl = {0};
+    OK(c, ffb_uv_close(c, on_closed, &cl));
+    wait_for(&loop, &cl.done, "the close");
+    assert_true(cl.status == FFB_E_CLOSED || cl.status == FFB_E_IO);
+    end_loop(&loop);
+    proxy_stop(&p);
+}
+
 /* ---- the loop never stalls
  * ---------------------------------------------------- */
 
@@ -1150,6 +1459,7 @@ static void test_loop_never_stalls(void **state) {
 }
 
 int main(void) {
+    signal(SIGPIPE, SIG_IGN); /* the proxy's pipes */
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_connect_and_close),
@@ -1167,6 +1477,9 @@ int main(void) {
         cmocka_unit_test(test_connect_refused),
         cmocka_unit_test(test_unknown_host),
         cmocka_unit_test(test_close_while_connecting),
+        cmocka_unit_test(test_proxy_turns_match),
+        cmocka_unit_test(test_break_stalled_stream),
+        cmocka_unit_test(test_break_closed_stream),
         cmocka_unit_test(test_loop_never_stalls),
     };
     return it_main("UV", names, sizeof(names) / sizeof(names[0]), tests,
