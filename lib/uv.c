@@ -99,7 +99,7 @@ struct uvconn {
     uint8_t rbuf[READ_SIZE];
 };
 
-/* ---- memory ------------------------------------------------------------- */
+/* ---- memory -------------------------------------------------------------- */
 
 static void *amalloc(uvconn *a, size_t n) {
     return a->has_alloc ? a->alloc.malloc(n, a->alloc.data) : malloc(n);
@@ -119,7 +119,7 @@ static uvconn *get(const ffb_conn *conn) {
     return a && a->magic == MAGIC && a->conn == conn ? a : NULL;
 }
 
-/* ---- failures ----------------------------------------------------------- */
+/* ---- failures ------------------------------------------------------------ */
 
 /* Break the connection with the adapter's own reason (a libuv error). */
 static int stream_error(uvconn *a, int code, int uverr, const char *what) {
@@ -180,7 +180,7 @@ static void on_break(uvconn *a, int rc) {
     }
 }
 
-/* ---- connect ------------------------------------------------------------ */
+/* ---- connect ------------------------------------------------------------- */
 
 static void try_next(uvconn *a);
 
@@ -348,7 +348,7 @@ int ffb_uv_create_database(ffb_conn *conn, const ffb_create_options *copts,
     return start(conn, 1, copts, cb, data);
 }
 
-/* ---- writes ------------------------------------------------------------- */
+/* ---- writes -------------------------------------------------------------- */
 
 static void on_written(uv_write_t *req, int status) {
     wreq *w = (wreq *)req;
@@ -418,7 +418,7 @@ static void write_out(uvconn *a) {
     a->inflight += len;
 }
 
-/* ---- time --------------------------------------------------------------- */
+/* ---- time ---------------------------------------------------------------- */
 
 static void on_timer(uv_timer_t *t);
 
@@ -462,7 +462,7 @@ static void on_timer(uv_timer_t *t) {
     arm(a);
 }
 
-/* ---- closing ------------------------------------------------------------ */
+/* ---- closing ------------------------------------------------------------- */
 
 static void handle_closed(uv_handle_t *h) {
     uvconn *a = h->data;
@@ -592,7 +592,7 @@ int ffb_uv_close(ffb_conn *conn, ffb_uv_close_cb cb, void *data) {
     return 0;
 }
 
-/* ---- the connection ----------------------------------------------------- */
+/* ---- the connection ------------------------------------------------------ */
 
 int ffb_uv_conn_new(uv_loop_t *loop, const ffb_conn_options *opts,
                     ffb_conn **out) {

@@ -192,8 +192,7 @@ static void test_refused_then_closed(void **state) {
     assert_true(s.order < cl.order);
 }
 
-/* ---- allocation failures
- * ------------------------------------------------------ */
+/* ---- allocation failures ------------------------------------------------- */
 
 typedef struct failing {
     long live;    /* blocks not freed */

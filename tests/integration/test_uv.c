@@ -66,8 +66,7 @@ static void blocking_done(ffb_conn *c) {
     ffb_conn_free(c);
 }
 
-/* ---- running the loop ------------------------------------------------------
- */
+/* ---- running the loop ---------------------------------------------------- */
 
 static void guard_tick(uv_timer_t *t) { (void)t; }
 
@@ -226,8 +225,7 @@ static int teardown_target(void **state) {
     return 0;
 }
 
-/* ---- connect and close ------------------------------------------------------
- */
+/* ---- connect and close --------------------------------------------------- */
 
 /* The connect costs what the blocking connect costs on this server, one
    write per round trip (each handshake step needs the answer before it);
@@ -286,8 +284,58 @@ static void test_localhost(void **state) {
     end_loop(&loop);
 }
 
-/* ---- SQL
- * --------------------------------------------------------------------- */
+/* Create a database through the loop, use it, drop it (op_drop_database,
+   1 round trip); attaching it afterwards fails with the server's I/O
+   error. */
+static void test_create_and_drop(void **state) {
+    target *t = *state;
+    const char *colon = strchr(t->dsn, ':'), *slash = strrchr(t->dsn, '/');
+    assert_true(colon && slash && slash > colon);
+    char dsn[600];
+    snprintf(dsn, sizeof(dsn), "%.*s/ffb_uvcreate_%d.fdb",
+             (int)(slash - t->dsn), t->dsn, (int)getpid());
+    ffb_conn_options o;
+    options(t, &o);
+    o.dsn = dsn;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_uv_conn_new(&loop, &o, &c), 0);
+    ffb_create_options co = FFB_CREATE_OPTIONS_INIT;
+    co.page_size = 16384;
+    co.overwrite = 1;
+    connected s = {0};
+    OK(c, ffb_uv_create_database(c, &co, on_connected, &s));
+    wait_for(&loop, &s.done, "the create");
+    if (s.status != 0)
+        fail_msg("create %s: %s", dsn, s.msg);
+    static const uint8_t items[] = {14 /* isc_info_page_size */, 1};
+    uint8_t info[32];
+    got g = {0};
+    OK(c, ffb_conn_queue_info(c, items, sizeof(items), info, sizeof(info),
+                              on_result, &g));
+    expect_ok(&loop, &g, FFB_OP_INFO);
+    assert_int_equal(info[0], 14);
+    assert_int_equal(info[3] | info[4] << 8, 16384);
+    uint64_t r0 = it_rts(c);
+    memset(&g, 0, sizeof(g));
+    OK(c, ffb_conn_queue_drop_database(c, on_result, &g));
+    expect_ok(&loop, &g, FFB_OP_DROP_DATABASE);
+    assert_int_equal(it_rts(c) - r0, 1);
+    closed cl = {0};
+    OK(c, ffb_uv_close(c, on_closed, &cl));
+    wait_for(&loop, &cl.done, "the close");
+    assert_int_equal(cl.status, 0); /* nothing left to detach */
+    end_loop(&loop);
+
+    ffb_conn *b = NULL;
+    assert_int_equal(ffb_conn_new(&o, &b), 0);
+    assert_int_equal(ffb_conn_connect(b), FFB_E_SERVER);
+    assert_int_equal(ffb_error_gds(ffb_conn_error(b)), FFB_GDS_IO_ERROR);
+    ffb_conn_free(b);
+}
+
+/* ---- SQL ----------------------------------------------------------------- */
 
 static const char *const SELECT_2500 =
     "with recursive r(n) as (select 1 from rdb$database union all "
@@ -416,8 +464,7 @@ static void test_dml_and_commit(void **state) {
     end_loop(&loop);
 }
 
-/* ---- one write per loop pass
- * ------------------------------------------------- */
+/* ---- one write per loop pass --------------------------------------------- */
 
 #define NPIPE 50
 
@@ -574,8 +621,7 @@ static void test_pipeline_queued_in_a_timer(void **state) {
     end_loop(&loop);
 }
 
-/* ---- blobs and batches
- * ------------------------------------------------------- */
+/* ---- blobs and batches --------------------------------------------------- */
 
 static size_t uv_read_blob(uv_loop_t *loop, ffb_blob *b, uint8_t *buf,
                            size_t size) {
@@ -738,8 +784,7 @@ static void test_batch(void **state) {
     end_loop(&loop);
 }
 
-/* ---- closing with requests pending ------------------------------------------
- */
+/* ---- closing with requests pending --------------------------------------- */
 
 #define NPEND 6
 
@@ -872,8 +917,7 @@ static void test_close_from_a_callback(void **state) {
     end_loop(&loop);
 }
 
-/* ---- connect failures
- * -------------------------------------------------------- */
+/* ---- connect failures ---------------------------------------------------- */
 
 /* A TCP listener on 127.0.0.1 that never accepts: the kernel completes
    the TCP connect, nobody answers op_connect. */
@@ -999,8 +1043,7 @@ static void test_close_while_connecting(void **state) {
     assert_true(s.seq < cl.seq);
 }
 
-/* ---- through ffb-proxy (bench/proxy.c): delays and faults -------------------
- */
+/* ---- through ffb-proxy (bench/proxy.c): delays and faults ---------------- */
 
 static char proxy_path[PATH_MAX];
 
@@ -1302,8 +1345,7 @@ static void test_break_closed_stream(void **state) {
     proxy_stop(&p);
 }
 
-/* ---- the loop never stalls
- * ---------------------------------------------------- */
+/* ---- the loop never stalls ----------------------------------------------- */
 
 #define NCONN 100
 
@@ -1464,6 +1506,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_connect_and_close),
         cmocka_unit_test(test_localhost),
+        cmocka_unit_test(test_create_and_drop),
         cmocka_unit_test(test_prepare_execute_fetch),
         cmocka_unit_test(test_dml_and_commit),
         cmocka_unit_test(test_pipeline_queued_in_a_callback),
