@@ -22,6 +22,14 @@
  * takes it (which never waits here: FFB_E_AGAIN while none is complete),
  * and counts as pending for ffb_uv_close().
  *
+ * Failures: when an attached connection breaks (the server closed the
+ * stream, a read or write failed, io_timeout_ms passed, bytes made no
+ * sense), the adapter closes its socket at once and every request pending
+ * completes with FFB_E_CANCELLED, in queue order; ffb_conn_error() names
+ * the cause until the next call on the connection. The connection is then
+ * closed (ffb_conn_is_attached() is 0, queue calls fail with FFB_E_STATE),
+ * and ffb_uv_close() reports the cause as its status.
+ *
  * Lifetime: a connection made here is freed only by ffb_uv_close(), never
  * by ffb_conn_free(). Its I/O-driver pointer (ffb_conn_set_io_data()) is
  * the adapter's. The blocking calls of fastfb.h return FFB_E_STATE on it.
