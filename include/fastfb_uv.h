@@ -172,6 +172,8 @@ typedef struct ffb_uv_stats {
                              not take, count as one) */
     uint64_t reads;       /* read callbacks that brought bytes */
     uint64_t timer_fires; /* times the deadline timer ran */
+    uint64_t queued;      /* writes the socket did not take at once:
+                             copied and given to uv_write */
 } ffb_uv_stats;
 
 /**
@@ -185,6 +187,123 @@ typedef struct ffb_uv_stats {
  */
 FFB_API int ffb_uv_conn_stats(const ffb_conn *conn, ffb_uv_stats *out,
                               size_t out_size);
+
+/* ---- the pool ---------------------------------------------------------- */
+
+/**
+ * A pool of adapter connections on one loop: the policy of the blocking
+ * ffb_pool (the same core: most recently used idle connection first, FIFO
+ * waiters with deadlines, validation of connections idle for
+ * validate_after_ms, idle eviction above min_size, max_lifetime_ms, a
+ * backoff while connects fail), with every connect, ping, reset and close
+ * done on the loop without blocking. All calls and callbacks are on the
+ * loop's thread.
+ */
+typedef struct ffb_uv_pool ffb_uv_pool;
+
+/**
+ * The outcome of ffb_uv_pool_acquire(), called once, on the loop, never
+ * inside the acquire call itself: `status` 0 with `conn` (the pool's; give
+ * it back with ffb_uv_pool_release() or ffb_uv_pool_discard()), else
+ * `conn` NULL and FFB_E_TIMEOUT, the code of the connect that failed for
+ * this waiter (ffb_uv_pool_error() has its message), or FFB_E_CANCELLED
+ * (the pool is closing).
+ */
+typedef void (*ffb_uv_acquire_cb)(ffb_uv_pool *pool, ffb_conn *conn, int status,
+                                  void *data);
+
+/** Called last by ffb_uv_pool_close(), when everything is closed. */
+typedef void (*ffb_uv_pool_close_cb)(ffb_uv_pool *pool, void *data);
+
+/**
+ * Create a pool on `loop` with the options of ffb_pool_new() (opts->conn
+ * is copied with its strings; its `io` is ignored). Does no I/O itself:
+ * min_size connections are opened from the first pass of the loop.
+ *
+ * Ownership: close it with ffb_uv_pool_close(); the loop must outlive it.
+ * Round trips: 0 (each connection later costs a connect).
+ * Returns: 0, FFB_E_INVAL (NULL arguments, wrong versions, min_size above
+ * max_size or max_size above 4096; `*out` untouched), FFB_E_NOMEM.
+ * Since: 0.2
+ */
+FFB_API int ffb_uv_pool_new(uv_loop_t *loop, const ffb_pool_options *opts,
+                            ffb_uv_pool **out);
+
+/**
+ * Ask for a connection; `cb` gets it (or why not) on a later pass of the
+ * loop. `timeout_ms`: -1 = the pool's acquire_timeout_ms, 0 = only an
+ * idle one (else FFB_E_TIMEOUT at once), n = at most n ms. Waiters are
+ * served in the order they asked.
+ *
+ * Round trips: 0 for an idle connection used recently; 1 (op_ping) for one
+ * idle validate_after_ms or longer; a connect (2 or 3) for a new one.
+ * Returns: 0 (`cb` will be called), or without calling it: FFB_E_INVAL
+ * (NULL pool or callback, timeout below -1), FFB_E_STATE (closing),
+ * FFB_E_NOMEM.
+ * Since: 0.2
+ */
+FFB_API int ffb_uv_pool_acquire(ffb_uv_pool *pool, int timeout_ms,
+                                ffb_uv_acquire_cb cb, void *data);
+
+/**
+ * Give a connection back. It is reset without blocking
+ * (ffb_conn_queue_reset(): active transactions rolled back, prepared
+ * statements kept), then handed to the oldest waiter or kept idle. A
+ * connection that is broken, has requests still pending, fails its reset
+ * or is past max_lifetime_ms is closed instead (and replaced as needed).
+ * The application's ffb_tx, ffb_stmt and ffb_blob objects of the
+ * connection stay valid until the pool closes the connection: free them
+ * before the release.
+ *
+ * Round trips: 0 when no transaction is active, else 1 (the rollbacks, in
+ * one write).
+ * Returns: 0, FFB_E_INVAL (NULL, or not a connection handed out by this
+ * pool).
+ * Since: 0.2
+ */
+FFB_API int ffb_uv_pool_release(ffb_uv_pool *pool, ffb_conn *conn);
+
+/**
+ * Give a connection back to be closed (the application saw it fail or
+ * left it in a state it cannot undo). Round trips: 0.
+ * Returns: as ffb_uv_pool_release(). Since: 0.2
+ */
+FFB_API int ffb_uv_pool_discard(ffb_uv_pool *pool, ffb_conn *conn);
+
+/**
+ * Counters and gauges (the ffb_pool_counters of the blocking pool);
+ * `out_size` is sizeof(ffb_pool_counters) as the caller knows it.
+ * Round trips: 0. Returns: 0, FFB_E_INVAL. Since: 0.2
+ */
+FFB_API int ffb_uv_pool_stats(const ffb_uv_pool *pool, ffb_pool_counters *out,
+                              size_t out_size);
+
+/**
+ * The pool's last failure (a connect that failed, with the connection's
+ * code, gds code, SQLSTATE and message; an acquire that timed out; a
+ * foreign release). Round trips: 0. Returns: 0, FFB_E_INVAL.
+ * Since: 0.2
+ */
+FFB_API int ffb_uv_pool_error(const ffb_uv_pool *pool, ffb_pool_error_info *out,
+                              size_t out_size);
+
+/** The pool's loop (NULL for NULL). Round trips: 0. Since: 0.2 */
+FFB_API uv_loop_t *ffb_uv_pool_loop(const ffb_uv_pool *pool);
+
+/**
+ * Close the pool: waiting acquires complete with FFB_E_CANCELLED, idle
+ * connections are closed (politely: op_detach), connections still handed
+ * out are closed when they come back; when the last is closed and the
+ * pool's handles have reported closed, `cb` (may be NULL) runs and the
+ * pool is freed.
+ *
+ * Round trips: 1 per idle connection (its detach), in parallel.
+ * Returns: 0 (`cb` will be called), FFB_E_INVAL, FFB_E_STATE (already
+ * closing).
+ * Since: 0.2
+ */
+FFB_API int ffb_uv_pool_close(ffb_uv_pool *pool, ffb_uv_pool_close_cb cb,
+                              void *data);
 
 #ifdef __cplusplus
 }

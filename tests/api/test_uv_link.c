@@ -279,6 +279,133 @@ static void test_allocation_failures(void **state) {
     assert_true(n < 10000);
 }
 
+/* ---- the pool, without a server
+ * ---------------------------------------------- */
+
+typedef struct acquired {
+    int done, status, order;
+    ffb_conn *conn;
+} acquired;
+
+static void on_acquired(ffb_uv_pool *pool, ffb_conn *conn, int status,
+                        void *data) {
+    assert_non_null(pool);
+    acquired *a = data;
+    a->done++;
+    a->status = status;
+    a->conn = conn;
+    a->order = ++order;
+}
+
+static void on_pool_closed(ffb_uv_pool *pool, void *data) {
+    assert_non_null(pool);
+    closed *c = data;
+    c->done++;
+    c->order = ++order;
+}
+
+static void test_pool_bad_arguments(void **state) {
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_conn_options co = options();
+    ffb_pool_options po;
+    ffb_pool_options_init(&po);
+    ffb_uv_pool *pool = NULL;
+    assert_int_equal(ffb_uv_pool_new(&loop, &po, &pool), FFB_E_INVAL);
+    po.conn = &co; /* now valid */
+    assert_int_equal(ffb_uv_pool_new(NULL, &po, &pool), FFB_E_INVAL);
+    assert_int_equal(ffb_uv_pool_new(&loop, NULL, &pool), FFB_E_INVAL);
+    assert_int_equal(ffb_uv_pool_new(&loop, &po, NULL), FFB_E_INVAL);
+    po.version = 99;
+    assert_int_equal(ffb_uv_pool_new(&loop, &po, &pool), FFB_E_INVAL);
+    po.version = FFB_POOL_OPTIONS_VERSION;
+    po.min_size = 3;
+    po.max_size = 2;
+    assert_int_equal(ffb_uv_pool_new(&loop, &po, &pool), FFB_E_INVAL);
+    po.min_size = 0;
+    po.max_size = 5000;
+    assert_int_equal(ffb_uv_pool_new(&loop, &po, &pool), FFB_E_INVAL);
+    assert_null(pool);
+    po.max_size = 0;
+    assert_int_equal(ffb_uv_pool_new(&loop, &po, &pool), 0);
+    assert_ptr_equal(ffb_uv_pool_loop(pool), &loop);
+    assert_null(ffb_uv_pool_loop(NULL));
+    acquired a = {0};
+    assert_int_equal(ffb_uv_pool_acquire(NULL, -1, on_acquired, &a),
+                     FFB_E_INVAL);
+    assert_int_equal(ffb_uv_pool_acquire(pool, -1, NULL, &a), FFB_E_INVAL);
+    assert_int_equal(ffb_uv_pool_acquire(pool, -2, on_acquired, &a),
+                     FFB_E_INVAL);
+    /* A connection that is not the pool's. */
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_uv_conn_new(&loop, &co, &c), 0);
+    assert_int_equal(ffb_uv_pool_release(pool, c), FFB_E_INVAL);
+    assert_int_equal(ffb_uv_pool_discard(pool, c), FFB_E_INVAL);
+    assert_int_equal(ffb_uv_pool_release(pool, NULL), FFB_E_INVAL);
+    ffb_pool_error_info e;
+    assert_int_equal(ffb_uv_pool_error(pool, &e, sizeof(e)), 0);
+    assert_int_equal(e.code, FFB_E_INVAL);
+    assert_int_equal(ffb_uv_close(c, NULL, NULL), 0);
+    ffb_pool_counters pc;
+    assert_int_equal(ffb_uv_pool_stats(NULL, &pc, sizeof(pc)), FFB_E_INVAL);
+    assert_int_equal(ffb_uv_pool_stats(pool, &pc, sizeof(pc)), 0);
+    assert_int_equal(pc.total, 0);
+    closed cl = {0};
+    assert_int_equal(ffb_uv_pool_close(NULL, NULL, NULL), FFB_E_INVAL);
+    assert_int_equal(ffb_uv_pool_close(pool, on_pool_closed, &cl), 0);
+    assert_int_equal(ffb_uv_pool_close(pool, on_pool_closed, &cl), FFB_E_STATE);
+    assert_int_equal(ffb_uv_pool_acquire(pool, -1, on_acquired, &a),
+                     FFB_E_STATE);
+    end_loop(&loop);
+    assert_int_equal(cl.done, 1);
+    assert_int_equal(a.done, 0);
+}
+
+/* Nothing listens: the waiter gets the connect's FFB_E_IO (never inside
+   the acquire call), the pool's error names the address; a no-wait
+   acquire times out; a waiter still waiting is cancelled by the close,
+   before the close callback. */
+static void test_pool_connect_refused(void **state) {
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    char port[16];
+    snprintf(port, sizeof(port), "%d", closed_port());
+    ffb_conn_options co = options();
+    co.host = "127.0.0.1";
+    co.port = port;
+    ffb_pool_options po;
+    ffb_pool_options_init(&po);
+    po.conn = &co;
+    po.max_size = 1;
+    ffb_uv_pool *pool = NULL;
+    assert_int_equal(ffb_uv_pool_new(&loop, &po, &pool), 0);
+    acquired a = {0}, b = {0}, c = {0};
+    assert_int_equal(ffb_uv_pool_acquire(pool, 5000, on_acquired, &a), 0);
+    assert_int_equal(a.done, 0);
+    while (!a.done)
+        uv_run(&loop, UV_RUN_ONCE);
+    assert_int_equal(a.status, FFB_E_IO);
+    assert_null(a.conn);
+    ffb_pool_error_info e;
+    assert_int_equal(ffb_uv_pool_error(pool, &e, sizeof(e)), 0);
+    assert_int_equal(e.code, FFB_E_IO);
+    assert_non_null(strstr(e.message, "cannot connect to 127.0.0.1"));
+    assert_int_equal(ffb_uv_pool_acquire(pool, 0, on_acquired, &b), 0);
+    while (!b.done)
+        uv_run(&loop, UV_RUN_ONCE);
+    assert_int_equal(b.status, FFB_E_TIMEOUT);
+    assert_int_equal(ffb_uv_pool_acquire(pool, -1, on_acquired, &c), 0);
+    closed cl = {0};
+    assert_int_equal(ffb_uv_pool_close(pool, on_pool_closed, &cl), 0);
+    end_loop(&loop);
+    assert_int_equal(c.done, 1);
+    assert_true(c.status == FFB_E_CANCELLED || c.status == FFB_E_IO);
+    assert_int_equal(cl.done, 1);
+    assert_true(c.order < cl.order);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_arguments),
@@ -286,6 +413,8 @@ int main(void) {
         cmocka_unit_test(test_null_options),
         cmocka_unit_test(test_refused_then_closed),
         cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_pool_bad_arguments),
+        cmocka_unit_test(test_pool_connect_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -200,6 +200,12 @@ static uint64_t uv_writes(const ffb_conn *c) {
     return st.writes;
 }
 
+static uint64_t queued_writes(const ffb_conn *c) {
+    ffb_uv_stats st;
+    assert_int_equal(ffb_uv_conn_stats(c, &st, sizeof(st)), 0);
+    return st.queued;
+}
+
 static uint64_t flushes(const ffb_conn *c) {
     ffb_stats st;
     ffb_conn_stats(c, &st, sizeof(st));
@@ -1345,6 +1351,328 @@ static void test_break_closed_stream(void **state) {
     proxy_stop(&p);
 }
 
+/* ---- the async pool ---------------------------------------------------------
+ */
+
+#define NWAIT 6
+
+typedef struct pool_run_t pool_run_t;
+
+typedef struct waiter {
+    pool_run_t *r;
+    int idx, done, status, order;
+    ffb_conn *conn;
+    got ping;
+    uint64_t at_hand;  /* round trips of conn when handed out */
+    int64_t hand_cost; /* since its previous user's ping answered */
+    int64_t ping_cost;
+} waiter;
+
+/* The connections seen, with their round trips when last given back. */
+struct pool_run_t {
+    ffb_uv_pool *pool;
+    waiter w[NWAIT];
+    int served;
+    ffb_conn *cs[4];
+    uint64_t crts[4];
+    int nc;
+};
+
+static int conn_index(pool_run_t *r, ffb_conn *c) {
+    for (int i = 0; i < r->nc; i++)
+        if (r->cs[i] == c)
+            return i;
+    return -1;
+}
+
+static void pool_options(const target *t, ffb_conn_options *co,
+                         ffb_pool_options *po) {
+    options(t, co);
+    ffb_pool_options_init(po);
+    po->conn = co;
+}
+
+static void pool_closed(ffb_uv_pool *pool, void *data) {
+    (void)pool;
+    closed *c = data;
+    c->done = 1;
+    c->seq = ++seq;
+}
+
+static void pool_done(uv_loop_t *loop, ffb_uv_pool *pool) {
+    closed c = {0};
+    assert_int_equal(0, ffb_uv_pool_close(pool, pool_closed, &c));
+    assert_int_equal(ffb_uv_pool_close(pool, pool_closed, &c), FFB_E_STATE);
+    wait_for(loop, &c.done, "the pool's close");
+    end_loop(loop);
+}
+
+/* A waiter's connection answered its ping: give it back. */
+static void waiter_pinged(ffb_conn *c, const ffb_result *res, void *data) {
+    waiter *w = data;
+    on_result(c, res, &w->ping);
+    w->ping_cost = (int64_t)(it_rts(c) - w->at_hand);
+    int k = conn_index(w->r, c);
+    if (k >= 0)
+        w->r->crts[k] = it_rts(c);
+    if (ffb_uv_pool_release(w->r->pool, c) < 0)
+        fail_msg("release refused");
+}
+
+static void waiter_got(ffb_uv_pool *pool, ffb_conn *conn, int status,
+                       void *data) {
+    (void)pool;
+    waiter *w = data;
+    w->done = 1;
+    w->status = status;
+    w->order = ++w->r->served;
+    w->conn = conn;
+    if (status != 0)
+        return;
+    pool_run_t *r = w->r;
+    w->at_hand = it_rts(conn);
+    int k = conn_index(r, conn);
+    if (k < 0 && r->nc < 4) { /* fresh from its connect */
+        r->cs[r->nc] = conn;
+        r->crts[r->nc++] = w->at_hand;
+        k = r->nc - 1;
+    }
+    w->hand_cost = k >= 0 ? (int64_t)(w->at_hand - r->crts[k]) : -1;
+    if (ffb_conn_queue_ping(conn, waiter_pinged, w) < 0)
+        ffb_uv_pool_discard(pool, conn);
+}
+
+/* Six acquires at once on a pool of two: two connects, then every waiter
+   served in the order it asked, each on one of the two connections. */
+static void test_pool_serves_waiters_in_order(void **state) {
+    target *t = *state;
+    ffb_conn_options co;
+    ffb_pool_options po;
+    pool_options(t, &co, &po);
+    po.max_size = 2;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pool_run_t *r = calloc(1, sizeof(*r));
+    assert_int_equal(0, ffb_uv_pool_new(&loop, &po, &r->pool));
+    assert_ptr_equal(ffb_uv_pool_loop(r->pool), &loop);
+    for (int i = 0; i < NWAIT; i++) {
+        r->w[i].r = r;
+        r->w[i].idx = i;
+        assert_int_equal(
+            0, ffb_uv_pool_acquire(r->pool, -1, waiter_got, &r->w[i]));
+    }
+    assert_int_equal(r->served, 0); /* never inside the call */
+    wait_for(&loop, &r->w[NWAIT - 1].ping.done, "the last waiter");
+    /* A connection given back is reset and handed to the oldest waiter,
+       so waiters may be served before the second connect ends: one or
+       two distinct connections. Handing out and the reset (no
+       transaction) cost no round trip; each ping costs 1. */
+    for (int i = 0; i < NWAIT; i++)
+        if (getenv("FFB_TEST_DEBUG"))
+            printf("# waiter %d: conn %d (queued writes %llu) at_hand %llu "
+                   "hand %lld ping %lld\n",
+                   i, conn_index(r, r->w[i].conn),
+                   (unsigned long long)queued_writes(r->w[i].conn),
+                   (unsigned long long)r->w[i].at_hand,
+                   (long long)r->w[i].hand_cost,
+                   (long long)r->w[i].ping_cost);
+    for (int i = 0; i < NWAIT; i++) {
+        assert_int_equal(r->w[i].status, 0);
+        assert_int_equal(r->w[i].order, i + 1);
+        assert_int_equal(r->w[i].ping.status, 0);
+        assert_int_equal(r->w[i].hand_cost, 0);
+        assert_int_equal(r->w[i].ping_cost, 1);
+    }
+    int used = r->nc;
+    assert_true(used >= 1 && used <= 2);
+    /* Let a connect still running for the waiters end. */
+    ffb_pool_counters pc;
+    int64_t end = ffb_now_ms() + 30000;
+    do {
+        uv_run(&loop, UV_RUN_NOWAIT);
+        assert_int_equal(0, ffb_uv_pool_stats(r->pool, &pc, sizeof(pc)));
+    } while (pc.pending && ffb_now_ms() < end);
+    assert_int_equal(pc.pending, 0);
+    assert_true(pc.created >= 1 && pc.created <= 2);
+    assert_int_equal(pc.create_failures, 0);
+    assert_int_equal(pc.acquired, NWAIT);
+    assert_int_equal(pc.in_use, 0);
+    assert_int_equal(pc.idle, pc.created);
+    printf("# %s: %d waiters on a pool of 2: served in order by %d "
+           "connection(s), %llu connected\n",
+           t->name, NWAIT, used, (unsigned long long)pc.created);
+    assert_int_equal(pc.waiting, 0);
+    /* Idle: handed out at once, with no round trip. */
+    waiter w = {0};
+    w.r = r;
+    assert_int_equal(0, ffb_uv_pool_acquire(r->pool, 0, waiter_got, &w));
+    wait_for(&loop, &w.ping.done, "an idle connection");
+    if (getenv("FFB_TEST_DEBUG")) {
+        ffb_uv_stats us;
+        ffb_uv_conn_stats(w.conn, &us, sizeof(us));
+        printf("# idle waiter: conn %d at_hand %llu now %llu hand %lld ping "
+               "%lld writes %llu reads %llu\n",
+               conn_index(r, w.conn), (unsigned long long)w.at_hand,
+               (unsigned long long)it_rts(w.conn), (long long)w.hand_cost,
+               (long long)w.ping_cost, (unsigned long long)us.writes,
+               (unsigned long long)us.reads);
+    }
+    assert_int_equal(w.status, 0);
+    assert_int_equal(w.hand_cost, 0);
+    assert_int_equal(w.ping_cost, 1);
+    pool_done(&loop, r->pool);
+    free(r);
+}
+
+typedef struct held {
+    int done, status;
+    ffb_conn *conn;
+    int64_t at;
+} held;
+
+static void got_held(ffb_uv_pool *pool, ffb_conn *conn, int status,
+                     void *data) {
+    (void)pool;
+    held *h = data;
+    h->done = 1;
+    h->status = status;
+    h->conn = conn;
+    h->at = ffb_now_ms();
+}
+
+/* One connection, held: a second acquire with 200 ms times out on the
+   pool's timer; a third that waits without limit is cancelled by the
+   close, and the held connection, released after the close, is closed. */
+static void test_pool_timeout_and_close(void **state) {
+    target *t = *state;
+    ffb_conn_options co;
+    ffb_pool_options po;
+    pool_options(t, &co, &po);
+    po.max_size = 1;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_uv_pool *pool;
+    assert_int_equal(0, ffb_uv_pool_new(&loop, &po, &pool));
+    held a = {0}, b = {0}, c = {0};
+    assert_int_equal(0, ffb_uv_pool_acquire(pool, -1, got_held, &a));
+    wait_for(&loop, &a.done, "the first connection");
+    assert_int_equal(a.status, 0);
+    int64_t t0 = ffb_now_ms();
+    assert_int_equal(0, ffb_uv_pool_acquire(pool, 200, got_held, &b));
+    wait_for(&loop, &b.done, "the timeout");
+    assert_int_equal(b.status, FFB_E_TIMEOUT);
+    assert_null(b.conn);
+    assert_true(b.at - t0 >= 200 && b.at - t0 < 2000);
+    assert_int_equal(ffb_uv_pool_acquire(pool, 0, got_held, &b), 0);
+    memset(&b, 0, sizeof(b));
+    wait_for(&loop, &b.done, "the no-wait acquire");
+    assert_int_equal(b.status, FFB_E_TIMEOUT);
+    assert_int_equal(ffb_uv_pool_acquire(pool, -2, got_held, &c), FFB_E_INVAL);
+    assert_int_equal(0, ffb_uv_pool_acquire(pool, -1, got_held, &c));
+    ffb_pool_counters pc;
+    assert_int_equal(0, ffb_uv_pool_stats(pool, &pc, sizeof(pc)));
+    assert_int_equal(pc.timeouts, 2);
+    assert_int_equal(pc.in_use, 1);
+    closed cl = {0};
+    assert_int_equal(0, ffb_uv_pool_close(pool, pool_closed, &cl));
+    assert_int_equal(ffb_uv_pool_acquire(pool, -1, got_held, &b), FFB_E_STATE);
+    wait_for(&loop, &c.done, "the cancelled waiter");
+    assert_int_equal(c.status, FFB_E_CANCELLED);
+    assert_int_equal(cl.done, 0); /* a connection is still out */
+    OK(a.conn, ffb_uv_pool_release(pool, a.conn));
+    wait_for(&loop, &cl.done, "the pool's close");
+    end_loop(&loop);
+}
+
+/* A transaction left open is rolled back by the release (1 round trip):
+   the row inserted in it is gone for the next user of the same
+   connection, which gets it with no round trip. */
+static void test_pool_release_resets(void **state) {
+    target *t = *state;
+    ffb_conn_options co;
+    ffb_pool_options po;
+    pool_options(t, &co, &po);
+    po.max_size = 1;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_uv_pool *pool;
+    assert_int_equal(0, ffb_uv_pool_new(&loop, &po, &pool));
+    held a = {0};
+    assert_int_equal(0, ffb_uv_pool_acquire(pool, -1, got_held, &a));
+    wait_for(&loop, &a.done, "a connection");
+    ffb_conn *c = a.conn;
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    ffb_stmt *s = prepared_insert(&loop, t, c, tx);
+    OK(c, ffb_stmt_bind_int64(s, 0, 40000));
+    OK(c, ffb_stmt_bind_text(s, 1, "reset", 5));
+    got g = {0};
+    OK(c, ffb_stmt_queue_execute(s, tx, on_result, &g));
+    expect_ok(&loop, &g, FFB_OP_EXECUTE);
+    assert_int_equal(g.rows, 1);
+    ffb_stmt_free(s);
+    uint64_t r0 = it_rts(c);
+    OK(c, ffb_uv_pool_release(pool, c));
+    assert_int_equal(ffb_uv_pool_release(pool, c), FFB_E_INVAL);
+    held b = {0};
+    assert_int_equal(0, ffb_uv_pool_acquire(pool, -1, got_held, &b));
+    wait_for(&loop, &b.done, "the connection again");
+    assert_ptr_equal(b.conn, c);
+    assert_int_equal(it_rts(c) - r0, 1); /* the rollback */
+    assert_int_equal(ffb_tx_is_active(tx), 0);
+    ffb_tx_free(tx);
+    ffb_pool_counters pc;
+    assert_int_equal(0, ffb_uv_pool_stats(pool, &pc, sizeof(pc)));
+    assert_int_equal(pc.resets, 1);
+    assert_int_equal(pc.created, 1);
+    /* The row is not there. */
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    char sql[160];
+    snprintf(sql, sizeof(sql), "select count(*) from %s where id = 40000",
+             t->table);
+    OK(c, ffb_stmt_new(c, &s));
+    got gp = {0}, ge = {0};
+    OK(c, ffb_stmt_queue_prepare(s, tx, sql, (size_t)-1, on_result, &gp));
+    OK(c, ffb_stmt_queue_execute(s, tx, on_result, &ge));
+    expect_ok(&loop, &ge, FFB_OP_EXECUTE);
+    assert_int_equal(uv_fetch(&loop, s), 1);
+    int64_t n;
+    OK(c, ffb_stmt_get_int64(s, 0, &n));
+    assert_int_equal(n, 0);
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    OK(c, ffb_uv_pool_release(pool, c));
+    pool_done(&loop, pool);
+}
+
+/* Connects that fail (a wrong password) fail the waiter with the
+   connect's code; the pool's error has the server's message. */
+static void test_pool_connect_failure(void **state) {
+    target *t = *state;
+    ffb_conn_options co;
+    ffb_pool_options po;
+    pool_options(t, &co, &po);
+    co.password = "wrong-password";
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_uv_pool *pool;
+    assert_int_equal(0, ffb_uv_pool_new(&loop, &po, &pool));
+    held a = {0};
+    assert_int_equal(0, ffb_uv_pool_acquire(pool, 5000, got_held, &a));
+    wait_for(&loop, &a.done, "the failed acquire");
+    assert_int_equal(a.status, FFB_E_AUTH);
+    ffb_pool_error_info e;
+    assert_int_equal(0, ffb_uv_pool_error(pool, &e, sizeof(e)));
+    assert_int_equal(e.code, FFB_E_AUTH);
+    assert_true(e.message[0] != '\0');
+    printf("# %s: pool connect failure: %s\n", t->name, e.message);
+    ffb_pool_counters pc;
+    assert_int_equal(0, ffb_uv_pool_stats(pool, &pc, sizeof(pc)));
+    assert_int_equal(pc.create_failures, 1);
+    assert_int_equal(pc.failed_waits, 1);
+    pool_done(&loop, pool);
+}
+
 /* ---- the loop never stalls ----------------------------------------------- */
 
 #define NCONN 100
@@ -1523,6 +1851,10 @@ int main(void) {
         cmocka_unit_test(test_proxy_turns_match),
         cmocka_unit_test(test_break_stalled_stream),
         cmocka_unit_test(test_break_closed_stream),
+        cmocka_unit_test(test_pool_serves_waiters_in_order),
+        cmocka_unit_test(test_pool_timeout_and_close),
+        cmocka_unit_test(test_pool_release_resets),
+        cmocka_unit_test(test_pool_connect_failure),
         cmocka_unit_test(test_loop_never_stalls),
     };
     return it_main("UV", names, sizeof(names) / sizeof(names[0]), tests,
