@@ -95,7 +95,8 @@ struct uvconn {
     uv_prepare_t prepare;
     uv_check_t check;
     int handles;     /* handles not yet reported closed */
-    size_t inflight; /* output bytes handed to uv_write, not done */
+    size_t inflight; /* bytes given to uv_write, not yet reported done */
+    size_t early;    /* ... reported done before their write callback */
     ffb_uv_stats stats;
     uint8_t rbuf[READ_SIZE];
 };
@@ -184,6 +185,7 @@ static void on_break(uvconn *a, int rc) {
 /* ---- connect ------------------------------------------------------------- */
 
 static void try_next(uvconn *a);
+static void sync_written(uvconn *a);
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
     (void)suggested;
@@ -197,6 +199,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     if (nread == 0 || a->closing == CL_TEARDOWN)
         return;
     int rc;
+    sync_written(a);
     if (nread > 0) {
         a->stats.reads++;
         rc = ffb_conn_feed(a->conn, a->rbuf, (size_t)nread);
@@ -351,11 +354,34 @@ int ffb_uv_create_database(ffb_conn *conn, const ffb_create_options *copts,
 
 /* ---- writes -------------------------------------------------------------- */
 
+/*
+ * Bytes given to uv_write are reported done (ffb_conn_output_done()) as
+ * soon as they have left libuv's queue for the socket - not only from the
+ * write callback. libuv defers the callback of a write that completed
+ * inside uv_write() to the next loop pass, after the poll: the answer to
+ * those bytes can be read first, and the engine must know its request
+ * was written before it sees the answer (round trips, the I/O timeout).
+ */
+static void sync_written(uvconn *a) {
+    if (!a->inflight || !a->tcp)
+        return;
+    size_t queued =
+        uv_stream_get_write_queue_size((const uv_stream_t *)&a->tcp->h);
+    if (queued >= a->inflight)
+        return;
+    size_t n = a->inflight - queued;
+    a->inflight -= n;
+    a->early += n;
+    ffb_conn_output_done(a->conn, n);
+}
+
 static void on_written(uv_write_t *req, int status) {
     wreq *w = (wreq *)req;
     uvconn *a = w->a;
-    a->inflight -= w->len;
-    size_t len = w->len;
+    size_t len = w->len, from_early = a->early < len ? a->early : len;
+    a->early -= from_early;
+    len -= from_early;
+    a->inflight -= len;
     afree(a, w);
     if (status == UV_ECANCELED || a->closing == CL_TEARDOWN)
         return;
@@ -363,7 +389,8 @@ static void on_written(uv_write_t *req, int status) {
         on_break(a, stream_error(a, FFB_E_IO, status, "writing to"));
         return;
     }
-    ffb_conn_output_done(a->conn, len);
+    if (len)
+        ffb_conn_output_done(a->conn, len);
 }
 
 /* Hand what the connection has to write (past what is in flight) to the
@@ -372,6 +399,7 @@ static void on_written(uv_write_t *req, int status) {
 static void write_out(uvconn *a) {
     if (!a->tcp_connected || (a->state != ST_HANDSHAKE && a->state != ST_READY))
         return;
+    sync_written(a);
     if (!(ffb_conn_wants(a->conn) & FFB_WANT_WRITE))
         return;
     const uint8_t *p;

@@ -1363,8 +1363,9 @@ typedef struct waiter {
     int idx, done, status, order;
     ffb_conn *conn;
     got ping;
-    uint64_t at_hand;  /* round trips of conn when handed out */
-    int64_t hand_cost; /* since its previous user's ping answered */
+    uint64_t at_hand;           /* round trips of conn when handed out */
+    ffb_stats st_hand, st_ping; /* for FFB_TEST_DEBUG */
+    int64_t hand_cost;          /* since its previous user's ping answered */
     int64_t ping_cost;
 } waiter;
 
@@ -1412,6 +1413,7 @@ static void waiter_pinged(ffb_conn *c, const ffb_result *res, void *data) {
     waiter *w = data;
     on_result(c, res, &w->ping);
     w->ping_cost = (int64_t)(it_rts(c) - w->at_hand);
+    ffb_conn_stats(c, &w->st_ping, sizeof(w->st_ping));
     int k = conn_index(w->r, c);
     if (k >= 0)
         w->r->crts[k] = it_rts(c);
@@ -1431,6 +1433,7 @@ static void waiter_got(ffb_uv_pool *pool, ffb_conn *conn, int status,
         return;
     pool_run_t *r = w->r;
     w->at_hand = it_rts(conn);
+    ffb_conn_stats(conn, &w->st_hand, sizeof(w->st_hand));
     int k = conn_index(r, conn);
     if (k < 0 && r->nc < 4) { /* fresh from its connect */
         r->cs[r->nc] = conn;
@@ -1474,8 +1477,18 @@ static void test_pool_serves_waiters_in_order(void **state) {
                    i, conn_index(r, r->w[i].conn),
                    (unsigned long long)queued_writes(r->w[i].conn),
                    (unsigned long long)r->w[i].at_hand,
-                   (long long)r->w[i].hand_cost,
-                   (long long)r->w[i].ping_cost);
+                   (long long)r->w[i].hand_cost, (long long)r->w[i].ping_cost),
+                printf("#   sent %llu->%llu recv %llu->%llu flushes %llu->%llu "
+                       "wire_in %llu->%llu attached %d\n",
+                       (unsigned long long)r->w[i].st_hand.packets_sent,
+                       (unsigned long long)r->w[i].st_ping.packets_sent,
+                       (unsigned long long)r->w[i].st_hand.packets_received,
+                       (unsigned long long)r->w[i].st_ping.packets_received,
+                       (unsigned long long)r->w[i].st_hand.flushes,
+                       (unsigned long long)r->w[i].st_ping.flushes,
+                       (unsigned long long)r->w[i].st_hand.wire_bytes_received,
+                       (unsigned long long)r->w[i].st_ping.wire_bytes_received,
+                       ffb_conn_is_attached(r->w[i].conn));
     for (int i = 0; i < NWAIT; i++) {
         assert_int_equal(r->w[i].status, 0);
         assert_int_equal(r->w[i].order, i + 1);
@@ -1829,7 +1842,9 @@ static void test_loop_never_stalls(void **state) {
 }
 
 int main(void) {
-    signal(SIGPIPE, SIG_IGN); /* the proxy's pipes */
+    signal(SIGPIPE, SIG_IGN);      /* the proxy's pipes */
+    if (getenv("FFB_TEST_FILTER")) /* e.g. "test_pool_*" */
+        cmocka_set_test_filter(getenv("FFB_TEST_FILTER"));
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_connect_and_close),
