@@ -754,6 +754,7 @@ struct ffb_uv_pool {
     ffb_uv_pool_close_cb close_cb;
     void *close_data;
     int in_run;
+    int create_rc; /* code of the last connect that failed */
     ffb_pool_error_info last;
 };
 
@@ -804,6 +805,7 @@ static void pool_created(ffb_conn *conn, int status, void *data) {
         ffb__poolcore_created(&p->core, conn, now);
         return;
     }
+    p->create_rc = status;
     pool_error(p, status, ffb_conn_error(conn), NULL);
     ffb__poolcore_created(&p->core, NULL, now);
     pool_close_conn(p, conn);
@@ -839,6 +841,7 @@ static void pool_create(ffb_uv_pool *p, int64_t now) {
     } else if (conn) {
         p->conns++;
     }
+    p->create_rc = rc;
     pool_error(p, rc, conn ? ffb_conn_error(conn) : NULL, "%s",
                ffb_strerror(rc));
     ffb__poolcore_created(&p->core, NULL, now);
@@ -885,7 +888,7 @@ static void take(ffb_uv_pool *p, const ffb__pool_action *act, int64_t now) {
     case FFB__PA_FAIL:
         deliver(p, act->waiter->data, NULL,
                 act->reason == FFB__PC_SHUTDOWN ? FFB_E_CANCELLED
-                : p->last.code < 0              ? p->last.code
+                : p->create_rc < 0              ? p->create_rc
                                                 : FFB_E_IO);
         break;
     default:
