@@ -1708,8 +1708,10 @@ struct many {
     int nclosed, failures;
     char first_failure[512];
     int64_t last_tick, max_gap, ticks;
-    uv_timer_t tick, guard;
+    uv_timer_t tick, guard, start;
     int gave_up;
+    const ffb_conn_options *opts;
+    int64_t start_ms; /* the connect calls themselves */
 };
 
 static void many_fail(one *o, const char *what, const char *msg) {
@@ -1773,7 +1775,7 @@ static void many_connected(ffb_conn *c, int status, void *data) {
 static void many_tick(uv_timer_t *h) {
     many *m = h->data;
     int64_t now = ffb_now_ms();
-    if (now - m->last_tick > m->max_gap)
+    if (m->ticks && now - m->last_tick > m->max_gap)
         m->max_gap = now - m->last_tick;
     m->last_tick = now;
     m->ticks++;
@@ -1785,38 +1787,55 @@ static void many_give_up(uv_timer_t *h) {
     uv_stop(h->loop);
 }
 
+/* On the running loop, after the first tick: all connects at once. */
+static void many_start(uv_timer_t *h) {
+    many *m = h->data;
+    int64_t t0 = ffb_now_ms();
+    for (int i = 0; i < NCONN; i++) {
+        one *x = &m->conns[i];
+        x->m = m;
+        if (ffb_uv_conn_new(h->loop, m->opts, &x->c) != 0 ||
+            ffb_uv_connect(x->c, many_connected, x) != 0) {
+            many_fail(x, "start", "refused");
+            m->gave_up = 1;
+            uv_stop(h->loop);
+            return;
+        }
+    }
+    m->start_ms = ffb_now_ms() - t0;
+}
+
 static void test_loop_never_stalls(void **state) {
     target *t = *state;
     uv_loop_t loop;
     uv_loop_init(&loop);
     many *m = calloc(1, sizeof(*m));
+    ffb_conn_options o;
+    options(t, &o);
+    m->opts = &o;
     uv_timer_init(&loop, &m->tick);
     m->tick.data = m;
-    m->last_tick = ffb_now_ms();
     uv_timer_start(&m->tick, many_tick, 5, 5);
     uv_timer_init(&loop, &m->guard);
     m->guard.data = m;
     uv_timer_start(&m->guard, many_give_up, 300000, 0);
-    ffb_conn_options o;
-    options(t, &o);
+    uv_timer_init(&loop, &m->start);
+    m->start.data = m;
+    uv_timer_start(&m->start, many_start, 6, 0);
     int64_t t0 = ffb_now_ms();
-    for (int i = 0; i < NCONN; i++) {
-        one *x = &m->conns[i];
-        x->m = m;
-        assert_int_equal(ffb_uv_conn_new(&loop, &o, &x->c), 0);
-        OK(x->c, ffb_uv_connect(x->c, many_connected, x));
-    }
     uv_run(&loop, UV_RUN_DEFAULT);
     int64_t took = ffb_now_ms() - t0;
     if (m->gave_up)
         fail_msg("%d of %d connections closed after 300 s", m->nclosed, NCONN);
     uv_close((uv_handle_t *)&m->tick, NULL);
     uv_close((uv_handle_t *)&m->guard, NULL);
+    uv_close((uv_handle_t *)&m->start, NULL);
     end_loop(&loop);
-    printf("# %s: %d connections connected, queried and closed in %lld ms; "
-           "timer (5 ms) ticked %lld times, largest gap %lld ms\n",
-           t->name, NCONN, (long long)took, (long long)m->ticks,
-           (long long)m->max_gap);
+    printf("# %s: %d connections connected, queried and closed in %lld ms "
+           "(the %d connect calls, in one timer callback: %lld ms); timer "
+           "(5 ms) ticked %lld times, largest gap %lld ms\n",
+           t->name, NCONN, (long long)took, NCONN, (long long)m->start_ms,
+           (long long)m->ticks, (long long)m->max_gap);
     int failures = m->failures, nclosed = m->nclosed, bad = -1;
     char first[512];
     snprintf(first, sizeof(first), "%s", m->first_failure);
