@@ -86,7 +86,7 @@ int ffb__cache_release(ffb_stmt *stmt) {
         entry_drop(conn, e, 0);
         return 1;
     }
-    ffb_stmt_close_cursor(stmt);
+    ffb__stmt_close_cursor(stmt, 1);
     ffb_stmt_clear_bindings(stmt);
     e->tick = ++conn->cache_tick;
     return 1;
@@ -122,12 +122,8 @@ void ffb__cache_free_all(ffb_conn *conn) {
     conn->memo_n = 0;
 }
 
-int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql, size_t len,
-                     ffb_stmt **out) {
-    if (!conn || !sql || !out)
-        return FFB_E_INVAL;
-    if (len == (size_t)-1)
-        len = strlen(sql);
+int ffb__cache_checkout(ffb_conn *conn, ffb_tx *tx, const char *sql,
+                        size_t len, ffb_stmt **out) {
     for (size_t i = 0; i < conn->cache_n; i++) {
         ffb__cache_entry *e = &conn->cache[i];
         ffb_stmt *s = e->stmt;
@@ -137,7 +133,7 @@ int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql, size_t len,
             e->tick = ++conn->cache_tick;
             ffb__conn_error_clear(conn);
             *out = s;
-            return 0;
+            return FFB__CACHE_HIT;
         }
     }
     int rc = ffb__prepare_tx_check(conn, tx);
@@ -170,25 +166,27 @@ int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql, size_t len,
             }
         }
     }
+    *out = s;
     if (m) {
         rc = ffb__stmt_prepare_lazy(s, tx, m);
-        if (rc == FFB_E_STATE) /* not possible right now: the normal way */
-            rc = ffb__stmt_prepare_sync(s, tx, sql, len);
-    } else {
-        rc = ffb__stmt_prepare_sync(s, tx, sql, len);
+        if (rc == 0)
+            return FFB__CACHE_LAZY;
+        if (rc != FFB_E_STATE) {
+            ffb_stmt_free(s);
+            return rc;
+        }
+        /* Not possible right now: the normal way. */
     }
-    if (rc < 0) {
-        ffb_stmt_free(s);
-        return rc;
-    }
+    return FFB__CACHE_PREPARE;
+}
+
+void ffb__cache_add(ffb_conn *conn, ffb_stmt *s) {
     if (conn->cache_size > 0) {
         if (!conn->cache) {
             conn->cache = ffb__malloc(conn->alloc, (size_t)conn->cache_size *
                                                        sizeof(*conn->cache));
-            if (!conn->cache) {
-                *out = s; /* works, just not cached */
-                return 0;
-            }
+            if (!conn->cache)
+                return; /* works, just not cached */
         }
         if (conn->cache_n == (size_t)conn->cache_size) {
             ffb__cache_entry *lru = NULL;
@@ -208,6 +206,4 @@ int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql, size_t len,
             s->cached = e;
         }
     }
-    *out = s;
-    return 0;
 }
