@@ -1315,7 +1315,9 @@ enum ffb_op {
     FFB_OP_BATCH_EXECUTE,
     FFB_OP_PLAN,
     FFB_OP_DETACH,
-    FFB_OP_DROP_DATABASE
+    FFB_OP_DROP_DATABASE,
+    FFB_OP_CONNECT,
+    FFB_OP_CREATE_DATABASE
 };
 
 /**
@@ -1533,6 +1535,26 @@ FFB_API size_t ffb_result_length(const ffb_result *res);
 FFB_API int ffb_conn_start(ffb_conn *conn);
 FFB_API int ffb_conn_start_create(ffb_conn *conn,
                                   const ffb_create_options *copts);
+
+/**
+ * ffb_conn_start() / ffb_conn_start_create() with a result: FFB_OP_CONNECT
+ * (FFB_OP_CREATE_DATABASE) completes when the handshake ends - 0 once
+ * attached, else the code and error that ended it (a refused login, a
+ * timeout through ffb_conn_expire(), the peer's close through
+ * ffb_conn_feed_eof()) - through `cb`, or from ffb_conn_next_result() when
+ * `cb` is NULL. Requests can be queued once it has completed. The callback
+ * runs inside the ffb_conn_feed(), ffb_conn_feed_eof() or ffb_conn_expire()
+ * that ended the handshake.
+ * Round trips: 0 (queues only; the connect costs what ffb_conn_connect()
+ * costs).
+ * Returns: 0, FFB_E_STATE, FFB_E_INVAL, FFB_E_NOMEM; on failure `cb` is not
+ * called.
+ * Since: 0.2
+ */
+FFB_API int ffb_conn_queue_connect(ffb_conn *conn, ffb_cb cb, void *data);
+FFB_API int ffb_conn_queue_create_database(ffb_conn *conn,
+                                           const ffb_create_options *copts,
+                                           ffb_cb cb, void *data);
 
 /**
  * Give received bytes to the connection. They are decrypted, inflated and

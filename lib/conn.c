@@ -527,6 +527,34 @@ static int start(ffb_conn *conn, int create,
 
 int ffb_conn_start(ffb_conn *conn) { return start(conn, 0, NULL); }
 
+static int queue_start(ffb_conn *conn, int create,
+                       const ffb_create_options *copts, ffb_cb cb,
+                       void *data) {
+    if (!conn)
+        return FFB_E_INVAL;
+    int rc = create ? copts_check(conn, copts) : 0;
+    if (rc == 0)
+        rc = start(conn, create, copts);
+    if (rc < 0)
+        return rc;
+    struct ffb_result *r = ffb__result_new(
+        conn, create ? FFB_OP_CREATE_DATABASE : FFB_OP_CONNECT, cb, data);
+    if (!r)
+        return ffb__engine_break(conn, FFB_E_NOMEM);
+    conn->hs_sync = &r->sync;
+    return 0;
+}
+
+int ffb_conn_queue_connect(ffb_conn *conn, ffb_cb cb, void *data) {
+    return queue_start(conn, 0, NULL, cb, data);
+}
+
+int ffb_conn_queue_create_database(ffb_conn *conn,
+                                   const ffb_create_options *copts, ffb_cb cb,
+                                   void *data) {
+    return queue_start(conn, 1, copts, cb, data);
+}
+
 int ffb_conn_start_create(ffb_conn *conn, const ffb_create_options *copts) {
     if (!conn)
         return FFB_E_INVAL;

@@ -357,6 +357,7 @@ struct ffb_conn {
     int hs_rounds;
     int hs_rc;            /* final result of the handshake */
     int hs_finished;      /* DONE or FAILED */
+    ffb__sync *hs_sync;   /* ffb_conn_queue_connect()'s result */
     int hs_dpb_auth;      /* put auth data into the DPB (flow B/C) */
     int hs_dpb_legacy;    /* protocol < 13: isc_dpb_password_enc */
     int hs_final_sent;    /* the current plugin's last step (proof, hash)
@@ -959,6 +960,8 @@ int ffb__blocking(ffb_conn *conn);
 /* ---- handshake (lib/handshake.c) ---------------------------------------- */
 
 int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts);
+/* The handshake ended with `rc` (lib/engine.c): completes conn->hs_sync. */
+void ffb__hs_complete(ffb_conn *conn, int rc);
 /* The handshake ended (failed below it, in the engine): wipe its secrets. */
 void ffb__hs_wipe(ffb_conn *conn);
 /* Handle a packet received during the handshake. */

@@ -111,6 +111,80 @@ static void test_connect(void **state) {
     done_conn(c, &x);
 }
 
+typedef struct connect_seen {
+    int calls, status, op;
+    char message[256];
+} connect_seen;
+
+static void on_connect(ffb_conn *c, const ffb_result *res, void *data) {
+    connect_seen *seen = data;
+    (void)c;
+    seen->calls++;
+    seen->status = ffb_result_status(res);
+    seen->op = ffb_result_op(res);
+    snprintf(seen->message, sizeof(seen->message), "%s",
+             ffb_result_status(res) ? ffb_error_message(ffb_result_error(res))
+                                    : "");
+}
+
+/* The queued connect: its result arrives through the callback inside the
+   feed that ends the handshake, at the blocking connect's cost; a refused
+   login completes it with the server's error; without a callback
+   ffb_conn_next_result() takes it. */
+static void test_queued_connect(void **state) {
+    target *t = *state;
+    ffb_conn *b = blocking_conn(t);
+    uint64_t want = it_rts(b);
+    OK(b, ffb_conn_close(b));
+    ffb_conn_free(b);
+
+    ffb_conn_options o;
+    options(t, &o, FFB_IO_EXTERNAL);
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
+    extio x;
+    assert_int_equal(extio_open(&x, c, t->dsn), 0);
+    connect_seen seen = {0};
+    OK(c, ffb_conn_queue_connect(c, on_connect, &seen));
+    assert_int_equal(ffb_conn_queue_connect(c, on_connect, &seen),
+                     FFB_E_STATE); /* started already: no second result */
+    while (seen.calls == 0)
+        assert_true(extio_pump(&x, 30000) >= 0);
+    assert_int_equal(seen.calls, 1);
+    assert_int_equal(seen.status, 0);
+    assert_int_equal(seen.op, FFB_OP_CONNECT);
+    assert_int_equal(ffb_conn_is_attached(c), 1);
+    assert_int_equal(it_rts(c), want); /* the same handshake */
+    assert_int_equal(ffb_conn_pending(c), 0);
+    done_conn(c, &x);
+
+    o.password = "not the password";
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
+    assert_int_equal(extio_open(&x, c, t->dsn), 0);
+    memset(&seen, 0, sizeof(seen));
+    OK(c, ffb_conn_queue_connect(c, on_connect, &seen));
+    int rc = 0;
+    while (seen.calls == 0 && rc >= 0)
+        rc = extio_pump(&x, 30000);
+    assert_int_equal(seen.calls, 1); /* delivered by the failing feed */
+    assert_int_equal(seen.status, FFB_E_AUTH);
+    assert_int_equal(rc, FFB_E_AUTH);
+    assert_non_null(strstr(seen.message, "password"));
+    assert_int_equal(ffb_conn_pending(c), 0);
+    done_conn(c, &x);
+
+    o.password = "masterkey";
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
+    assert_int_equal(extio_open(&x, c, t->dsn), 0);
+    OK(c, ffb_conn_queue_connect(c, NULL, NULL));
+    const ffb_result *res;
+    assert_int_equal(extio_next(&x, &res), 1);
+    assert_int_equal(ffb_result_op(res), FFB_OP_CONNECT);
+    assert_int_equal(ffb_result_status(res), 0);
+    assert_int_equal(ffb_conn_is_attached(c), 1);
+    done_conn(c, &x);
+}
+
 /* 2500 rows, 1..2500 (a recursion that deep would exceed the server's
    limit of 1024 levels: two of 50, crossed). */
 static const char *const SELECT_2500 =
@@ -567,6 +641,7 @@ int main(void) {
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_connect),
+        cmocka_unit_test(test_queued_connect),
         cmocka_unit_test(test_prepare_execute_fetch),
         cmocka_unit_test(test_dml_and_commit),
         cmocka_unit_test(test_held_until_the_handle_is_known),
