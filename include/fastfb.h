@@ -1383,6 +1383,25 @@ FFB_API int ffb_stmt_queue_prepare(ffb_stmt *stmt, ffb_tx *tx,
 FFB_API int ffb_stmt_queue_fetch(ffb_stmt *stmt, ffb_cb cb, void *data);
 
 /**
+ * Queue twin of ffb_conn_prepare(): a statement from the connection's
+ * cache, usable at once - queue its execution right behind. Returns 1 when
+ * nothing is to be waited for (no result comes, `cb` is not called): a
+ * cached text not in use, or one whose formats the connection remembers
+ * (evicted earlier, or in use by another checkout), whose prepare then
+ * rides in front of its first execution, and whose failure that
+ * execution's result reports. Returns 0 when the prepare is queued: an
+ * FFB_OP_PREPARE result follows (a failed one is not kept in the cache).
+ * Ownership: give the statement back with ffb_stmt_free().
+ * Round trips: 0 (queues only).
+ * Returns: 1, 0, FFB_E_INVAL, FFB_E_STATE (not attached, or a `tx` the
+ * prepare cannot use), FFB_E_NOMEM.
+ * Since: 0.2
+ */
+FFB_API int ffb_conn_queue_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql,
+                                   size_t len, ffb_stmt **out, ffb_cb cb,
+                                   void *data);
+
+/**
  * Queue twins of ffb_conn_ping(), ffb_conn_info_raw(), ffb_tx_info_raw()
  * and ffb_conn_execute_immediate_params(). An info answer is copied to
  * `out` (which must stay valid until the result arrives);

@@ -82,7 +82,8 @@ int ffb__cache_release(ffb_stmt *stmt) {
     if (!e->in_use)
         return 1;
     e->in_use = 0;
-    if (e->stale || conn->state != FFB__ST_READY) {
+    if (e->stale || !stmt->prepared || conn->state != FFB__ST_READY) {
+        /* Stale, or its queued prepare failed: not kept. */
         entry_drop(conn, e, 0);
         return 1;
     }

@@ -249,6 +249,33 @@ int ffb_stmt_queue_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
                   ffb__stmt_queue_prepare(stmt, tx, sql, len, &r->sync));
 }
 
+int ffb_conn_queue_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql,
+                           size_t len, ffb_stmt **out, ffb_cb cb, void *data) {
+    if (!conn || !sql || !out)
+        return FFB_E_INVAL;
+    if (len == (size_t)-1)
+        len = strlen(sql);
+    ffb_stmt *s;
+    int how = ffb__cache_checkout(conn, tx, sql, len, &s);
+    if (how < 0)
+        return how;
+    if (how == FFB__CACHE_PREPARE) {
+        struct ffb_result *r =
+            result_for(conn, FFB_OP_PREPARE, cb, data, s, NULL);
+        int rc = r ? queued(conn, r,
+                            ffb__stmt_queue_prepare(s, tx, sql, len, &r->sync))
+                   : FFB_E_NOMEM;
+        if (rc < 0) {
+            ffb_stmt_free(s);
+            return rc;
+        }
+    }
+    if (how != FFB__CACHE_HIT)
+        ffb__cache_add(conn, s);
+    *out = s;
+    return how == FFB__CACHE_PREPARE ? 0 : 1;
+}
+
 int ffb_stmt_queue_fetch(ffb_stmt *stmt, ffb_cb cb, void *data) {
     if (!stmt)
         return FFB_E_INVAL;
