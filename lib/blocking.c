@@ -191,11 +191,17 @@ int ffb_conn_ping(ffb_conn *conn) {
     return ffb__await(conn, ffb__queue_ping(conn, &s), &sync);
 }
 
-int ffb_conn_info_raw(ffb_conn *conn, const uint8_t *items, size_t items_len,
-                      uint8_t *out, size_t out_size, size_t *out_len) {
-    if (!conn || (!items && items_len) || (!out && out_size) ||
-        items_len > 65535 || out_size > 0x7FFFFFFF)
+/* An info request (the database's, or with `tx` the transaction's), its
+   answer copied to `out`. */
+static int info_wait(ffb_conn *conn, ffb_tx *tx, const uint8_t *items,
+                     size_t items_len, uint8_t *out, size_t out_size,
+                     size_t *out_len) {
+    if ((!items && items_len) || (!out && out_size) || items_len > 65535 ||
+        out_size > 0x7FFFFFFF)
         return FFB_E_INVAL;
+    if (tx && conn->state != FFB__ST_READY)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the connection is not attached");
     int rc = ffb__blocking(conn);
     if (rc < 0)
         return rc;
@@ -204,11 +210,19 @@ int ffb_conn_info_raw(ffb_conn *conn, const uint8_t *items, size_t items_len,
     s.sync = &sync;
     s.data = out;
     s.data_size = out_size;
-    rc = ffb__await(
-        conn, ffb__queue_db_info(conn, items, items_len, out_size, &s), &sync);
-    if (out_len)
+    rc = tx ? ffb__tx_queue_info(tx, items, items_len, out_size, &s)
+            : ffb__queue_db_info(conn, items, items_len, out_size, &s);
+    rc = ffb__await(conn, rc, &sync);
+    if ((rc == 0 || !tx) && out_len)
         *out_len = s.data_len;
     return rc;
+}
+
+int ffb_conn_info_raw(ffb_conn *conn, const uint8_t *items, size_t items_len,
+                      uint8_t *out, size_t out_size, size_t *out_len) {
+    if (!conn)
+        return FFB_E_INVAL;
+    return info_wait(conn, NULL, items, items_len, out, out_size, out_len);
 }
 
 int ffb_conn_db_info(ffb_conn *conn, ffb_db_info *out, size_t out_size) {
@@ -279,26 +293,9 @@ int ffb_tx_rollback_retaining(ffb_tx *tx) {
 
 int ffb_tx_info_raw(ffb_tx *tx, const uint8_t *items, size_t items_len,
                     uint8_t *out, size_t out_size, size_t *out_len) {
-    if (!tx || (!items && items_len) || (!out && out_size) ||
-        items_len > 65535 || out_size > 0x7FFFFFFF)
+    if (!tx)
         return FFB_E_INVAL;
-    ffb_conn *conn = tx->conn;
-    if (conn->state != FFB__ST_READY)
-        return ffb__error_set(&conn->err, FFB_E_STATE,
-                              "the connection is not attached");
-    int rc = ffb__blocking(conn);
-    if (rc < 0)
-        return rc;
-    ffb__sync sync = {0};
-    ffb__simple s = {0};
-    s.sync = &sync;
-    s.data = out;
-    s.data_size = out_size;
-    rc = ffb__await(
-        conn, ffb__tx_queue_info(tx, items, items_len, out_size, &s), &sync);
-    if (rc == 0 && out_len)
-        *out_len = s.data_len;
-    return rc;
+    return info_wait(tx->conn, tx, items, items_len, out, out_size, out_len);
 }
 
 int ffb_tx_id(ffb_tx *tx, int64_t *out) {
