@@ -477,6 +477,12 @@ int ffb_blob_read(ffb_blob *b, void *buf, size_t size, size_t *got) {
     while ((rc = ffb__blob_read(b, buf, size, got)) == FFB_E_AGAIN)
         if ((rc = wait_again(b->conn, NULL, NULL)) < 0)
             return rc;
+    if (rc == 0 && *got) {
+        /* These bytes are the caller's: a failure writing the read-ahead
+           is reported by the next call. */
+        (void)send_ahead(b->conn, 0);
+        return 0;
+    }
     return send_ahead(b->conn, rc);
 }
 
@@ -497,11 +503,12 @@ int ffb_blob_get_info(ffb_blob *b, ffb_blob_info *out, size_t out_size) {
     ffb_blob_info full;
     ffb__sync sync = {0};
     int rc;
-    while ((rc = ffb__blob_info(b, &full, &sync)) == FFB_E_AGAIN) {
-        if ((rc = ffb__need_blocking(conn)) < 0 ||
-            (rc = ffb__run(conn, ffb__blob_info_known, b)) < 0)
+    /* Nothing may be queued with `sync` unless this call waits for it. */
+    if (!b->have_info && !b->failed && (rc = ffb__need_blocking(conn)) < 0)
+        return rc;
+    while ((rc = ffb__blob_info(b, &full, &sync)) == FFB_E_AGAIN)
+        if ((rc = ffb__run(conn, ffb__blob_info_known, b)) < 0)
             return rc;
-    }
     return rc < 0 ? rc : ffb__give(out, out_size, &full, sizeof(full));
 }
 

@@ -123,12 +123,18 @@ void ffb__cache_free_all(ffb_conn *conn) {
     conn->memo_n = 0;
 }
 
+/* Checked out, or given back while its execution is still held or not
+   answered (the next execution would be refused until then). */
+static int entry_busy(const ffb__cache_entry *e) {
+    return e->in_use || e->stmt->exec_held || e->stmt->exec_inflight;
+}
+
 int ffb__cache_checkout(ffb_conn *conn, ffb_tx *tx, const char *sql,
                         size_t len, ffb_stmt **out) {
     for (size_t i = 0; i < conn->cache_n; i++) {
         ffb__cache_entry *e = &conn->cache[i];
         ffb_stmt *s = e->stmt;
-        if (!e->in_use && !e->stale && s->prepared && s->sql_len == len &&
+        if (!entry_busy(e) && !e->stale && s->prepared && s->sql_len == len &&
             memcmp(s->sql, sql, len) == 0) {
             e->in_use = 1;
             e->tick = ++conn->cache_tick;
@@ -152,7 +158,7 @@ int ffb__cache_checkout(ffb_conn *conn, ffb_tx *tx, const char *sql,
            the same write) rides with its execute too. */
         for (size_t i = 0; i < conn->cache_n && !m; i++) {
             ffb_stmt *o = conn->cache[i].stmt;
-            if (conn->cache[i].in_use && !conn->cache[i].stale &&
+            if (entry_busy(&conn->cache[i]) && !conn->cache[i].stale &&
                 o->prepared && !o->lazy && o->sql_len == len &&
                 memcmp(o->sql, sql, len) == 0) {
                 memset(&busy, 0, sizeof(busy));

@@ -404,6 +404,7 @@ int ffb__conn_free_refused(ffb_conn *conn) {
 }
 
 void ffb__conn_destroy(ffb_conn *conn) {
+    conn->hs_sync = NULL; /* its result is freed below */
     ffb__results_cancel(conn);
     ffb__cache_free_all(conn);
     ffb__engine_reset(conn);
@@ -477,21 +478,9 @@ static int copts_check(ffb_conn *conn, const ffb_create_options *copts) {
     return 0;
 }
 
-int ffb__connect_check(ffb_conn *conn, int create,
-                       const ffb_create_options *copts) {
-    if (conn->bad_options)
-        return conn->err.code; /* why ffb_conn_new refused the options */
-    if (conn->io != FFB_IO_BLOCKING)
-        return ffb__error_set(&conn->err, FFB_E_STATE,
-                              "this connection uses external I/O: use "
-                              "ffb_conn_start()");
-    if (conn->state != FFB__ST_NEW && conn->state != FFB__ST_CLOSED)
-        return ffb__error_set(&conn->err, FFB_E_STATE,
-                              "the connection is already %s",
-                              conn->state == FFB__ST_BROKEN ? "broken"
-                                                            : "connected");
-    if (!create)
-        return 0;
+/* The create options are of this version and name a page size and a
+   dialect Firebird has. */
+static int create_check(ffb_conn *conn, const ffb_create_options *copts) {
     int rc = copts_check(conn, copts);
     if (rc < 0)
         return rc;
@@ -504,6 +493,25 @@ int ffb__connect_check(ffb_conn *conn, int create,
         copts->dialect != 3)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "dialect must be 1 or 3");
+    return 0;
+}
+
+int ffb__connect_check(ffb_conn *conn, int create,
+                       const ffb_create_options *copts) {
+    int rc = create ? create_check(conn, copts) : 0;
+    if (rc < 0)
+        return rc;
+    if (conn->bad_options)
+        return conn->err.code; /* why ffb_conn_new refused the options */
+    if (conn->io != FFB_IO_BLOCKING)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "this connection uses external I/O: use "
+                              "ffb_conn_start()");
+    if (conn->state != FFB__ST_NEW && conn->state != FFB__ST_CLOSED)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the connection is already %s",
+                              conn->state == FFB__ST_BROKEN ? "broken"
+                                                            : "connected");
     return 0;
 }
 
@@ -521,6 +529,7 @@ static int start(ffb_conn *conn, int create,
                               "the connection is already started");
     ffb__engine_reset(conn);
     ffb__conn_error_clear(conn);
+    conn->hs_sync = NULL; /* queue_start() sets it after this */
     start_clock(conn);
     return ffb__hs_start(conn, create, copts);
 }
@@ -532,7 +541,7 @@ static int queue_start(ffb_conn *conn, int create,
                        void *data) {
     if (!conn)
         return FFB_E_INVAL;
-    int rc = create ? copts_check(conn, copts) : 0;
+    int rc = create ? create_check(conn, copts) : 0;
     if (rc == 0)
         rc = start(conn, create, copts);
     if (rc < 0)
@@ -558,7 +567,7 @@ int ffb_conn_queue_create_database(ffb_conn *conn,
 int ffb_conn_start_create(ffb_conn *conn, const ffb_create_options *copts) {
     if (!conn)
         return FFB_E_INVAL;
-    int rc = copts_check(conn, copts);
+    int rc = create_check(conn, copts);
     return rc < 0 ? rc : start(conn, 1, copts);
 }
 
@@ -607,7 +616,9 @@ int ffb__not_in_callback(ffb_conn *conn, const char *what) {
 }
 
 void ffb__conn_close_now(ffb_conn *conn) {
-    /* What is still queued can no longer be answered. */
+    /* What is still queued can no longer be answered (a queued connect's
+       result too: the handshake cannot finish now). */
+    conn->hs_sync = NULL;
     ffb__results_cancel(conn);
     if (conn->state != FFB__ST_NEW)
         conn->state = FFB__ST_CLOSED;
