@@ -1605,7 +1605,6 @@ FFB_API int ffb_conn_expire(ffb_conn *conn, int64_t now_ms);
  */
 FFB_API int ffb_conn_step(ffb_conn *conn);
 
-
 /* ---- reset and connection pool (lib/reset.c, lib/pool.c) --------------- */
 
 /**
@@ -1663,30 +1662,31 @@ typedef struct ffb_pool ffb_pool;
  * negative.
  */
 typedef struct ffb_pool_options {
-    unsigned version;              /* FFB_POOL_OPTIONS_VERSION */
-    const ffb_conn_options *conn;  /* how to connect (required); copied
-                                      with its strings by ffb_pool_new().
-                                      io must be FFB_IO_BLOCKING. An
-                                      allocator it names must outlive the
-                                      pool. */
-    size_t min_size;               /* connections kept open, default 0 */
-    size_t max_size;               /* most connections, default 8 */
-    int acquire_timeout_ms;        /* default wait of ffb_pool_acquire():
-                                      30000; negative = no limit */
-    int idle_timeout_ms;           /* close connections idle this long
-                                      while more than min_size are open:
-                                      default 600000; negative = never */
-    int validate_after_ms;         /* ping a connection idle this long
-                                      before handing it out: default
-                                      30000; negative = never */
-    int max_lifetime_ms;           /* close connections this old when they
-                                      come back or before handing them
-                                      out: default (0) and negative = no
-                                      limit */
+    unsigned version;             /* FFB_POOL_OPTIONS_VERSION */
+    const ffb_conn_options *conn; /* how to connect (required); copied
+                                     with its strings by ffb_pool_new().
+                                     io must be FFB_IO_BLOCKING. An
+                                     allocator it names must outlive the
+                                     pool. */
+    size_t min_size;              /* connections kept open, default 0 */
+    size_t max_size;              /* most connections, default 8 */
+    int acquire_timeout_ms;       /* default wait of ffb_pool_acquire():
+                                     30000; negative = no limit */
+    int idle_timeout_ms;          /* close connections idle this long
+                                     while more than min_size are open:
+                                     default 600000; negative = never */
+    int validate_after_ms;        /* ping a connection idle this long
+                                     before handing it out: default
+                                     30000; negative = never */
+    int max_lifetime_ms;          /* close connections this old when they
+                                     come back or before handing them
+                                     out: default (0) and negative = no
+                                     limit */
 } ffb_pool_options;
 
 /* C99 designated initializer; from C++ use ffb_pool_options_init(). */
-#define FFB_POOL_OPTIONS_INIT {.version = FFB_POOL_OPTIONS_VERSION}
+#define FFB_POOL_OPTIONS_INIT                                                  \
+    { .version = FFB_POOL_OPTIONS_VERSION }
 
 /**
  * Fill `opts` with the defaults (same as FFB_POOL_OPTIONS_INIT).
@@ -1787,7 +1787,7 @@ FFB_API int ffb_pool_maintain(ffb_pool *pool);
 
 /** Counters and gauges of a pool (ffb_pool_stats()). */
 typedef struct ffb_pool_counters {
-    size_t in_use;            /* handed out, not released yet */
+    size_t in_use; /* handed out, not released yet */
     size_t idle;
     size_t waiting;           /* threads waiting in ffb_pool_acquire() */
     size_t pending;           /* being connected, validated, reset or
@@ -1804,8 +1804,8 @@ typedef struct ffb_pool_counters {
     uint64_t failed_waits;    /* acquires failed by a failed connect */
     uint64_t validations;     /* pings of idle connections */
     uint64_t validations_failed;
-    uint64_t acquired;        /* connections handed out */
-    uint64_t resets;          /* releases that reset the connection */
+    uint64_t acquired; /* connections handed out */
+    uint64_t resets;   /* releases that reset the connection */
     uint64_t resets_failed;
 } ffb_pool_counters;
 
