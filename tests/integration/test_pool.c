@@ -243,6 +243,20 @@ static void test_reset_round_trips(void **state) {
     assert_int_equal(len, 5);
     assert_memory_equal(name, "row 1", 5);
 
+    /* A transaction begun and never used: its start is still staged; the
+       rollback names it as the object allocated last and goes in the
+       same write, with the rollback ffb_tx_free() queued for t3 (freed
+       active, so not rolled back again): 1 round trip for all three. */
+    ffb_tx *lazy;
+    OK(c, ffb_tx_begin(c, NULL, &lazy));
+    ffb_tx_free(t3);
+    t3 = NULL;
+    b = it_rts(c);
+    OK(c, ffb_conn_reset(c));
+    assert_int_equal(it_rts(c) - b, 1); /* op_transaction + op_rollback */
+    assert_false(ffb_tx_is_active(lazy));
+    ffb_tx_free(lazy);
+    t3 = it_active_tx(c);
     /* A reset with only t3 active: its rollback, 1 round trip. */
     b = it_rts(c);
     OK(c, ffb_conn_reset(c));
@@ -701,6 +715,38 @@ static void test_pool_errors(void **state) {
     assert_int_equal(s.failed_waits, 1);
     assert_int_equal(s.total, 0);
     ffb_pool_free(p);
+
+    /* Nobody listening: the connect fails at once, and the next ones
+       wait for the backoff (50 ms, then 100 ms) instead of spinning. */
+    ffb_conn_options dead;
+    conn_opts(t, &dead);
+    dead.dsn = "127.0.0.1/1:/nonexistent.fdb";
+    po.conn = &dead;
+    po.min_size = 0;
+    assert_int_equal(ffb_pool_new(&po, &p), 0);
+    assert_int_equal(ffb_pool_acquire(p, 2000, &c), FFB_E_IO);
+    ffb_pool_error(p, &e, sizeof e);
+    assert_int_equal(e.code, FFB_E_IO);
+    assert_non_null(strstr(e.message, "connecting a pool connection failed"));
+    assert_int_equal(stats(p).create_failures, 1);
+    /* No waiting allowed: no connect either during the backoff. */
+    assert_int_equal(ffb_pool_acquire(p, 0, &c), FFB_E_TIMEOUT);
+    assert_int_equal(stats(p).create_failures, 1);
+    int64_t backoff[] = {50, 100};
+    for (int i = 0; i < 2; i++) {
+        int64_t t0 = ffb_now_ms();
+        assert_int_equal(ffb_pool_acquire(p, 2000, &c), FFB_E_IO);
+        int64_t waited = ffb_now_ms() - t0;
+        if (waited < backoff[i] - 10 || waited >= 2000)
+            fail_msg("connect %d after %lld ms, backoff %lld", i + 2,
+                     (long long)waited, (long long)backoff[i]);
+        assert_int_equal(stats(p).create_failures, i + 2);
+    }
+    s = stats(p);
+    assert_int_equal(s.failed_waits, 3);
+    assert_int_equal(s.total, 0);
+    ffb_pool_free(p);
+    po.conn = &o;
 
     /* Bad arguments, and a connection that is not the pool's. */
     o.password = "masterkey";
