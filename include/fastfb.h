@@ -1666,8 +1666,8 @@ typedef struct ffb_pool_options {
     const ffb_conn_options *conn; /* how to connect (required); copied
                                      with its strings by ffb_pool_new().
                                      io must be FFB_IO_BLOCKING. An
-                                     allocator it names must outlive the
-                                     pool. */
+                                     allocator it names is used for the
+                                     pool too and must outlive it. */
     size_t min_size;              /* connections kept open, default 0 */
     size_t max_size;              /* most connections, default 8 */
     int acquire_timeout_ms;       /* default wait of ffb_pool_acquire():
@@ -1727,7 +1727,10 @@ FFB_API int ffb_pool_new(const ffb_pool_options *opts, ffb_pool **out);
  * in the order they came.
  *
  * `timeout_ms`: how long to wait, -1 = the pool's acquire_timeout_ms, 0 =
- * do not wait.
+ * do not wait. A connect this thread has started is not cut short by it
+ * (the connection options' connect_timeout_ms bounds that); when it ends
+ * after the time, the acquire times out and the new connection stays
+ * idle in the pool.
  * Ownership: the connection stays the pool's; give it back with
  * ffb_pool_release() or ffb_pool_discard() and use it in one thread at a
  * time meanwhile.
