@@ -1760,7 +1760,10 @@ FFB_API int ffb_pool_acquire(ffb_pool *pool, int timeout_ms, ffb_conn **out);
  * The application's ffb_tx, ffb_stmt and ffb_blob objects of the
  * connection stay the application's: free them before the release, or
  * know that the connection (and so they) may be freed by the pool later.
- * Round trips: 0 when no transaction is active, else 1 (the reset).
+ * Round trips: 0 when no transaction is active, else 1 (the reset). The
+ * thread may also run work the pool decided meanwhile: after closing a
+ * broken connection, the connect (2 or 3) of its replacement for a
+ * waiting thread.
  * Returns: 0, FFB_E_INVAL (NULL, or not a connection handed out by this
  * pool; nothing is done).
  * Since: 0.2
@@ -1770,8 +1773,8 @@ FFB_API int ffb_pool_release(ffb_pool *pool, ffb_conn *conn);
 /**
  * Give a connection back for closing (the application saw it fail, or left
  * it in a state it cannot undo). A new one is opened when the pool needs
- * one.
- * Round trips: 0.
+ * one (by this thread when another one waits: a connect, 2 or 3).
+ * Round trips: 0 for the close.
  * Returns: 0, FFB_E_INVAL (as ffb_pool_release()).
  * Since: 0.2
  */
