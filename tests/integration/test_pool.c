@@ -547,7 +547,12 @@ static void test_pool_idle_eviction(void **state) {
 
 static void test_pool_validation(void **state) {
     target *t = *state;
-    ffb_pool *p = new_pool(t, (limits){.max = 2, .validate = 200});
+    ffb_pool *p = new_pool(
+        t,
+        (limits){
+            .max =
+                2, /* long enough that the first re-acquire is always early */
+            .validate = 1000});
     ffb_conn *c = acquire(p);
     OK(c, ffb_pool_release(p, c));
     /* Used just now: no validation. */
@@ -557,8 +562,8 @@ static void test_pool_validation(void **state) {
     assert_int_equal(it_rts(c) - b, 0);
     OK(c, ffb_pool_release(p, c));
     assert_int_equal(stats(p).validations, 0);
-    /* Idle for 200 ms: pinged before it is handed out. */
-    pass_ms(220);
+    /* Idle for 1000 ms: pinged before it is handed out. */
+    pass_ms(1050);
     b = it_rts(c);
     c2 = acquire(p);
     assert_ptr_equal(c2, c);
@@ -574,11 +579,11 @@ static void test_pool_validation(void **state) {
 static void test_pool_max_lifetime(void **state) {
     target *t = *state;
     ffb_pool *p =
-        new_pool(t, (limits){.max = 2, .lifetime = 300, .validate = -1});
+        new_pool(t, (limits){.max = 2, .lifetime = 1000, .validate = -1});
     ffb_conn *c = acquire(p);
     int64_t id1 = attachment_id(c);
     OK(c, ffb_pool_release(p, c));
-    pass_ms(320);
+    pass_ms(1050);
     /* Too old to be handed out: closed, and a new one connected. */
     c = acquire(p);
     assert_int_equal(it_rts(c), CONNECT_RTS); /* a fresh connection */
@@ -588,7 +593,7 @@ static void test_pool_max_lifetime(void **state) {
     assert_int_equal(s.expired, 1);
     assert_int_equal(s.created, 2);
     /* Too old when it comes back: closed instead of reset. */
-    pass_ms(320);
+    pass_ms(1050);
     OK(c, ffb_pool_release(p, c));
     s = stats(p);
     assert_int_equal(s.expired, 2);
