@@ -547,12 +547,9 @@ static void test_pool_idle_eviction(void **state) {
 
 static void test_pool_validation(void **state) {
     target *t = *state;
-    ffb_pool *p = new_pool(
-        t,
-        (limits){
-            .max =
-                2, /* long enough that the first re-acquire is always early */
-            .validate = 1000});
+    /* 1 s: long enough that the re-acquire right after a release is
+       always early. */
+    ffb_pool *p = new_pool(t, (limits){.max = 2, .validate = 1000});
     ffb_conn *c = acquire(p);
     OK(c, ffb_pool_release(p, c));
     /* Used just now: no validation. */
