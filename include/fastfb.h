@@ -1317,7 +1317,8 @@ enum ffb_op {
     FFB_OP_DETACH,
     FFB_OP_DROP_DATABASE,
     FFB_OP_CONNECT,
-    FFB_OP_CREATE_DATABASE
+    FFB_OP_CREATE_DATABASE,
+    FFB_OP_RESET
 };
 
 /**
@@ -1644,6 +1645,258 @@ FFB_API int ffb_conn_expire(ffb_conn *conn, int64_t now_ms);
  * Since: 0.1
  */
 FFB_API int ffb_conn_step(ffb_conn *conn);
+
+/* ---- reset and connection pool (lib/reset.c, lib/pool.c) --------------- */
+
+/**
+ * Make a connection clean for its next user: every transaction still
+ * active is rolled back, which also closes their cursors (those of
+ * auto-commit executions too) and releases their blobs on the server
+ * (blobs being written are discarded). Prepared statements and the
+ * statement cache are kept. Nothing is freed: the application still owns
+ * its ffb_tx, ffb_stmt and ffb_blob objects; the transactions are no
+ * longer active (ffb_tx_is_active() is 0). Transactions already freed
+ * with ffb_tx_free() are not rolled back again (their rollback is queued).
+ *
+ * Ownership: nothing is retained.
+ * Round trips: 1 when a transaction is active (every rollback in one
+ * write), 0 when none is.
+ * Returns: 0, FFB_E_INVAL (conn NULL), FFB_E_STATE (not attached, or
+ * external I/O), FFB_E_SERVER (a rollback was refused; the connection
+ * should not be reused), fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_conn_reset(ffb_conn *conn);
+
+/**
+ * Queue twin of ffb_conn_reset(): queues the rollbacks and returns 0; the
+ * result (FFB_OP_RESET) arrives with the answer to the last of them, and
+ * carries its status (the answers come in order, so all are in by then;
+ * a transaction whose rollback was refused stays active, which
+ * ffb_tx_is_active() shows). Returns 1 and queues nothing when no
+ * transaction is active (`cb` is not called).
+ * Round trips: 0 (queues only; the write then costs 1).
+ * Returns: 1, 0, FFB_E_INVAL, FFB_E_STATE (not attached), fatal codes. On
+ * failure `cb` is not called.
+ * Since: 0.2
+ */
+FFB_API int ffb_conn_queue_reset(ffb_conn *conn, ffb_cb cb, void *data);
+
+/**
+ * A pool of blocking connections to one database, for threads.
+ *
+ * Threads: every pool function may be called from any thread at once,
+ * except ffb_pool_free(). A connection acquired from the pool is used by
+ * one thread at a time (the rule for every ffb_conn) until it is released.
+ * Connecting, validating (op_ping), resetting and closing happen outside
+ * the pool's lock, in the thread that calls into the pool when the work is
+ * due; there is no background thread.
+ */
+typedef struct ffb_pool ffb_pool;
+
+#define FFB_POOL_OPTIONS_VERSION 1
+
+/**
+ * Pool options. Initialise with FFB_POOL_OPTIONS_INIT or
+ * ffb_pool_options_init(); fields are only ever appended. Zero means the
+ * default everywhere; time limits that can be switched off are off when
+ * negative.
+ */
+typedef struct ffb_pool_options {
+    unsigned version;             /* FFB_POOL_OPTIONS_VERSION */
+    const ffb_conn_options *conn; /* how to connect (required); copied
+                                     with its strings by ffb_pool_new().
+                                     io must be FFB_IO_BLOCKING. An
+                                     allocator it names is used for the
+                                     pool too and must outlive it. */
+    size_t min_size;              /* connections kept open, default 0 */
+    size_t max_size;              /* most connections, default 8 */
+    int acquire_timeout_ms;       /* default wait of ffb_pool_acquire():
+                                     30000; negative = no limit */
+    int idle_timeout_ms;          /* close connections idle this long
+                                     while more than min_size are open:
+                                     default 600000; negative = never */
+    int validate_after_ms;        /* ping a connection idle this long
+                                     before handing it out: default
+                                     30000; negative = never */
+    int max_lifetime_ms;          /* close connections this old when they
+                                     come back or before handing them
+                                     out: default (0) and negative = no
+                                     limit */
+} ffb_pool_options;
+
+/* C99 designated initializer; from C++ use ffb_pool_options_init(). */
+#define FFB_POOL_OPTIONS_INIT                                                  \
+    { .version = FFB_POOL_OPTIONS_VERSION }
+
+/**
+ * Fill `opts` with the defaults (same as FFB_POOL_OPTIONS_INIT).
+ * Round trips: 0. Since: 0.2
+ */
+FFB_API void ffb_pool_options_init(ffb_pool_options *opts);
+
+/**
+ * Create a pool and open min_size connections (one after the other, in
+ * this thread).
+ *
+ * Ownership: the caller frees the pool with ffb_pool_free(). The options
+ * and the connection options' strings are copied.
+ * Round trips: min_size connects (ffb_conn_connect(): 2 or 3 each).
+ * Returns: 0, or
+ *   FFB_E_INVAL   bad options (a NULL or wrong-version struct, max_size
+ *                 above 4096, min_size above max_size, external I/O, a
+ *                 connection option ffb_conn_new() refuses);
+ *   a connect code (FFB_E_AUTH, FFB_E_IO, FFB_E_SERVER, ...) when one of
+ *                 the min_size connections could not be opened;
+ *   FFB_E_NOMEM.
+ * With FFB_E_INVAL or a connect code `*out` is still a pool, and
+ * ffb_pool_error() says what failed: after a connect failure the pool is
+ * usable (it tries again when connections are needed, backing off while
+ * connects keep failing); with FFB_E_INVAL every acquire fails with the
+ * same error. The caller frees it either way. With FFB_E_NOMEM (or `out`
+ * NULL) `*out` is NULL.
+ * Since: 0.2
+ */
+FFB_API int ffb_pool_new(const ffb_pool_options *opts, ffb_pool **out);
+
+/**
+ * Take a connection. The most recently used idle connection is handed
+ * out; one idle for validate_after_ms or longer is pinged first (and
+ * closed if the ping fails); one past max_lifetime_ms is closed instead.
+ * When none is idle and fewer than max_size are open, this thread
+ * connects a new one; otherwise it waits, and waiting threads are served
+ * in the order they came.
+ *
+ * `timeout_ms`: how long to wait, -1 = the pool's acquire_timeout_ms, 0 =
+ * do not wait. A connect this thread has started is not cut short by it
+ * (the connection options' connect_timeout_ms bounds that); when it ends
+ * after the time, the acquire times out and the new connection stays
+ * idle in the pool.
+ * Ownership: the connection stays the pool's; give it back with
+ * ffb_pool_release() or ffb_pool_discard() and use it in one thread at a
+ * time meanwhile.
+ * Round trips: 0 for an idle connection used recently; 1 (op_ping) for
+ * one idle for validate_after_ms or longer; a connect (2 or 3) for a new
+ * one. The thread may also run work the pool decided meanwhile (closing
+ * idle connections: 0 round trips).
+ * Returns: 0, or
+ *   FFB_E_TIMEOUT  no connection within the time;
+ *   a connect code when the connect made for this thread failed (the
+ *                  pool then waits a little before connecting again);
+ *   FFB_E_STATE    the pool is being freed;
+ *   FFB_E_INVAL    NULL arguments, timeout below -1, or the pool's
+ *                  options were refused.
+ * ffb_pool_error() has the message of every failure.
+ * Since: 0.2
+ */
+FFB_API int ffb_pool_acquire(ffb_pool *pool, int timeout_ms, ffb_conn **out);
+
+/**
+ * Give a connection back. It is reset (ffb_conn_reset(): every active
+ * transaction is rolled back, prepared statements are kept) by this
+ * thread, then handed to the oldest waiting thread or kept idle. A broken
+ * connection, one whose reset fails, or one past max_lifetime_ms is closed,
+ * and a new one is opened when the pool needs one (min_size, or a waiting
+ * thread).
+ * The application's ffb_tx, ffb_stmt and ffb_blob objects of the
+ * connection stay the application's: free them before the release, or
+ * know that the connection (and so they) may be freed by the pool later.
+ * Round trips: 0 when no transaction is active, else 1 (the reset). The
+ * thread may also run work the pool decided meanwhile: after closing a
+ * broken connection, the connect (2 or 3) of its replacement for a
+ * waiting thread.
+ * Returns: 0, FFB_E_INVAL (NULL, or not a connection handed out by this
+ * pool; nothing is done).
+ * Since: 0.2
+ */
+FFB_API int ffb_pool_release(ffb_pool *pool, ffb_conn *conn);
+
+/**
+ * Give a connection back for closing (the application saw it fail, or left
+ * it in a state it cannot undo). A new one is opened when the pool needs
+ * one (by this thread when another one waits: a connect, 2 or 3).
+ * Round trips: 0 for the close.
+ * Returns: 0, FFB_E_INVAL (as ffb_pool_release()).
+ * Since: 0.2
+ */
+FFB_API int ffb_pool_discard(ffb_pool *pool, ffb_conn *conn);
+
+/**
+ * Do the work that is due now: close connections idle past idle_timeout_ms
+ * (down to min_size) or past max_lifetime_ms, and open connections up to
+ * min_size. Every pool call does this too; call it from a timer when the
+ * pool may stay untouched for long.
+ * Round trips: one connect per connection opened; 0 otherwise.
+ * Returns: 0, FFB_E_INVAL.
+ * Since: 0.2
+ */
+FFB_API int ffb_pool_maintain(ffb_pool *pool);
+
+/** Counters and gauges of a pool (ffb_pool_stats()). */
+typedef struct ffb_pool_counters {
+    size_t in_use; /* handed out, not released yet */
+    size_t idle;
+    size_t waiting;           /* threads waiting in ffb_pool_acquire() */
+    size_t pending;           /* being connected, validated, reset or
+                                 closed */
+    size_t total;             /* open or being opened */
+    uint64_t created;         /* connects that succeeded */
+    uint64_t create_failures; /* connects that failed */
+    uint64_t discarded;       /* closed broken: released broken, by
+                                 ffb_pool_discard(), a failed validation or
+                                 a failed reset */
+    uint64_t evicted;         /* closed after idle_timeout_ms */
+    uint64_t expired;         /* closed after max_lifetime_ms */
+    uint64_t timeouts;        /* acquires that timed out */
+    uint64_t failed_waits;    /* acquires failed by a failed connect */
+    uint64_t validations;     /* pings of idle connections */
+    uint64_t validations_failed;
+    uint64_t acquired; /* connections handed out */
+    uint64_t resets;   /* releases that reset the connection */
+    uint64_t resets_failed;
+} ffb_pool_counters;
+
+/**
+ * Copy the counters into `out`; `out_size` is sizeof(ffb_pool_counters)
+ * as the caller knows it.
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL (NULL arguments).
+ * Since: 0.2
+ */
+FFB_API int ffb_pool_stats(const ffb_pool *pool, ffb_pool_counters *out,
+                           size_t out_size);
+
+/** The last failure of a pool (ffb_pool_error()). */
+typedef struct ffb_pool_error_info {
+    int code;          /* FFB_E_*; 0 when nothing failed yet */
+    uint32_t gds;      /* first gds code of a server's error, else 0 */
+    char sqlstate[6];  /* "" when unknown */
+    char message[512]; /* what failed and why */
+    int64_t time_ms;   /* when (ffb_now_ms() scale) */
+} ffb_pool_error_info;
+
+/**
+ * Copy the pool's last failure into `out`: a connect that failed (with the
+ * connection's error: code, gds code, SQLSTATE, message), an acquire that
+ * timed out, options that were refused, a release of a foreign
+ * connection. The pool keeps one, the latest of any thread: read it right
+ * after the call that failed.
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL (NULL arguments).
+ * Since: 0.2
+ */
+FFB_API int ffb_pool_error(const ffb_pool *pool, ffb_pool_error_info *out,
+                           size_t out_size);
+
+/**
+ * Close every connection of the pool and free it. No other thread may be
+ * inside a pool call. Connections still handed out are freed too: they
+ * must not be used afterwards. ffb_pool_free(NULL) does nothing.
+ * Round trips: 0 (connections are freed, which writes op_disconnect
+ * without waiting).
+ * Since: 0.2
+ */
+FFB_API void ffb_pool_free(ffb_pool *pool);
 
 #ifdef __cplusplus
 }

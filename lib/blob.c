@@ -1172,6 +1172,8 @@ void ffb__blobs_tx_ended(ffb_conn *conn, ffb_tx *tx) {
             b->on_server = 0;
             if (b->writing && conn->write_blobs_open)
                 conn->write_blobs_open--;
+            if (b->writing)
+                b->closed = 1; /* not closed in time: the server dropped it */
         }
     /* Inline copies live as long as their transaction (C.3.7). */
     inline_drop(conn, 0, tx->handle);

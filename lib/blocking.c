@@ -261,6 +261,25 @@ int ffb_conn_execute_immediate(ffb_conn *conn, ffb_tx *tx, const char *sql,
     return ffb_conn_execute_immediate_params(conn, tx, sql, len, NULL, 0);
 }
 
+int ffb_conn_reset(ffb_conn *conn) {
+    if (!conn)
+        return FFB_E_INVAL;
+    int rc = ffb__blocking(conn);
+    if (rc < 0)
+        return rc;
+    ffb__sync sync = {0};
+    int queued = ffb__queue_reset(conn, &sync);
+    if ((rc = ffb__await(conn, queued, &sync)) < 0)
+        return rc;
+    /* Only the last rollback carries the completion: check the others. */
+    for (ffb_tx *tx = conn->txs; queued == 0 && tx; tx = tx->next)
+        if (ffb__tx_needs_rollback(tx))
+            return ffb__error_set(&conn->err, FFB_E_SERVER,
+                                  "resetting the connection: a transaction "
+                                  "could not be rolled back");
+    return 0;
+}
+
 /* ---- transactions ---- */
 
 static int end_tx(ffb_tx *tx, int op) {

@@ -889,6 +889,11 @@ size_t ffb__db_info_items(const uint8_t **items);
 int ffb__db_info_parse(ffb_conn *conn, const uint8_t *buf, size_t len,
                        ffb_db_info *out);
 int ffb__tx_end_check(ffb_tx *tx);
+/* ffb_conn_reset (lib/reset.c): roll back every active transaction the
+   application has not freed; 1 when there is none, 0 when `sync`
+   completes with the last rollback. */
+int ffb__tx_needs_rollback(const ffb_tx *tx);
+int ffb__queue_reset(ffb_conn *conn, ffb__sync *sync);
 
 /* ---- engine (lib/engine.c) ---------------------------------------------- */
 
