@@ -1316,6 +1316,8 @@ enum ffb_op {
     FFB_OP_PLAN,
     FFB_OP_DETACH,
     FFB_OP_DROP_DATABASE,
+    FFB_OP_CONNECT,
+    FFB_OP_CREATE_DATABASE,
     FFB_OP_RESET
 };
 
@@ -1380,6 +1382,25 @@ FFB_API int ffb_stmt_queue_prepare(ffb_stmt *stmt, ffb_tx *tx,
  * Returns: 1, 0, FFB_E_INVAL, FFB_E_STATE, fatal codes. Since: 0.2
  */
 FFB_API int ffb_stmt_queue_fetch(ffb_stmt *stmt, ffb_cb cb, void *data);
+
+/**
+ * Queue twin of ffb_conn_prepare(): a statement from the connection's
+ * cache, usable at once - queue its execution right behind. Returns 1 when
+ * nothing is to be waited for (no result comes, `cb` is not called): a
+ * cached text not in use, or one whose formats the connection remembers
+ * (evicted earlier, or in use by another checkout), whose prepare then
+ * rides in front of its first execution, and whose failure that
+ * execution's result reports. Returns 0 when the prepare is queued: an
+ * FFB_OP_PREPARE result follows (a failed one is not kept in the cache).
+ * Ownership: give the statement back with ffb_stmt_free().
+ * Round trips: 0 (queues only).
+ * Returns: 1, 0, FFB_E_INVAL, FFB_E_STATE (not attached, or a `tx` the
+ * prepare cannot use), FFB_E_NOMEM.
+ * Since: 0.2
+ */
+FFB_API int ffb_conn_queue_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql,
+                                   size_t len, ffb_stmt **out, ffb_cb cb,
+                                   void *data);
 
 /**
  * Queue twins of ffb_conn_ping(), ffb_conn_info_raw(), ffb_tx_info_raw()
@@ -1534,6 +1555,26 @@ FFB_API size_t ffb_result_length(const ffb_result *res);
 FFB_API int ffb_conn_start(ffb_conn *conn);
 FFB_API int ffb_conn_start_create(ffb_conn *conn,
                                   const ffb_create_options *copts);
+
+/**
+ * ffb_conn_start() / ffb_conn_start_create() with a result: FFB_OP_CONNECT
+ * (FFB_OP_CREATE_DATABASE) completes when the handshake ends - 0 once
+ * attached, else the code and error that ended it (a refused login, a
+ * timeout through ffb_conn_expire(), the peer's close through
+ * ffb_conn_feed_eof()) - through `cb`, or from ffb_conn_next_result() when
+ * `cb` is NULL. Requests can be queued once it has completed. The callback
+ * runs inside the ffb_conn_feed(), ffb_conn_feed_eof() or ffb_conn_expire()
+ * that ended the handshake.
+ * Round trips: 0 (queues only; the connect costs what ffb_conn_connect()
+ * costs).
+ * Returns: 0, FFB_E_STATE, FFB_E_INVAL, FFB_E_NOMEM; on failure `cb` is not
+ * called.
+ * Since: 0.2
+ */
+FFB_API int ffb_conn_queue_connect(ffb_conn *conn, ffb_cb cb, void *data);
+FFB_API int ffb_conn_queue_create_database(ffb_conn *conn,
+                                           const ffb_create_options *copts,
+                                           ffb_cb cb, void *data);
 
 /**
  * Give received bytes to the connection. They are decrypted, inflated and
@@ -1699,30 +1740,31 @@ typedef struct ffb_pool ffb_pool;
  * negative.
  */
 typedef struct ffb_pool_options {
-    unsigned version;              /* FFB_POOL_OPTIONS_VERSION */
-    const ffb_conn_options *conn;  /* how to connect (required); copied
-                                      with its strings by ffb_pool_new().
-                                      io must be FFB_IO_BLOCKING. An
-                                      allocator it names must outlive the
-                                      pool. */
-    size_t min_size;               /* connections kept open, default 0 */
-    size_t max_size;               /* most connections, default 8 */
-    int acquire_timeout_ms;        /* default wait of ffb_pool_acquire():
-                                      30000; negative = no limit */
-    int idle_timeout_ms;           /* close connections idle this long
-                                      while more than min_size are open:
-                                      default 600000; negative = never */
-    int validate_after_ms;         /* ping a connection idle this long
-                                      before handing it out: default
-                                      30000; negative = never */
-    int max_lifetime_ms;           /* close connections this old when they
-                                      come back or before handing them
-                                      out: default (0) and negative = no
-                                      limit */
+    unsigned version;             /* FFB_POOL_OPTIONS_VERSION */
+    const ffb_conn_options *conn; /* how to connect (required); copied
+                                     with its strings by ffb_pool_new().
+                                     io must be FFB_IO_BLOCKING. An
+                                     allocator it names is used for the
+                                     pool too and must outlive it. */
+    size_t min_size;              /* connections kept open, default 0 */
+    size_t max_size;              /* most connections, default 8 */
+    int acquire_timeout_ms;       /* default wait of ffb_pool_acquire():
+                                     30000; negative = no limit */
+    int idle_timeout_ms;          /* close connections idle this long
+                                     while more than min_size are open:
+                                     default 600000; negative = never */
+    int validate_after_ms;        /* ping a connection idle this long
+                                     before handing it out: default
+                                     30000; negative = never */
+    int max_lifetime_ms;          /* close connections this old when they
+                                     come back or before handing them
+                                     out: default (0) and negative = no
+                                     limit */
 } ffb_pool_options;
 
 /* C99 designated initializer; from C++ use ffb_pool_options_init(). */
-#define FFB_POOL_OPTIONS_INIT {.version = FFB_POOL_OPTIONS_VERSION}
+#define FFB_POOL_OPTIONS_INIT                                                  \
+    { .version = FFB_POOL_OPTIONS_VERSION }
 
 /**
  * Fill `opts` with the defaults (same as FFB_POOL_OPTIONS_INIT).
@@ -1763,7 +1805,10 @@ FFB_API int ffb_pool_new(const ffb_pool_options *opts, ffb_pool **out);
  * in the order they came.
  *
  * `timeout_ms`: how long to wait, -1 = the pool's acquire_timeout_ms, 0 =
- * do not wait.
+ * do not wait. A connect this thread has started is not cut short by it
+ * (the connection options' connect_timeout_ms bounds that); when it ends
+ * after the time, the acquire times out and the new connection stays
+ * idle in the pool.
  * Ownership: the connection stays the pool's; give it back with
  * ffb_pool_release() or ffb_pool_discard() and use it in one thread at a
  * time meanwhile.
@@ -1793,7 +1838,10 @@ FFB_API int ffb_pool_acquire(ffb_pool *pool, int timeout_ms, ffb_conn **out);
  * The application's ffb_tx, ffb_stmt and ffb_blob objects of the
  * connection stay the application's: free them before the release, or
  * know that the connection (and so they) may be freed by the pool later.
- * Round trips: 0 when no transaction is active, else 1 (the reset).
+ * Round trips: 0 when no transaction is active, else 1 (the reset). The
+ * thread may also run work the pool decided meanwhile: after closing a
+ * broken connection, the connect (2 or 3) of its replacement for a
+ * waiting thread.
  * Returns: 0, FFB_E_INVAL (NULL, or not a connection handed out by this
  * pool; nothing is done).
  * Since: 0.2
@@ -1803,8 +1851,8 @@ FFB_API int ffb_pool_release(ffb_pool *pool, ffb_conn *conn);
 /**
  * Give a connection back for closing (the application saw it fail, or left
  * it in a state it cannot undo). A new one is opened when the pool needs
- * one.
- * Round trips: 0.
+ * one (by this thread when another one waits: a connect, 2 or 3).
+ * Round trips: 0 for the close.
  * Returns: 0, FFB_E_INVAL (as ffb_pool_release()).
  * Since: 0.2
  */
@@ -1823,7 +1871,7 @@ FFB_API int ffb_pool_maintain(ffb_pool *pool);
 
 /** Counters and gauges of a pool (ffb_pool_stats()). */
 typedef struct ffb_pool_counters {
-    size_t in_use;            /* handed out, not released yet */
+    size_t in_use; /* handed out, not released yet */
     size_t idle;
     size_t waiting;           /* threads waiting in ffb_pool_acquire() */
     size_t pending;           /* being connected, validated, reset or
@@ -1840,8 +1888,8 @@ typedef struct ffb_pool_counters {
     uint64_t failed_waits;    /* acquires failed by a failed connect */
     uint64_t validations;     /* pings of idle connections */
     uint64_t validations_failed;
-    uint64_t acquired;        /* connections handed out */
-    uint64_t resets;          /* releases that reset the connection */
+    uint64_t acquired; /* connections handed out */
+    uint64_t resets;   /* releases that reset the connection */
     uint64_t resets_failed;
 } ffb_pool_counters;
 

@@ -1568,13 +1568,6 @@ int ffb__batch_queue_execute(ffb_batch *b, ffb_tx *tx, ffb__sync *sync) {
     return 0;
 }
 
-int ffb_batch_execute(ffb_batch *b, ffb_tx *tx) {
-    if (!b || b->freed || !tx)
-        return FFB_E_INVAL;
-    ffb_conn *conn = b->conn;
-    int rc = ffb__blocking(conn);
-    if (rc < 0)
-        return rc;
-    ffb__sync sync = {0};
-    return ffb__await(conn, ffb__batch_queue_execute(b, tx, &sync), &sync);
+ffb_conn *ffb__batch_conn(const ffb_batch *b) {
+    return b->freed ? NULL : b->conn;
 }

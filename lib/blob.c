@@ -611,9 +611,7 @@ int ffb_blob_create(ffb_conn *conn, ffb_tx *tx, const ffb_blob_options *opts,
     return 0;
 }
 
-int ffb_blob_write(ffb_blob *b, const void *data, size_t len) {
-    if (!b || (!data && len))
-        return FFB_E_INVAL;
+int ffb__blob_write(ffb_blob *b, const void *data, size_t len) {
     ffb_conn *conn = b->conn;
     if (!b->writing || b->closed)
         return ffb__error_set(&conn->err, FFB_E_STATE,
@@ -640,16 +638,18 @@ int ffb_blob_write(ffb_blob *b, const void *data, size_t len) {
         int rc = queue_data(b);
         if (rc < 0)
             return rc;
-        /* Keep the queued bytes moving, without waiting for answers. */
-        if (conn->stage.len >= 4 * QUEUE_THRESHOLD)
-            return ffb_conn_flush(conn);
+        /* Keep the queued bytes moving, without waiting for answers: the
+           blocking call writes them (external I/O: the application). */
+        if (conn->stage.len >= 4 * QUEUE_THRESHOLD &&
+            (rc = ffb__engine_flush(conn)) < 0)
+            return ffb__engine_fail(conn, rc);
     }
     return 0;
 }
 
 /* Queue the last data and the close (or cancel); `sync` completes with
    its answer. 1 when nothing needs to go (a cancel before the create). */
-static int queue_finish(ffb_blob *b, int op, ffb__sync *sync) {
+int ffb__blob_queue_finish(ffb_blob *b, int op, ffb__sync *sync) {
     ffb_conn *conn = b->conn;
     int rc = ffb__need_ready(conn);
     if (rc < 0)
@@ -672,32 +672,14 @@ static int queue_finish(ffb_blob *b, int op, ffb__sync *sync) {
     return 0;
 }
 
-static int finish_write(ffb_blob *b, int op, uint8_t id_out[8]) {
-    ffb_conn *conn = b->conn;
-    int rc = ffb__blocking(conn);
-    if (rc < 0)
-        return rc;
-    ffb__sync sync = {0};
-    if ((rc = ffb__await(conn, queue_finish(b, op, &sync), &sync)) < 0 &&
-        !b->failed)
+int ffb__blob_finished(ffb_blob *b, int rc, uint8_t id_out[8]) {
+    if (rc < 0 && !b->failed)
         return rc;
     if (b->failed)
         return blob_error(b);
     if (id_out)
         id_to_bytes(b->id, id_out);
     return 0;
-}
-
-int ffb_blob_close(ffb_blob *b, uint8_t id_out[8]) {
-    if (!b)
-        return FFB_E_INVAL;
-    return finish_write(b, FFBP_OP_CLOSE_BLOB, id_out);
-}
-
-int ffb_blob_cancel(ffb_blob *b) {
-    if (!b)
-        return FFB_E_INVAL;
-    return finish_write(b, FFBP_OP_CANCEL_BLOB, NULL);
 }
 
 /* ---- reading ------------------------------------------------------------------------- */
@@ -923,12 +905,12 @@ static int refill_sync(ffb_blob *b, ffb__sync *sync) {
 /* The same for a read: the requests go on their way now (read-ahead). */
 static int refill(ffb_blob *b) {
     int rc = refill_sync(b, NULL);
-    return rc < 0 ? rc : ffb_conn_flush(b->conn);
+    if (rc >= 0 && (rc = ffb__engine_flush(b->conn)) < 0)
+        return ffb__engine_fail(b->conn, rc);
+    return rc;
 }
 
-int ffb_blob_read(ffb_blob *b, void *buf, size_t size, size_t *got) {
-    if (!b || (!buf && size) || !got)
-        return FFB_E_INVAL;
+int ffb__blob_read(ffb_blob *b, void *buf, size_t size, size_t *got) {
     ffb_conn *conn = b->conn;
     *got = 0;
     if (b->writing)
@@ -977,16 +959,11 @@ int ffb_blob_read(ffb_blob *b, void *buf, size_t size, size_t *got) {
             return rc;
         if (b->gets_inflight == 0 && b->eof)
             return 0;
-        if (conn->io == FFB_IO_EXTERNAL)
-            return FFB_E_AGAIN; /* feed the answers, then read again */
-        if ((rc = ffb__run_step(conn)) < 0)
-            return rc;
+        return FFB_E_AGAIN; /* the next answers first */
     }
 }
 
-int ffb_blob_read_all(ffb_blob *b, const uint8_t **data, size_t *len) {
-    if (!b || !data || !len)
-        return FFB_E_INVAL;
+int ffb__blob_read_all(ffb_blob *b, const uint8_t **data, size_t *len) {
     ffb_conn *conn = b->conn;
     if (b->writing)
         return ffb__error_set(&conn->err, FFB_E_STATE,
@@ -1008,10 +985,7 @@ int ffb_blob_read_all(ffb_blob *b, const uint8_t **data, size_t *len) {
             return rc;
         if (b->eof && b->gets_inflight == 0)
             break;
-        if (conn->io == FFB_IO_EXTERNAL)
-            return FFB_E_AGAIN; /* feed the answers, then call again */
-        if ((rc = ffb__run_step(conn)) < 0)
-            return rc;
+        return FFB_E_AGAIN; /* the next answers first */
     }
     *data = b->rbuf.data;
     *len = b->rbuf.len;
@@ -1040,50 +1014,38 @@ static int queue_info(ffb_blob *b, ffb__sync *sync) {
     return 0;
 }
 
-static int info_known(ffb_conn *conn, const void *arg) {
+int ffb__blob_info_known(ffb_conn *conn, const void *arg) {
     const ffb_blob *b = arg;
     (void)conn;
     return b->have_info || b->failed || !b->info_pending;
 }
 
-static int get_info(ffb_blob *b, ffb_blob_info *out);
-
-int ffb_blob_get_info(ffb_blob *b, ffb_blob_info *out, size_t out_size) {
-    if (!b || !out)
-        return FFB_E_INVAL;
-    ffb_blob_info full;
-    int rc = get_info(b, &full);
-    if (rc < 0)
-        return rc;
-    return ffb__give(out, out_size, &full, sizeof(full));
-}
-
-static int get_info(ffb_blob *b, ffb_blob_info *out) {
-    ffb_conn *conn = b->conn;
-    int rc;
-    if (!b->have_info && b->info_pending && !b->failed &&
-        (rc = ffb__run(conn, info_known, b)) < 0)
-        return rc; /* the info asked with the open */
-    if (!b->have_info) {
-        /* Ask explicitly (a created blob, or a cached one has info). */
-        if ((rc = ffb__need_blocking(conn)) < 0)
-            return rc;
-        ffb__sync sync = {0};
-        if ((rc = ffb__await(conn, queue_info(b, &sync), &sync)) < 0 &&
-            !b->failed)
-            return rc;
+int ffb__blob_info(ffb_blob *b, ffb_blob_info *out, ffb__sync *sync) {
+    for (;;) {
+        if (b->have_info) {
+            *out = b->info;
+            return 0;
+        }
         if (b->failed)
             return blob_error(b);
-        if (!b->have_info)
-            return ffb__error_set(&conn->err, FFB_E_PROTO,
-                                  "no blob info in the answer");
+        if (b->info_pending)
+            return FFB_E_AGAIN; /* asked with the open, or below */
+        if (sync->done)
+            return sync->rc < 0
+                       ? sync->rc
+                       : ffb__error_set(&b->conn->err, FFB_E_PROTO,
+                                        "no blob info in the answer");
+        /* Ask explicitly (a created blob, or a cached one has info). */
+        int rc = queue_info(b, sync);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            return FFB_E_AGAIN;
     }
-    *out = b->info;
-    return 0;
 }
 
 /* Queue a seek; 1 when it was served from the inline copy at once. */
-static int queue_seek(ffb_blob *b, int whence, int64_t offset,
+int ffb__blob_queue_seek(ffb_blob *b, int whence, int64_t offset,
                       ffb__sync *sync) {
     ffb_conn *conn = b->conn;
     if (b->writing)
@@ -1147,30 +1109,13 @@ static int queue_seek(ffb_blob *b, int whence, int64_t offset,
 
 /* The answer to a seek arrived (or it failed: the error is in
    conn->err). */
-static int seek_done(ffb_blob *b, int rc) {
+int ffb__blob_seek_done(ffb_blob *b, int rc) {
     if (rc < 0)
         return rc;
     if (b->failed)
         return blob_error(b);
     if (b->have_info && b->received >= b->info.length)
         b->eof = 1;
-    return 0;
-}
-
-int ffb_blob_seek(ffb_blob *b, int whence, int64_t offset, int64_t *pos_out) {
-    if (!b || whence < 0 || whence > 2)
-        return FFB_E_INVAL;
-    ffb_conn *conn = b->conn;
-    int rc = b->cached ? 0 : ffb__need_blocking(conn);
-    if (rc < 0)
-        return rc;
-    ffb__sync sync = {0};
-    if ((rc = ffb__await(conn, queue_seek(b, whence, offset, &sync),
-                         &sync)) < 0 ||
-        (rc = seek_done(b, 0)) < 0)
-        return rc;
-    if (pos_out)
-        *pos_out = b->position;
     return 0;
 }
 
@@ -1227,6 +1172,8 @@ void ffb__blobs_tx_ended(ffb_conn *conn, ffb_tx *tx) {
             b->on_server = 0;
             if (b->writing && conn->write_blobs_open)
                 conn->write_blobs_open--;
+            if (b->writing)
+                b->closed = 1; /* not closed in time: the server dropped it */
         }
     /* Inline copies live as long as their transaction (C.3.7). */
     inline_drop(conn, 0, tx->handle);
@@ -1368,14 +1315,14 @@ int ffb__blob_queue(ffb_blob *b, int what, int whence, int64_t offset,
     ffb_conn *conn = b->conn;
     switch (what) {
     case FFB_OP_BLOB_CLOSE:
-        return queue_finish(b, FFBP_OP_CLOSE_BLOB, sync);
+        return ffb__blob_queue_finish(b, FFBP_OP_CLOSE_BLOB, sync);
     case FFB_OP_BLOB_INFO:
         return queue_info(b, sync);
     case FFB_OP_BLOB_SEEK:
         if (whence < 0 || whence > 2)
             return ffb__error_set(&conn->err, FFB_E_INVAL,
                                   "whence must be 0, 1 or 2");
-        return queue_seek(b, whence, offset, sync);
+        return ffb__blob_queue_seek(b, whence, offset, sync);
     default: /* FFB_OP_BLOB_READ */
         if (b->writing)
             return ffb__error_set(&conn->err, FFB_E_STATE,

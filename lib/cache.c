@@ -82,11 +82,12 @@ int ffb__cache_release(ffb_stmt *stmt) {
     if (!e->in_use)
         return 1;
     e->in_use = 0;
-    if (e->stale || conn->state != FFB__ST_READY) {
+    if (e->stale || !stmt->prepared || conn->state != FFB__ST_READY) {
+        /* Stale, or its queued prepare failed: not kept. */
         entry_drop(conn, e, 0);
         return 1;
     }
-    ffb_stmt_close_cursor(stmt);
+    ffb__stmt_close_cursor(stmt, 1);
     ffb_stmt_clear_bindings(stmt);
     e->tick = ++conn->cache_tick;
     return 1;
@@ -122,22 +123,24 @@ void ffb__cache_free_all(ffb_conn *conn) {
     conn->memo_n = 0;
 }
 
-int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql, size_t len,
-                     ffb_stmt **out) {
-    if (!conn || !sql || !out)
-        return FFB_E_INVAL;
-    if (len == (size_t)-1)
-        len = strlen(sql);
+/* Checked out, or given back while its execution is still held or not
+   answered (the next execution would be refused until then). */
+static int entry_busy(const ffb__cache_entry *e) {
+    return e->in_use || e->stmt->exec_held || e->stmt->exec_inflight;
+}
+
+int ffb__cache_checkout(ffb_conn *conn, ffb_tx *tx, const char *sql,
+                        size_t len, ffb_stmt **out) {
     for (size_t i = 0; i < conn->cache_n; i++) {
         ffb__cache_entry *e = &conn->cache[i];
         ffb_stmt *s = e->stmt;
-        if (!e->in_use && !e->stale && s->prepared && s->sql_len == len &&
+        if (!entry_busy(e) && !e->stale && s->prepared && s->sql_len == len &&
             memcmp(s->sql, sql, len) == 0) {
             e->in_use = 1;
             e->tick = ++conn->cache_tick;
             ffb__conn_error_clear(conn);
             *out = s;
-            return 0;
+            return FFB__CACHE_HIT;
         }
     }
     int rc = ffb__prepare_tx_check(conn, tx);
@@ -155,7 +158,7 @@ int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql, size_t len,
            the same write) rides with its execute too. */
         for (size_t i = 0; i < conn->cache_n && !m; i++) {
             ffb_stmt *o = conn->cache[i].stmt;
-            if (conn->cache[i].in_use && !conn->cache[i].stale &&
+            if (entry_busy(&conn->cache[i]) && !conn->cache[i].stale &&
                 o->prepared && !o->lazy && o->sql_len == len &&
                 memcmp(o->sql, sql, len) == 0) {
                 memset(&busy, 0, sizeof(busy));
@@ -170,25 +173,27 @@ int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql, size_t len,
             }
         }
     }
+    *out = s;
     if (m) {
         rc = ffb__stmt_prepare_lazy(s, tx, m);
-        if (rc == FFB_E_STATE) /* not possible right now: the normal way */
-            rc = ffb__stmt_prepare_sync(s, tx, sql, len);
-    } else {
-        rc = ffb__stmt_prepare_sync(s, tx, sql, len);
+        if (rc == 0)
+            return FFB__CACHE_LAZY;
+        if (rc != FFB_E_STATE) {
+            ffb_stmt_free(s);
+            return rc;
+        }
+        /* Not possible right now: the normal way. */
     }
-    if (rc < 0) {
-        ffb_stmt_free(s);
-        return rc;
-    }
+    return FFB__CACHE_PREPARE;
+}
+
+void ffb__cache_add(ffb_conn *conn, ffb_stmt *s) {
     if (conn->cache_size > 0) {
         if (!conn->cache) {
             conn->cache = ffb__malloc(conn->alloc, (size_t)conn->cache_size *
                                                        sizeof(*conn->cache));
-            if (!conn->cache) {
-                *out = s; /* works, just not cached */
-                return 0;
-            }
+            if (!conn->cache)
+                return; /* works, just not cached */
         }
         if (conn->cache_n == (size_t)conn->cache_size) {
             ffb__cache_entry *lru = NULL;
@@ -208,6 +213,4 @@ int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql, size_t len,
             s->cached = e;
         }
     }
-    *out = s;
-    return 0;
 }

@@ -391,30 +391,20 @@ int ffb_conn_new(const ffb_conn_options *opts, ffb_conn **out) {
     return 0;
 }
 
-void ffb_conn_free(ffb_conn *conn) {
-    ffb__obj_check(conn, "ffb_conn_free");
-    if (!conn)
-        return;
-    if (conn->in_callback) {
-        /* The library call that runs the callback still uses the
-           connection: freeing it now would pull it from under that call. */
-        ffb__error_set(&conn->err, FFB_E_STATE,
-                       "ffb_conn_free() inside a result callback is ignored; "
-                       "free the connection after the call that delivered "
-                       "the result returns");
-        return;
-    }
-    if (conn->state == FFB__ST_READY && conn->io == FFB_IO_BLOCKING &&
-        conn->io_open) {
-        ffbp_writer w;
-        ffbp_writer_init(&w, conn->alloc);
-        ffbp_put_empty_op(&w, FFBP_OP_DISCONNECT);
-        if (ffb__engine_queue(conn, &w, 0) == 0 &&
-            ffb__engine_flush(conn) == 0)
-            ffb__write_out(conn);
-        ffbp_writer_free(&w);
-    }
-    ffb__io_close(conn);
+int ffb__conn_free_refused(ffb_conn *conn) {
+    if (!conn->in_callback)
+        return 0;
+    /* The library call that runs the callback still uses the connection:
+       freeing it now would pull it from under that call. */
+    ffb__error_set(&conn->err, FFB_E_STATE,
+                   "ffb_conn_free() inside a result callback is ignored; "
+                   "free the connection after the call that delivered the "
+                   "result returns");
+    return 1;
+}
+
+void ffb__conn_destroy(ffb_conn *conn) {
+    conn->hs_sync = NULL; /* its result is freed below */
     ffb__results_cancel(conn);
     ffb__cache_free_all(conn);
     ffb__engine_reset(conn);
@@ -448,22 +438,16 @@ static void start_clock(ffb_conn *conn) {
                             : -1;
 }
 
-static int connect_once(ffb_conn *conn, int create,
-                        const ffb_create_options *copts) {
+void ffb__connect_begin(ffb_conn *conn) {
     ffb__cache_free_all(conn); /* statements of an earlier attachment */
     ffb__blobs_destroy_all(conn);
     ffb__engine_reset(conn);
     ffb__conn_error_clear(conn);
     conn->state = FFB__ST_NEW;
     start_clock(conn);
-    int rc = ffb__io_connect(conn);
-    if (rc < 0) {
-        conn->state = FFB__ST_CLOSED;
-        return rc;
-    }
-    rc = ffb__hs_start(conn, create, copts);
-    if (rc == 0)
-        rc = ffb__wait(conn, &conn->hs_finished);
+}
+
+int ffb__connect_end(ffb_conn *conn, int rc) {
     if (rc == 0 && conn->hs_rc < 0)
         rc = conn->hs_rc;
     if (rc == 0 && conn->state != FFB__ST_READY)
@@ -472,42 +456,14 @@ static int connect_once(ffb_conn *conn, int create,
     if (rc < 0) {
         if (conn->err.code == 0)
             ffb__error_set(&conn->err, rc, "%s", ffb_strerror(rc));
-        ffb__io_close(conn);
         conn->state = FFB__ST_CLOSED;
     }
     return rc;
 }
 
-static int do_connect(ffb_conn *conn, int create,
-                      const ffb_create_options *copts) {
-    if (conn->bad_options)
-        return conn->err.code; /* why ffb_conn_new refused the options */
-    if (conn->io != FFB_IO_BLOCKING)
-        return ffb__error_set(&conn->err, FFB_E_STATE,
-                              "this connection uses external I/O: use "
-                              "ffb_conn_start()");
-    if (conn->state != FFB__ST_NEW && conn->state != FFB__ST_CLOSED)
-        return ffb__error_set(&conn->err, FFB_E_STATE,
-                              "the connection is already %s",
-                              conn->state == FFB__ST_BROKEN ? "broken"
-                                                            : "connected");
-    int rc = connect_once(conn, create, copts);
-    /* A server whose administrator narrowed WireCryptPlugin drops the
-       connection on a pipelined op_crypt naming a cipher it lacks (reference
-       01, 10.4): try once more the patient way. */
-    if (rc == FFB_E_CLOSED && conn->crypt_pipelined && conn->pipeline_crypt &&
-        conn->hs == FFB__HS_FAILED) {
-        conn->pipeline_crypt = 0;
-        rc = connect_once(conn, create, copts);
-        conn->pipeline_crypt = 1;
-    }
-    return rc;
-}
-
-int ffb_conn_connect(ffb_conn *conn) {
-    if (!conn)
-        return FFB_E_INVAL;
-    return do_connect(conn, 0, NULL);
+int ffb__connect_retry(const ffb_conn *conn, int rc) {
+    return rc == FFB_E_CLOSED && conn->crypt_pipelined &&
+           conn->pipeline_crypt && conn->hs == FFB__HS_FAILED;
 }
 
 /* The create options are of this library's version. */
@@ -522,12 +478,12 @@ static int copts_check(ffb_conn *conn, const ffb_create_options *copts) {
     return 0;
 }
 
-int ffb_conn_create_database(ffb_conn *conn, const ffb_create_options *copts) {
-    if (!conn)
-        return FFB_E_INVAL;
-    int rc0 = copts_check(conn, copts);
-    if (rc0 < 0)
-        return rc0;
+/* The create options are of this version and name a page size and a
+   dialect Firebird has. */
+static int create_check(ffb_conn *conn, const ffb_create_options *copts) {
+    int rc = copts_check(conn, copts);
+    if (rc < 0)
+        return rc;
     if (copts && copts->page_size != 0 && copts->page_size != 4096 &&
         copts->page_size != 8192 && copts->page_size != 16384 &&
         copts->page_size != 32768)
@@ -537,7 +493,26 @@ int ffb_conn_create_database(ffb_conn *conn, const ffb_create_options *copts) {
         copts->dialect != 3)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "dialect must be 1 or 3");
-    return do_connect(conn, 1, copts);
+    return 0;
+}
+
+int ffb__connect_check(ffb_conn *conn, int create,
+                       const ffb_create_options *copts) {
+    int rc = create ? create_check(conn, copts) : 0;
+    if (rc < 0)
+        return rc;
+    if (conn->bad_options)
+        return conn->err.code; /* why ffb_conn_new refused the options */
+    if (conn->io != FFB_IO_BLOCKING)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "this connection uses external I/O: use "
+                              "ffb_conn_start()");
+    if (conn->state != FFB__ST_NEW && conn->state != FFB__ST_CLOSED)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the connection is already %s",
+                              conn->state == FFB__ST_BROKEN ? "broken"
+                                                            : "connected");
+    return 0;
 }
 
 static int start(ffb_conn *conn, int create,
@@ -554,16 +529,45 @@ static int start(ffb_conn *conn, int create,
                               "the connection is already started");
     ffb__engine_reset(conn);
     ffb__conn_error_clear(conn);
+    conn->hs_sync = NULL; /* queue_start() sets it after this */
     start_clock(conn);
     return ffb__hs_start(conn, create, copts);
 }
 
 int ffb_conn_start(ffb_conn *conn) { return start(conn, 0, NULL); }
 
+static int queue_start(ffb_conn *conn, int create,
+                       const ffb_create_options *copts, ffb_cb cb,
+                       void *data) {
+    if (!conn)
+        return FFB_E_INVAL;
+    int rc = create ? create_check(conn, copts) : 0;
+    if (rc == 0)
+        rc = start(conn, create, copts);
+    if (rc < 0)
+        return rc;
+    struct ffb_result *r = ffb__result_new(
+        conn, create ? FFB_OP_CREATE_DATABASE : FFB_OP_CONNECT, cb, data);
+    if (!r)
+        return ffb__engine_break(conn, FFB_E_NOMEM);
+    conn->hs_sync = &r->sync;
+    return 0;
+}
+
+int ffb_conn_queue_connect(ffb_conn *conn, ffb_cb cb, void *data) {
+    return queue_start(conn, 0, NULL, cb, data);
+}
+
+int ffb_conn_queue_create_database(ffb_conn *conn,
+                                   const ffb_create_options *copts, ffb_cb cb,
+                                   void *data) {
+    return queue_start(conn, 1, copts, cb, data);
+}
+
 int ffb_conn_start_create(ffb_conn *conn, const ffb_create_options *copts) {
     if (!conn)
         return FFB_E_INVAL;
-    int rc = copts_check(conn, copts);
+    int rc = create_check(conn, copts);
     return rc < 0 ? rc : start(conn, 1, copts);
 }
 
@@ -579,50 +583,30 @@ int ffb_conn_step(ffb_conn *conn) {
     return 0;
 }
 
-/* Say goodbye: op_disconnect (no answer), then close the socket. */
-static void finish(ffb_conn *conn) {
-    if (conn->io_open && conn->state != FFB__ST_BROKEN) {
-        ffbp_writer w;
-        ffbp_writer_init(&w, conn->alloc);
-        ffbp_put_empty_op(&w, FFBP_OP_DISCONNECT);
-        if (ffb__engine_queue(conn, &w, 0) == 0 &&
-            ffb__engine_flush(conn) == 0)
-            ffb__write_out(conn);
-        ffbp_writer_free(&w);
-    }
-    ffb__io_close(conn);
+int ffb__conn_queue_goodbye(ffb_conn *conn) {
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_empty_op(&w, FFBP_OP_DISCONNECT);
+    int rc = ffb__engine_queue(conn, &w, 0);
+    if (rc == 0)
+        rc = ffb__engine_flush(conn);
+    ffbp_writer_free(&w);
+    return rc;
+}
+
+void ffb__conn_closed(ffb_conn *conn) {
     conn->state = FFB__ST_CLOSED;
     ffb__inline_clear(conn); /* transaction handles mean nothing now */
 }
 
-static int nothing_held(ffb_conn *conn, const void *arg) {
+int ffb__nothing_held(ffb_conn *conn, const void *arg) {
     (void)arg;
     return conn->held_head == NULL;
 }
 
-static int release_db(ffb_conn *conn, int op) {
-    ffb__conn_error_clear(conn);
-    int rc = ffb__need_blocking(conn);
-    /* Requests still waiting for a handle go before the detach. */
-    if (rc == 0 && conn->held_head)
-        rc = ffb__run(conn, nothing_held, NULL);
-    if (rc < 0)
-        return rc;
-    ffb__sync sync = {0};
-    ffb__simple s = {0};
-    s.sync = &sync;
-    rc = ffb__await(conn,
-                    ffb__queue_release(conn, op == FFBP_OP_DROP_DATABASE, &s),
-                    &sync);
-    if (rc < 0 && rc > FFB_E_FATAL && op == FFBP_OP_DROP_DATABASE)
-        return rc; /* still attached: the database was not dropped */
-    finish(conn);
-    return rc;
-}
-
 /* Calls that end the attachment are refused inside a result callback:
    the call running the callback still reads answers owed. */
-static int not_in_callback(ffb_conn *conn, const char *what) {
+int ffb__not_in_callback(ffb_conn *conn, const char *what) {
     if (!conn->in_callback)
         return 0;
     return ffb__error_set(&conn->err, FFB_E_STATE,
@@ -631,66 +615,14 @@ static int not_in_callback(ffb_conn *conn, const char *what) {
                           what);
 }
 
-int ffb_conn_close(ffb_conn *conn) {
-    if (!conn)
-        return FFB_E_INVAL;
-    int rc0 = not_in_callback(conn, "ffb_conn_close()");
-    if (rc0 < 0)
-        return rc0;
-    if (conn->state == FFB__ST_READY && conn->io == FFB_IO_BLOCKING)
-        return release_db(conn, FFBP_OP_DETACH);
-    /* What is still queued can no longer be answered. */
+void ffb__conn_close_now(ffb_conn *conn) {
+    /* What is still queued can no longer be answered (a queued connect's
+       result too: the handshake cannot finish now). */
+    conn->hs_sync = NULL;
     ffb__results_cancel(conn);
-    ffb__io_close(conn);
     if (conn->state != FFB__ST_NEW)
         conn->state = FFB__ST_CLOSED;
     ffb__inline_clear(conn);
-    return 0;
-}
-
-int ffb_conn_drop_database(ffb_conn *conn) {
-    if (!conn)
-        return FFB_E_INVAL;
-    int rc = not_in_callback(conn, "ffb_conn_drop_database()");
-    if (rc < 0)
-        return rc;
-    rc = ffb__need_ready(conn);
-    if (rc < 0)
-        return rc;
-    return release_db(conn, FFBP_OP_DROP_DATABASE);
-}
-
-int ffb_conn_ping(ffb_conn *conn) {
-    if (!conn)
-        return FFB_E_INVAL;
-    int rc = ffb__blocking(conn);
-    if (rc < 0)
-        return rc;
-    ffb__sync sync = {0};
-    ffb__simple s = {0};
-    s.sync = &sync;
-    return ffb__await(conn, ffb__queue_ping(conn, &s), &sync);
-}
-
-int ffb_conn_info_raw(ffb_conn *conn, const uint8_t *items, size_t items_len,
-                      uint8_t *out, size_t out_size, size_t *out_len) {
-    if (!conn || (!items && items_len) || (!out && out_size) ||
-        items_len > 65535 || out_size > 0x7FFFFFFF)
-        return FFB_E_INVAL;
-    int rc = ffb__blocking(conn);
-    if (rc < 0)
-        return rc;
-    ffb__sync sync = {0};
-    ffb__simple s = {0};
-    s.sync = &sync;
-    s.data = out;
-    s.data_size = out_size;
-    rc = ffb__await(conn,
-                    ffb__queue_db_info(conn, items, items_len, out_size, &s),
-                    &sync);
-    if (out_len)
-        *out_len = s.data_len;
-    return rc;
 }
 
 /* isc_info_firebird_version / isc_info_isc_version: count, then counted
@@ -709,32 +641,19 @@ static void info_first_string(const uint8_t *d, size_t n, char *out,
     out[len] = '\0';
 }
 
-static int db_info(ffb_conn *conn, ffb_db_info *out);
-
-int ffb_conn_db_info(ffb_conn *conn, ffb_db_info *out, size_t out_size) {
-    if (!conn || !out)
-        return FFB_E_INVAL;
-    ffb_db_info full;
-    int rc = db_info(conn, &full);
-    if (rc < 0)
-        return rc;
-    return ffb__give(out, out_size, &full, sizeof(full));
-}
-
-static int db_info(ffb_conn *conn, ffb_db_info *out) {
-    static const uint8_t items[] = {
+size_t ffb__db_info_items(const uint8_t **items) {
+    static const uint8_t list[] = {
         FFBP_INFO_FIREBIRD_VERSION, FFBP_INFO_ISC_VERSION,
         FFBP_INFO_ODS_VERSION,      FFBP_INFO_ODS_MINOR_VERSION,
         FFBP_INFO_PAGE_SIZE,        FFBP_INFO_DB_SQL_DIALECT,
         FFBP_INFO_ATTACHMENT_ID,    FFBP_INFO_END};
-    if (!conn || !out)
-        return FFB_E_INVAL;
-    uint8_t buf[1024];
-    size_t len = 0;
-    int rc = ffb_conn_info_raw(conn, items, sizeof(items), buf, sizeof(buf),
-                               &len);
-    if (rc < 0)
-        return rc;
+    *items = list;
+    return sizeof(list);
+}
+
+int ffb__db_info_parse(ffb_conn *conn, const uint8_t *buf, size_t len,
+                       ffb_db_info *out) {
+    int rc = 0;
     memset(out, 0, sizeof(*out));
     size_t pos = 0, n;
     uint8_t item;
@@ -817,27 +736,4 @@ int ffb_conn_stats(const ffb_conn *conn, ffb_stats *out, size_t out_size) {
 void ffb_conn_reset_stats(ffb_conn *conn) {
     if (conn)
         memset(&conn->stats, 0, sizeof(conn->stats));
-}
-
-/* ---- execute immediate --------------------------------------------------------------- */
-
-int ffb_conn_execute_immediate_params(ffb_conn *conn, ffb_tx *tx,
-                                      const char *sql, size_t len,
-                                      const ffb_value *params, size_t n) {
-    if (!conn || !sql)
-        return FFB_E_INVAL;
-    int rc = ffb__blocking(conn);
-    if (rc < 0)
-        return rc;
-    ffb__sync sync = {0};
-    ffb__simple s = {0};
-    s.sync = &sync;
-    return ffb__await(conn,
-                      ffb__queue_immediate(conn, tx, sql, len, params, n, &s),
-                      &sync);
-}
-
-int ffb_conn_execute_immediate(ffb_conn *conn, ffb_tx *tx, const char *sql,
-                               size_t len) {
-    return ffb_conn_execute_immediate_params(conn, tx, sql, len, NULL, 0);
 }

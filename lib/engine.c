@@ -30,9 +30,29 @@
 #include "proto/sql.h"
 #include "lib/zstream.h"
 
+/* The handshake ended: the queued connect's result completes. */
+void ffb__hs_complete(ffb_conn *conn, int rc) {
+    ffb__sync *s = conn->hs_sync;
+    conn->hs_sync = NULL;
+    if (s && rc < 0)
+        ffb__sync_fail(conn, s, rc);
+    else if (s)
+        s->done = 1;
+}
+
+/* After a call from the application failed: a result that completed with
+   the failure (the queued connect's) goes to its callback now. */
+static int failed(ffb_conn *conn, int rc) {
+    if (rc < 0 && !conn->in_dispatch)
+        conn->on_results(conn);
+    return rc;
+}
+
 int ffb__engine_break(ffb_conn *conn, int code) {
-    if (conn->state == FFB__ST_HANDSHAKE)
+    if (conn->state == FFB__ST_HANDSHAKE) {
         conn->on_hs_wipe(conn); /* the handshake ends here */
+        ffb__hs_complete(conn, code);
+    }
     if (conn->state != FFB__ST_BROKEN) {
         conn->state = FFB__ST_BROKEN;
         conn->fatal_code = code;
@@ -133,7 +153,7 @@ int ffb_conn_expire(ffb_conn *conn, int64_t now_ms) {
                        conn->io_timeout_ms, waiting_for(conn));
     /* An answer owed may still come, or half of one has: nothing later on
        this wire could be matched to its request with certainty. */
-    return ffb__engine_break(conn, FFB_E_TIMEOUT);
+    return failed(conn, ffb__engine_break(conn, FFB_E_TIMEOUT));
 }
 
 /* Out of memory where the wire is concerned: the requests staged and the
@@ -832,7 +852,7 @@ void ffb__engine_reset(ffb_conn *conn) {
 int ffb_conn_feed(ffb_conn *conn, const uint8_t *bytes, size_t len) {
     if (!conn || (!bytes && len))
         return FFB_E_INVAL;
-    return ffb__engine_feed(conn, bytes, len);
+    return failed(conn, ffb__engine_feed(conn, bytes, len));
 }
 
 int ffb_conn_feed_eof(ffb_conn *conn) {
@@ -854,7 +874,7 @@ int ffb_conn_feed_eof(ffb_conn *conn) {
                    "the server closed the connection while the client was "
                    "waiting for %s",
                    waiting_for(conn));
-    return ffb__engine_fail(conn, FFB_E_CLOSED);
+    return failed(conn, ffb__engine_fail(conn, FFB_E_CLOSED));
 }
 
 unsigned ffb_conn_wants(const ffb_conn *conn) {

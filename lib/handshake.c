@@ -54,6 +54,7 @@ static int fail(ffb_conn *conn, int code) {
     wipe_secrets(conn);
     conn->hs = FFB__HS_FAILED;
     conn->hs_finished = 1;
+    ffb__hs_complete(conn, code);
     /* Whatever the code, a failed handshake leaves nothing to talk to:
        later bytes are not parsed (they would only bury the real error). */
     conn->state = FFB__ST_BROKEN;
@@ -904,6 +905,7 @@ int ffb__hs_packet(ffb_conn *conn, const ffbp_packet *pkt) {
             conn->hs_finished = 1;
             conn->state = FFB__ST_READY;
             wipe_secrets(conn);
+            ffb__hs_complete(conn, 0);
             return 0;
         }
         return unexpected(conn, pkt);

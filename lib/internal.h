@@ -358,6 +358,7 @@ struct ffb_conn {
     int hs_rounds;
     int hs_rc;            /* final result of the handshake */
     int hs_finished;      /* DONE or FAILED */
+    ffb__sync *hs_sync;   /* ffb_conn_queue_connect()'s result */
     int hs_dpb_auth;      /* put auth data into the DPB (flow B/C) */
     int hs_dpb_legacy;    /* protocol < 13: isc_dpb_password_enc */
     int hs_final_sent;    /* the current plugin's last step (proof, hash)
@@ -689,6 +690,14 @@ typedef struct ffb__memo {
 
 /* The statement goes back to the cache; 1 if it did (not to be freed). */
 int ffb__cache_release(ffb_stmt *stmt);
+/* ffb_conn_prepare's first half: a cached statement (FFB__CACHE_HIT), a new
+   one prepared from remembered formats without waiting (FFB__CACHE_LAZY),
+   or a new one the caller prepares (FFB__CACHE_PREPARE); then
+   ffb__cache_add() keeps a new one. */
+enum { FFB__CACHE_HIT = 1, FFB__CACHE_LAZY, FFB__CACHE_PREPARE };
+int ffb__cache_checkout(ffb_conn *conn, ffb_tx *tx, const char *sql,
+                        size_t len, ffb_stmt **out);
+void ffb__cache_add(ffb_conn *conn, ffb_stmt *s);
 /* DDL ran: drop what the cache holds. */
 void ffb__cache_invalidate(ffb_conn *conn);
 void ffb__cache_free_all(ffb_conn *conn);
@@ -699,8 +708,6 @@ void ffb__meta_free(ffb_conn *conn, ffb__meta *m);
    protocol 16+); sets conn->err otherwise. */
 int ffb__prepare_tx_check(ffb_conn *conn, ffb_tx *tx);
 int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m);
-int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
-                           size_t len);
 /* Queue a prepare (with its describe continuation): `sync` completes when
    the statement is described, or failed. */
 int ffb__stmt_queue_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
@@ -807,6 +814,87 @@ void ffb__batch_ref(struct ffb_batch *b);
 void ffb__batch_unref(struct ffb_batch *b);
 /* Queue a batch's execution (lib/batch.c). */
 int ffb__batch_queue_execute(struct ffb_batch *b, ffb_tx *tx, ffb__sync *sync);
+/* The batch's connection; NULL once the batch is freed. */
+ffb_conn *ffb__batch_conn(const struct ffb_batch *b);
+
+/* ---- the halves of the blocking calls (lib/blocking.c) -------------------
+ * A "try" half answers FFB_E_AGAIN when the answers it needs are not in:
+ * external I/O hands that to the application, the blocking call waits for
+ * the condition named beside it and tries again. */
+
+/* ffb_stmt_fetch: 1 a row, 0 the end; waits for ffb__stmt_rows_ready. */
+int ffb__stmt_fetch(ffb_stmt *stmt);
+int ffb__stmt_rows_ready(ffb_conn *conn, const void *stmt);
+/* Close the cursor; while the execution waits in the hold queue,
+   FFB_E_AGAIN (wait for ffb__stmt_exec_sent), or with `behind` the close
+   is held behind the execution. */
+int ffb__stmt_close_cursor(ffb_stmt *stmt, int behind);
+int ffb__stmt_exec_sent(ffb_conn *conn, const void *stmt);
+const char *ffb__stmt_plan_known(const ffb_stmt *stmt, int explain);
+/* The blocking execute's retries: after an execution that ended with *rc,
+   done, run again, or prepare again and run (isc_obsolete_metadata once:
+   *retried). */
+enum { FFB__EXEC_DONE, FFB__EXEC_AGAIN, FFB__EXEC_REPREPARE };
+int ffb__stmt_execute_next(ffb_stmt *stmt, int *rc, int *retried);
+/* A prepare of the statement's own SQL that keeps the bound parameters
+   when their formats stay the same: begin, prepare r->sql, end. */
+typedef struct ffb__reprepare {
+    ffb__param *params;
+    ffb__meta in;
+    char *sql;
+    size_t sql_len;
+} ffb__reprepare;
+int ffb__stmt_reprepare_begin(ffb_stmt *stmt, ffb__reprepare *r);
+int ffb__stmt_reprepare_end(ffb_stmt *stmt, ffb__reprepare *r, int rc);
+
+/* Blobs: writes stage (the blocking call writes them out), reads and
+   read_all wait for the next packet. */
+int ffb__blob_write(ffb_blob *b, const void *data, size_t len);
+int ffb__blob_read(ffb_blob *b, void *buf, size_t size, size_t *got);
+int ffb__blob_read_all(ffb_blob *b, const uint8_t **data, size_t *len);
+/* The info: FFB_E_AGAIN until ffb__blob_info_known (asks once itself, with
+   `sync`, when nothing asked yet). */
+int ffb__blob_info(ffb_blob *b, ffb_blob_info *out, ffb__sync *sync);
+int ffb__blob_info_known(ffb_conn *conn, const void *blob);
+/* Close or cancel a created blob: queue, then what its answer means. */
+int ffb__blob_queue_finish(ffb_blob *b, int op, ffb__sync *sync);
+int ffb__blob_finished(ffb_blob *b, int rc, uint8_t id_out[8]);
+/* A seek: 1 when served from the inline copy at once. */
+int ffb__blob_queue_seek(ffb_blob *b, int whence, int64_t offset,
+                         ffb__sync *sync);
+int ffb__blob_seek_done(ffb_blob *b, int rc);
+
+/* ffb_conn_next_result: begin (frees the result delivered before), then 1
+   a result, 0 none pending, FFB_E_AGAIN until ffb__result_head_done. */
+int ffb__next_result_begin(ffb_conn *conn);
+int ffb__next_result(ffb_conn *conn, const ffb_result **out);
+int ffb__result_head_done(ffb_conn *conn, const void *head);
+const void *ffb__result_head(const ffb_conn *conn);
+
+/* Connections (lib/conn.c): the steps of a blocking connect around the
+   loop, the detach's ends, and freeing. */
+int ffb__connect_check(ffb_conn *conn, int create,
+                       const ffb_create_options *copts);
+void ffb__connect_begin(ffb_conn *conn);
+int ffb__connect_end(ffb_conn *conn, int rc);
+int ffb__connect_retry(const ffb_conn *conn, int rc);
+/* Stage op_disconnect for the wire (0: there is something to write). */
+int ffb__conn_queue_goodbye(ffb_conn *conn);
+void ffb__conn_closed(ffb_conn *conn);
+void ffb__conn_close_now(ffb_conn *conn);
+int ffb__nothing_held(ffb_conn *conn, const void *arg);
+int ffb__not_in_callback(ffb_conn *conn, const char *what);
+int ffb__conn_free_refused(ffb_conn *conn);
+void ffb__conn_destroy(ffb_conn *conn);
+size_t ffb__db_info_items(const uint8_t **items);
+int ffb__db_info_parse(ffb_conn *conn, const uint8_t *buf, size_t len,
+                       ffb_db_info *out);
+int ffb__tx_end_check(ffb_tx *tx);
+/* ffb_conn_reset (lib/reset.c): roll back every active transaction the
+   application has not freed; 1 when there is none, 0 when `sync`
+   completes with the last rollback. */
+int ffb__tx_needs_rollback(const ffb_tx *tx);
+int ffb__queue_reset(ffb_conn *conn, ffb__sync *sync);
 
 /* ---- engine (lib/engine.c) ---------------------------------------------- */
 
@@ -878,6 +966,8 @@ int ffb__blocking(ffb_conn *conn);
 /* ---- handshake (lib/handshake.c) ---------------------------------------- */
 
 int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts);
+/* The handshake ended with `rc` (lib/engine.c): completes conn->hs_sync. */
+void ffb__hs_complete(ffb_conn *conn, int rc);
 /* The handshake ended (failed below it, in the engine): wipe its secrets. */
 void ffb__hs_wipe(ffb_conn *conn);
 /* Handle a packet received during the handshake. */

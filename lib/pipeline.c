@@ -113,27 +113,16 @@ void ffb__results_free_all(ffb_conn *conn) {
     conn->delivered = NULL;
 }
 
-int ffb_conn_flush(ffb_conn *conn) {
-    if (!conn)
-        return FFB_E_INVAL;
-    if (conn->state == FFB__ST_BROKEN)
-        return ffb__broken_code(conn);
-    int rc = ffb__engine_flush(conn);
-    if (rc == 0)
-        rc = ffb__write_out(conn);
-    return rc < 0 ? ffb__engine_fail(conn, rc) : 0;
-}
-
 /* The result at the head of the queue (compared by address only: it may
    be delivered and freed meanwhile) completed. */
-static int head_done(ffb_conn *conn, const void *arg) {
+int ffb__result_head_done(ffb_conn *conn, const void *arg) {
     const struct ffb_result *head = arg;
     return conn->rq_head != head || head->sync.done;
 }
 
-int ffb_conn_next_result(ffb_conn *conn, const ffb_result **out) {
-    if (!conn || !out)
-        return FFB_E_INVAL;
+const void *ffb__result_head(const ffb_conn *conn) { return conn->rq_head; }
+
+int ffb__next_result_begin(ffb_conn *conn) {
     if (conn->in_callback)
         /* The result being delivered holds the queue: waiting for the next
            one here could never end. */
@@ -143,6 +132,10 @@ int ffb_conn_next_result(ffb_conn *conn, const ffb_result **out) {
                               "once the callback returns");
     result_free(conn, conn->delivered);
     conn->delivered = NULL;
+    return 0;
+}
+
+int ffb__next_result(ffb_conn *conn, const ffb_result **out) {
     for (;;) {
         if (conn->done_head) {
             struct ffb_result *r = conn->done_head;
@@ -167,17 +160,7 @@ int ffb_conn_next_result(ffb_conn *conn, const ffb_result **out) {
             ffb__results_poll(conn);
             continue;
         }
-        if (conn->io != FFB_IO_BLOCKING)
-            return FFB_E_AGAIN;
-        /* Wait for the head to complete. It may be delivered to its callback
-           and freed while we read, so only its address is compared. */
-        int rc = ffb__run(conn, head_done, conn->rq_head);
-        if (rc < 0) {
-            ffb__engine_fail(conn, rc);
-            if (conn->state != FFB__ST_BROKEN)
-                return rc;
-        }
-        ffb__results_poll(conn);
+        return FFB_E_AGAIN; /* the head has not completed */
     }
 }
 
@@ -264,6 +247,33 @@ int ffb_stmt_queue_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
         return FFB_E_NOMEM;
     return queued(conn, r,
                   ffb__stmt_queue_prepare(stmt, tx, sql, len, &r->sync));
+}
+
+int ffb_conn_queue_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql,
+                           size_t len, ffb_stmt **out, ffb_cb cb, void *data) {
+    if (!conn || !sql || !out)
+        return FFB_E_INVAL;
+    if (len == (size_t)-1)
+        len = strlen(sql);
+    ffb_stmt *s;
+    int how = ffb__cache_checkout(conn, tx, sql, len, &s);
+    if (how < 0)
+        return how;
+    if (how == FFB__CACHE_PREPARE) {
+        struct ffb_result *r =
+            result_for(conn, FFB_OP_PREPARE, cb, data, s, NULL);
+        int rc = r ? queued(conn, r,
+                            ffb__stmt_queue_prepare(s, tx, sql, len, &r->sync))
+                   : FFB_E_NOMEM;
+        if (rc < 0) {
+            ffb_stmt_free(s);
+            return rc;
+        }
+    }
+    if (how != FFB__CACHE_HIT)
+        ffb__cache_add(conn, s);
+    *out = s;
+    return how == FFB__CACHE_PREPARE ? 0 : 1;
 }
 
 int ffb_stmt_queue_fetch(ffb_stmt *stmt, ffb_cb cb, void *data) {

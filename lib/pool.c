@@ -38,6 +38,7 @@ typedef struct pool_waiter {
 #define NSTR 13
 
 struct ffb_pool {
+    const ffb_allocator *alloc; /* the connection options' (NULL = libc) */
     pthread_mutex_t mu;
     ffb__poolcore core;
     ffb__pool_slot *slots;
@@ -105,7 +106,7 @@ static int copy_conn_options(ffb_pool *pool, const ffb_conn_options *src) {
         const char **f = str_field(&pool->copts, i);
         if (!*f)
             continue;
-        pool->strs[i] = ffb__strdup(NULL, *f);
+        pool->strs[i] = ffb__strdup(pool->alloc, *f);
         if (!pool->strs[i])
             return FFB_E_NOMEM;
         *f = pool->strs[i];
@@ -251,12 +252,18 @@ int ffb_pool_new(const ffb_pool_options *opts, ffb_pool **out) {
     if (!out)
         return FFB_E_INVAL;
     *out = NULL;
-    ffb_pool *pool = ffb__malloc(NULL, sizeof *pool);
+    /* The pool's memory comes from the connections' allocator. */
+    const ffb_allocator *alloc =
+        opts && opts->version == FFB_POOL_OPTIONS_VERSION && opts->conn
+            ? opts->conn->allocator
+            : NULL;
+    ffb_pool *pool = ffb__malloc(alloc, sizeof *pool);
     if (!pool)
         return FFB_E_NOMEM;
     memset(pool, 0, sizeof *pool);
+    pool->alloc = alloc;
     if (pthread_mutex_init(&pool->mu, NULL) != 0) {
-        ffb__free(NULL, pool);
+        ffb__free(alloc, pool);
         return FFB_E_NOMEM;
     }
     ffb__poolcore_options co = {.max_size = 1};
@@ -284,7 +291,7 @@ int ffb_pool_new(const ffb_pool_options *opts, ffb_pool **out) {
         co.max_size = 1;
         co.min_size = 0;
     }
-    pool->slots = ffb__malloc(NULL, co.max_size * sizeof *pool->slots);
+    pool->slots = ffb__malloc(pool->alloc, co.max_size * sizeof *pool->slots);
     if (!pool->slots)
         goto nomem;
     if (ffb__poolcore_init(&pool->core, &co, pool->slots, co.max_size) < 0)
@@ -503,13 +510,13 @@ void ffb_pool_free(ffb_pool *pool) {
                 pool->slots[i].conn = NULL;
             }
         unlock(pool);
-        ffb__free(NULL, pool->slots);
+        ffb__free(pool->alloc, pool->slots);
     }
     for (int i = 0; i < NSTR; i++)
         if (pool->strs[i]) {
             memset(pool->strs[i], 0, strlen(pool->strs[i]));
-            ffb__free(NULL, pool->strs[i]);
+            ffb__free(pool->alloc, pool->strs[i]);
         }
     pthread_mutex_destroy(&pool->mu);
-    ffb__free(NULL, pool);
+    ffb__free(pool->alloc, pool);
 }

@@ -25,62 +25,31 @@
 
 #include "lib/internal.h"
 
-static int needs_rollback(const ffb_tx *tx) {
+int ffb__tx_needs_rollback(const ffb_tx *tx) {
     return !tx->freed &&
            (tx->state == FFB__TX_PENDING || tx->state == FFB__TX_ACTIVE);
 }
 
 /* Queue the rollbacks: 1 when there was none to queue, 0 when `sync`
    completes with the last one, or an error. */
-static int queue_reset(ffb_conn *conn, ffb__sync *sync) {
+int ffb__queue_reset(ffb_conn *conn, ffb__sync *sync) {
     int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
     ffb_tx *last = NULL;
     for (ffb_tx *tx = conn->txs; tx; tx = tx->next)
-        if (needs_rollback(tx))
+        if (ffb__tx_needs_rollback(tx))
             last = tx;
     if (!last)
         return 1;
     /* conn->txs is newest first: roll back in that order, ending with
        `last` (the oldest), which carries the sync. */
     for (ffb_tx *tx = conn->txs; tx; tx = tx->next) {
-        if (!needs_rollback(tx))
+        if (!ffb__tx_needs_rollback(tx))
             continue;
         rc = ffb__tx_queue_end(tx, FFBP_OP_ROLLBACK, tx == last ? sync : NULL);
         if (rc < 0)
             return rc;
-    }
-    return 0;
-}
-
-/* After the rollbacks: blobs being written in an ended transaction are
-   closed for good (their data is gone on the server). */
-static void mark_blobs(ffb_conn *conn) {
-    for (struct ffb_blob *b = conn->blobs; b; b = b->next)
-        if (b->writing && !b->closed && b->tx && b->tx->state == FFB__TX_ENDED)
-            b->closed = 1;
-}
-
-int ffb_conn_reset(ffb_conn *conn) {
-    if (!conn)
-        return FFB_E_INVAL;
-    int rc = ffb__blocking(conn);
-    if (rc < 0)
-        return rc;
-    ffb__sync sync = {0};
-    int queued = queue_reset(conn, &sync);
-    rc = ffb__await(conn, queued, &sync);
-    if (rc < 0)
-        return rc;
-    if (queued == 0) {
-        mark_blobs(conn);
-        for (ffb_tx *tx = conn->txs; tx; tx = tx->next)
-            if (needs_rollback(tx))
-                return ffb__error_set(&conn->err, FFB_E_SERVER,
-                                      "resetting the connection: a "
-                                      "transaction could not be rolled "
-                                      "back");
     }
     return 0;
 }
@@ -94,13 +63,13 @@ int ffb_conn_queue_reset(ffb_conn *conn, ffb_cb cb, void *data) {
     ffb__conn_error_clear(conn);
     int any = 0;
     for (ffb_tx *tx = conn->txs; tx && !any; tx = tx->next)
-        any = needs_rollback(tx);
+        any = ffb__tx_needs_rollback(tx);
     if (!any)
         return 1;
     struct ffb_result *r = ffb__result_new(conn, FFB_OP_RESET, cb, data);
     if (!r)
         return FFB_E_NOMEM;
-    rc = queue_reset(conn, &r->sync);
+    rc = ffb__queue_reset(conn, &r->sync);
     if (rc != 0 && !r->sync.done)
         ffb__result_drop(conn, r);
     return rc;

@@ -418,28 +418,36 @@ void ffb_stmt_free(ffb_stmt *stmt) {
     free_send(conn, stmt);
 }
 
-static int exec_sent(ffb_conn *conn, const void *arg) {
+int ffb__stmt_exec_sent(ffb_conn *conn, const void *arg) {
     (void)conn;
     return ((const ffb_stmt *)arg)->exec_held == 0;
 }
 
-/* An execution of the statement still waits in the hold queue: until it
-   is sent, its cursor and rows are not there. Blocking calls wait for it;
-   with external I/O FFB_E_AGAIN says to feed the answers first. */
-static int settle_exec(ffb_stmt *stmt) {
-    if (!stmt->exec_held)
-        return 0;
-    if (stmt->conn->io == FFB_IO_EXTERNAL)
-        return FFB_E_AGAIN;
-    return ffb__run(stmt->conn, exec_sent, stmt);
+/* The statement goes back to the cache while its execution waits in the
+   hold queue: its cursor is closed right behind it. */
+static void close_send(ffb_conn *conn, void *obj) {
+    ffb_stmt *stmt = obj;
+    if (conn->state == FFB__ST_READY && queue_close(stmt) < 0)
+        ffb__conn_error_clear(conn);
+    ffb__stmt_unref(stmt);
 }
 
-int ffb_stmt_close_cursor(ffb_stmt *stmt) {
-    if (!stmt)
-        return FFB_E_INVAL;
-    int rc = settle_exec(stmt);
-    if (rc < 0)
+static void close_drop(ffb_conn *conn, void *obj) {
+    (void)conn;
+    ffb__stmt_unref(obj);
+}
+
+int ffb__stmt_close_cursor(ffb_stmt *stmt, int behind) {
+    ffb_conn *conn = stmt->conn;
+    if (stmt->exec_held) {
+        /* Until the execution is sent, its cursor is not there. */
+        if (!behind)
+            return FFB_E_AGAIN;
+        int rc = ffb__engine_hold_call(conn, close_send, close_drop, stmt);
+        if (rc == 0)
+            stmt->refs++;
         return rc;
+    }
     if (stmt->conn->state != FFB__ST_READY) {
         stmt->cursor_open = 0;
         return 0;
@@ -1159,12 +1167,6 @@ static int describe_more_reply(ffb_conn *conn, const ffbp_packet *pkt,
     return done(p, rc <= FFB_E_FATAL ? rc : 0);
 }
 
-int ffb_stmt_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql, size_t len) {
-    if (!stmt || !sql)
-        return FFB_E_INVAL;
-    return ffb__stmt_prepare_sync(stmt, tx, sql, len);
-}
-
 /* Remember the SQL text (for re-preparing stale statements). */
 static int keep_sql(ffb_stmt *stmt, const char *sql, size_t len) {
     ffb_conn *conn = stmt->conn;
@@ -1346,20 +1348,6 @@ int ffb__stmt_queue_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
     ffb__held_push(conn, h, held_prepare_send, held_prepare_drop, stmt, tx,
                    sync);
     return 0;
-}
-
-int ffb__stmt_prepare_sync(ffb_stmt *stmt, ffb_tx *tx, const char *sql,
-                           size_t len) {
-    ffb_conn *conn = stmt->conn;
-    int rc = ffb__need_ready(conn);
-    if (rc == 0)
-        rc = ffb__need_blocking(conn);
-    if (rc < 0)
-        return rc;
-    ffb__conn_error_clear(conn);
-    ffb__sync sync = {0};
-    return ffb__await(conn, ffb__stmt_queue_prepare(stmt, tx, sql, len, &sync),
-                      &sync);
 }
 
 /* ---- execute ------------------------------------------------------------------------ */
@@ -1939,43 +1927,39 @@ out:
     return sync_lib_fail(conn, sync, rc);
 }
 
-static int execute_once(ffb_stmt *stmt, ffb_tx *tx) {
+int ffb__stmt_reprepare_begin(ffb_stmt *stmt, ffb__reprepare *r) {
     ffb_conn *conn = stmt->conn;
-    ffb__conn_error_clear(conn);
-    ffb__sync sync = {0};
-    return ffb__await(conn, ffb__stmt_queue_execute(stmt, tx, &sync), &sync);
-}
-
-/* Prepare the statement's SQL again, keeping the bound parameters when
-   their formats did not change. */
-static int reprepare(ffb_stmt *stmt, ffb_tx *tx) {
-    ffb_conn *conn = stmt->conn;
-    ffb__param *params = stmt->params;
-    ffb__meta in;
-    int rc = ffb__meta_copy(conn, &in, &stmt->in);
+    memset(r, 0, sizeof(*r));
+    int rc = ffb__meta_copy(conn, &r->in, &stmt->in);
     if (rc < 0)
         return rc;
+    r->params = stmt->params;
     stmt->params = NULL;
-    char *sql = stmt->sql;
-    size_t len = stmt->sql_len;
+    r->sql = stmt->sql;
+    r->sql_len = stmt->sql_len;
     stmt->sql = NULL;
-    rc = ffb__stmt_prepare_sync(stmt, tx, sql, len);
-    ffb__free(conn->alloc, sql);
-    int same = rc == 0 && in.n == stmt->in.n;
-    for (size_t i = 0; same && i < in.n; i++)
-        same = in.cols[i].sqltype == stmt->in.cols[i].sqltype &&
-               in.cols[i].scale == stmt->in.cols[i].scale &&
-               in.cols[i].length == stmt->in.cols[i].length &&
-               in.cols[i].subtype == stmt->in.cols[i].subtype;
+    return 0;
+}
+
+int ffb__stmt_reprepare_end(ffb_stmt *stmt, ffb__reprepare *r, int rc) {
+    ffb_conn *conn = stmt->conn;
+    ffb__param *params = r->params;
+    ffb__free(conn->alloc, r->sql);
+    int same = rc == 0 && r->in.n == stmt->in.n;
+    for (size_t i = 0; same && i < r->in.n; i++)
+        same = r->in.cols[i].sqltype == stmt->in.cols[i].sqltype &&
+               r->in.cols[i].scale == stmt->in.cols[i].scale &&
+               r->in.cols[i].length == stmt->in.cols[i].length &&
+               r->in.cols[i].subtype == stmt->in.cols[i].subtype;
     if (same && params) {
         params_free(stmt);
         stmt->params = params;
         params = NULL;
     }
-    for (size_t i = 0; params && i < in.n; i++)
+    for (size_t i = 0; params && i < r->in.n; i++)
         ffb__free(conn->alloc, params[i].data);
     ffb__free(conn->alloc, params);
-    ffb__meta_free(conn, &in);
+    ffb__meta_free(conn, &r->in);
     if (rc == 0 && !same && stmt->in.n)
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "the statement's parameters changed on the "
@@ -1983,21 +1967,16 @@ static int reprepare(ffb_stmt *stmt, ffb_tx *tx) {
     return rc;
 }
 
-int ffb_stmt_execute(ffb_stmt *stmt, ffb_tx *tx) {
-    if (!stmt)
-        return FFB_E_INVAL;
+int ffb__stmt_execute_next(ffb_stmt *stmt, int *rc, int *retried) {
     ffb_conn *conn = stmt->conn;
-    int rc = ffb__need_blocking(conn);
-    if (rc < 0)
-        return rc;
-    rc = execute_once(stmt, tx);
     if (stmt->prepare_err) {
         /* The lazy prepare that rode in front failed. */
         conn->err = *stmt->prepare_err;
         ffb__free(conn->alloc, stmt->prepare_err);
         stmt->prepare_err = NULL;
         stmt->lazy = 0;
-        return conn->err.code ? conn->err.code : FFB_E_SERVER;
+        *rc = conn->err.code ? conn->err.code : FFB_E_SERVER;
+        return FFB__EXEC_DONE;
     }
     if (stmt->lazy) {
         stmt->lazy = 0;
@@ -2006,31 +1985,31 @@ int ffb_stmt_execute(ffb_stmt *stmt, ffb_tx *tx) {
                again (keeping the parameters that still fit), then run. */
             stmt->meta_changed = 0;
             stmt->lazy_truncated = 0;
-            rc = reprepare(stmt, tx);
-            if (rc == 0)
-                rc = execute_once(stmt, tx);
-        } else if (stmt->meta_changed) {
+            return FFB__EXEC_REPREPARE;
+        }
+        if (stmt->meta_changed) {
             /* The statement changed since its formats were remembered: run
                it again with the formats the server described. */
             int changed = stmt->meta_changed;
             stmt->meta_changed = 0;
-            if ((changed & 1) && stmt->in.n)
-                return ffb__error_set(&conn->err, FFB_E_STATE,
-                                      "the statement's parameters changed on "
-                                      "the server: bind them again");
-            rc = execute_once(stmt, tx);
+            if ((changed & 1) && stmt->in.n) {
+                *rc = ffb__error_set(&conn->err, FFB_E_STATE,
+                                     "the statement's parameters changed on "
+                                     "the server: bind them again");
+                return FFB__EXEC_DONE;
+            }
+            return FFB__EXEC_AGAIN;
         }
     }
-    if (rc == FFB_E_SERVER && stmt->sql &&
+    if (!*retried && *rc == FFB_E_SERVER && stmt->sql &&
         ffb_error_has(&conn->err, 335544356u /* isc_obsolete_metadata */)) {
         /* Prepared before a metadata change: prepare again, run once more. */
-        rc = reprepare(stmt, tx);
-        if (rc == 0)
-            rc = execute_once(stmt, tx);
+        *retried = 1;
+        return FFB__EXEC_REPREPARE;
     }
-    if (rc == 0 && stmt->stmt_type == FFB_STMT_DDL)
+    if (*rc == 0 && stmt->stmt_type == FFB_STMT_DDL)
         ffb__cache_invalidate(conn);
-    return rc;
+    return FFB__EXEC_DONE;
 }
 
 /* ---- fetch ---------------------------------------------------------------------------- */
@@ -2052,27 +2031,24 @@ static int refill(ffb_stmt *stmt) {
     int rc = queue_refill(stmt, NULL);
     if (rc < 0)
         return rc;
-    /* Hand the fetches to the transport now: read-ahead. */
+    /* Staged for the wire now (read-ahead): the blocking call writes them
+       at once, with external I/O the application does. */
     rc = ffb__engine_flush(stmt->conn);
-    if (rc == 0)
-        rc = ffb__write_out(stmt->conn);
     return rc < 0 ? ffb__engine_fail(stmt->conn, rc) : 0;
 }
 
 /* Rows arrived, or the fetches in flight ended. */
-static int rows_ready(ffb_conn *conn, const void *arg) {
+int ffb__stmt_rows_ready(ffb_conn *conn, const void *arg) {
     const ffb_stmt *stmt = arg;
     (void)conn;
-    return stmt->nrows || !stmt->fetches_inflight || stmt->fetch_error;
+    return !stmt->exec_held &&
+           (stmt->nrows || !stmt->fetches_inflight || stmt->fetch_error);
 }
 
-int ffb_stmt_fetch(ffb_stmt *stmt) {
-    if (!stmt)
-        return FFB_E_INVAL;
+int ffb__stmt_fetch(ffb_stmt *stmt) {
     ffb_conn *conn = stmt->conn;
-    int rc0 = settle_exec(stmt);
-    if (rc0 < 0)
-        return rc0;
+    if (stmt->exec_held)
+        return FFB_E_AGAIN; /* its cursor and rows are not there yet */
     for (;;) {
         if (stmt->cur < stmt->nrows) {
             stmt->cur++;
@@ -2110,12 +2086,7 @@ int ffb_stmt_fetch(ffb_stmt *stmt) {
         }
         /* Wait for rows or the end of the fetches in flight. */
         int rc = ffb__need_ready(conn);
-        if (rc == 0 && conn->io == FFB_IO_EXTERNAL)
-            return FFB_E_AGAIN; /* feed the answers, then fetch again */
-        if (rc < 0)
-            return rc;
-        if ((rc = ffb__run(conn, rows_ready, stmt)) < 0)
-            return rc;
+        return rc < 0 ? rc : FFB_E_AGAIN;
     }
 }
 
@@ -2260,7 +2231,7 @@ static int plan_reply(ffb_conn *conn, const ffbp_packet *pkt,
 }
 
 /* The plan of the statement as prepared now, if it was read. */
-static const char *plan_known(const ffb_stmt *stmt, int explain) {
+const char *ffb__stmt_plan_known(const ffb_stmt *stmt, int explain) {
     if (!stmt->plan || stmt->plan_gen != stmt->prep_gen ||
         stmt->plan_kind != explain + 1)
         return NULL;
@@ -2282,7 +2253,7 @@ int ffb__stmt_queue_plan(ffb_stmt *stmt, int explain, ffb__sync *sync) {
     if (!stmt->prepared || stmt->prepare_pending || stmt->prepare_held)
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "the statement is not prepared");
-    if (plan_known(stmt, explain))
+    if (ffb__stmt_plan_known(stmt, explain))
         return 1;
     uint8_t items[2] = {(uint8_t)(explain ? FFBP_INFO_SQL_EXPLAIN_PLAN
                                           : FFBP_INFO_SQL_GET_PLAN),
@@ -2298,27 +2269,6 @@ int ffb__stmt_queue_plan(ffb_stmt *stmt, int explain, ffb__sync *sync) {
     p->completes = 1;
     p->gen = stmt->prep_gen;
     p->limit = explain ? 1 : 0;
-    return 0;
-}
-
-int ffb_stmt_plan(ffb_stmt *stmt, int explain, const char **out) {
-    if (!stmt || !out)
-        return FFB_E_INVAL;
-    ffb_conn *conn = stmt->conn;
-    const char *t = plan_known(stmt, explain);
-    if (!t) {
-        int rc = ffb__need_blocking(conn);
-        if (rc < 0)
-            return rc;
-        ffb__sync sync = {0};
-        if ((rc = ffb__await(conn, ffb__stmt_queue_plan(stmt, explain, &sync),
-                             &sync)) < 0)
-            return rc;
-        if (!(t = plan_known(stmt, explain)))
-            return ffb__error_set(&conn->err, FFB_E_PROTO,
-                                  "no plan in the answer");
-    }
-    *out = t;
     return 0;
 }
 

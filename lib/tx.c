@@ -364,9 +364,7 @@ int ffb__tx_queue_end(ffb_tx *tx, int op, ffb__sync *sync) {
     return 0;
 }
 
-static int end_tx(ffb_tx *tx, int op) {
-    if (!tx)
-        return FFB_E_INVAL;
+int ffb__tx_end_check(ffb_tx *tx) {
     ffb_conn *conn = tx->conn;
     if (conn->state != FFB__ST_READY)
         return ffb__error_set(&conn->err, FFB_E_STATE,
@@ -374,55 +372,11 @@ static int end_tx(ffb_tx *tx, int op) {
     if (tx->state == FFB__TX_ENDED)
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "the transaction has already ended");
-    int rc0 = ffb__need_blocking(conn);
-    if (rc0 < 0)
-        return rc0;
-    ffb__conn_error_clear(conn);
-    ffb__sync sync = {0};
-    int rc = ffb__await(conn, ffb__tx_queue_end(tx, op, &sync), &sync);
-    if (rc < 0)
-        return rc;
-    if (sync.rc == 0 && tx->state == FFB__TX_FAILED &&
-        (op == FFBP_OP_COMMIT || op == FFBP_OP_ROLLBACK))
-        tx->state = FFB__TX_ENDED;
-    return sync.rc;
-}
-
-int ffb_tx_commit(ffb_tx *tx) { return end_tx(tx, FFBP_OP_COMMIT); }
-int ffb_tx_rollback(ffb_tx *tx) { return end_tx(tx, FFBP_OP_ROLLBACK); }
-int ffb_tx_commit_retaining(ffb_tx *tx) {
-    return end_tx(tx, FFBP_OP_COMMIT_RETAINING);
-}
-int ffb_tx_rollback_retaining(ffb_tx *tx) {
-    return end_tx(tx, FFBP_OP_ROLLBACK_RETAINING);
+    return 0;
 }
 
 int ffb_tx_is_active(const ffb_tx *tx) {
     return tx && (tx->state == FFB__TX_PENDING || tx->state == FFB__TX_ACTIVE);
-}
-
-int ffb_tx_info_raw(ffb_tx *tx, const uint8_t *items, size_t items_len,
-                    uint8_t *out, size_t out_size, size_t *out_len) {
-    if (!tx || (!items && items_len) || (!out && out_size) ||
-        items_len > 65535 || out_size > 0x7FFFFFFF)
-        return FFB_E_INVAL;
-    ffb_conn *conn = tx->conn;
-    if (conn->state != FFB__ST_READY)
-        return ffb__error_set(&conn->err, FFB_E_STATE,
-                              "the connection is not attached");
-    int rc = ffb__blocking(conn);
-    if (rc < 0)
-        return rc;
-    ffb__sync sync = {0};
-    ffb__simple s = {0};
-    s.sync = &sync;
-    s.data = out;
-    s.data_size = out_size;
-    rc = ffb__await(conn, ffb__tx_queue_info(tx, items, items_len, out_size, &s),
-                    &sync);
-    if (rc == 0 && out_len)
-        *out_len = s.data_len;
-    return rc;
 }
 
 int ffb__tx_queue_info(ffb_tx *tx, const uint8_t *items, size_t items_len,
@@ -442,28 +396,6 @@ int ffb__tx_queue_info(ffb_tx *tx, const uint8_t *items, size_t items_len,
     }
     return ffb__queue_simple_tx(conn, tx, FFBP_OP_INFO_TRANSACTION, &a, &b, &c,
                                 (uint32_t)out_size, s);
-}
-
-int ffb_tx_id(ffb_tx *tx, int64_t *out) {
-    static const uint8_t items[] = {4 /* isc_info_tra_id */, FFBP_INFO_END};
-    if (!tx || !out)
-        return FFB_E_INVAL;
-    uint8_t buf[64];
-    size_t len = 0;
-    int rc = ffb_tx_info_raw(tx, items, sizeof(items), buf, sizeof(buf), &len);
-    if (rc < 0)
-        return rc;
-    size_t pos = 0, n;
-    uint8_t item;
-    const uint8_t *d;
-    while ((rc = ffbp_info_next(buf, len, &pos, &item, &d, &n)) == 1)
-        if (item == 4) {
-            *out = ffbp_le_int(d, n);
-            return 0;
-        }
-    /* The server answered something else than asked: a protocol error. */
-    return ffb__fatal(tx->conn, FFB_E_PROTO,
-                      "op_info_transaction answer without isc_info_tra_id");
 }
 
 void ffb_tx_free(ffb_tx *tx) {

@@ -454,6 +454,62 @@ static void test_batch_freed_while_held(void **state) {
     ffb_conn_free(c);
 }
 
+/* A queued connect closed mid-handshake completes with FFB_E_CANCELLED;
+   a later start of the same connection attaches without touching that
+   freed result (review: its pointer outlived it; ASan saw the write). */
+static void test_queued_connect_closed(void **state) {
+    (void)state;
+    ffb_conn_options o;
+    hostile_options(&o);
+    o.io = FFB_IO_EXTERNAL;
+    ffb_conn *c = NULL;
+    OK(c, ffb_conn_new(&o, &c));
+    seen s = {0};
+    OK(c, ffb_conn_queue_connect(c, record, &s));
+    OK(c, ffb_conn_close(c));
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.op[0], FFB_OP_CONNECT);
+    assert_int_equal(s.status[0], FFB_E_CANCELLED);
+    OK(c, ffb_conn_start(c));
+    const uint8_t *out;
+    ffb_conn_output_done(c, ffb_conn_output(c, &out));
+    srv_accept(&W, FFBP_OP_ACCEPT, 17, NULL, NULL, 0, 0, NULL, 0);
+    OK(c, ffb_conn_feed(c, W.data, W.len));
+    ffbp_writer_reset(&W);
+    ffb_conn_output_done(c, ffb_conn_output(c, &out));
+    srv_response(&W, 1, 0, NULL, 0);
+    OK(c, ffb_conn_feed(c, W.data, W.len));
+    ffbp_writer_reset(&W);
+    assert_int_equal(ffb_conn_step(c), 1);
+    assert_int_equal(s.n, 1);
+    ffb_conn_free(c);
+}
+
+/* ffb_blob_get_info on external I/O for a created blob (no info known)
+   fails with FFB_E_STATE and queues nothing (review: it queued a request
+   completing into the call's stack frame). */
+static void test_blob_info_external_queues_nothing(void **state) {
+    (void)state;
+    ffb_conn *c = ext_attach();
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    ffb_blob *b;
+    OK(c, ffb_blob_create(c, tx, NULL, &b));
+    size_t held = 0, held_after = 0, fifo = c->fifo_len;
+    for (const ffb__held *h = c->held_head; h; h = h->next)
+        held++;
+    ffb_blob_info bi;
+    assert_int_equal(ffb_blob_get_info(b, &bi, sizeof(bi)), FFB_E_STATE);
+    for (const ffb__held *h = c->held_head; h; h = h->next)
+        held_after++;
+    assert_int_equal(held_after, held);
+    assert_int_equal(c->fifo_len, fifo);
+    assert_int_equal(ffb_conn_pending(c), 0);
+    ffb_blob_free(b);
+    ffb_tx_free(tx);
+    ffb_conn_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -466,6 +522,8 @@ int main(void) {
         T(test_held_exec_after_refused_prepare),
         T(test_free_goes_behind_held_requests),
         T(test_batch_freed_while_held),
+        T(test_queued_connect_closed),
+        T(test_blob_info_external_queues_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -222,6 +222,49 @@ static void test_external_io_deadline(void **state) {
     ffb_conn_free(c);
 }
 
+static void count_result(ffb_conn *c, const ffb_result *res, void *data) {
+    (void)c;
+    int *seen = data;
+    seen[0]++;
+    seen[1] = ffb_result_status(res);
+    seen[2] = ffb_result_op(res);
+}
+
+/* A queued connect whose server accepts, then stays silent: the
+   ffb_conn_expire() at the connect deadline completes its result with
+   FFB_E_TIMEOUT through the callback, inside that call. */
+static void test_queued_connect_times_out(void **state) {
+    (void)state;
+    ffb_conn_options o;
+    hostile_options(&o);
+    o.io = FFB_IO_EXTERNAL;
+    o.connect_timeout_ms = 3000;
+    ffb_conn *c = NULL;
+    OK(c, ffb_conn_new(&o, &c));
+    fake_now = 10000;
+    ffb__conn_set_clock(c, fake_clock, NULL);
+    int seen[3] = {0, 0, 0};
+    OK(c, ffb_conn_queue_connect(c, count_result, seen));
+    assert_int_equal(ffb_conn_deadline(c), 13000);
+    const uint8_t *out;
+    size_t n = ffb_conn_output(c, &out);
+    ffb_conn_output_done(c, n);
+    srv_accept(&W, FFBP_OP_ACCEPT, 17, NULL, NULL, 0, 0, NULL, 0);
+    OK(c, ffb_conn_feed(c, W.data, W.len));
+    ffbp_writer_reset(&W);
+    n = ffb_conn_output(c, &out); /* op_attach, never answered */
+    ffb_conn_output_done(c, n);
+    OK(c, ffb_conn_expire(c, 12999));
+    assert_int_equal(seen[0], 0);
+    assert_int_equal(ffb_conn_expire(c, 13000), FFB_E_TIMEOUT);
+    assert_int_equal(seen[0], 1);
+    assert_int_equal(seen[1], FFB_E_TIMEOUT);
+    assert_int_equal(seen[2], FFB_OP_CONNECT);
+    expect_text(c, "timed out after 3000 ms");
+    assert_int_equal(ffb_conn_pending(c), 0);
+    ffb_conn_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_silent_server_times_out, setup,
@@ -235,6 +278,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_no_timeout_no_deadline, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_external_io_deadline, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_queued_connect_times_out, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,7 +11,9 @@
  * - a timeout comes only at or after the waiter's deadline, and every
  *   waiter gets exactly one outcome;
  * - the counts match the model (in use, waiting, total <= max_size,
- *   created).
+ *   created);
+ * - after a tick nothing is due any more (next_deadline > now), so a
+ *   driver that sleeps until the next deadline cannot spin.
  */
 #include <stdint.h>
 #include <string.h>
@@ -262,6 +264,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                     M.now = d;
             }
             ffb__poolcore_tick(&M.core, M.now);
+            /* Nothing is left due: a driver sleeping until the next
+               deadline never spins. */
+            drain();
+            FUZZ_CHECK(ffb__poolcore_next_deadline(&M.core) > M.now);
             break;
         case 7: { /* withdraw */
             int wi = arg % MAXW;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -109,6 +110,227 @@ static void test_connect(void **state) {
     assert_int_equal(it_rts(c), want);
     assert_int_equal(ffb_conn_deadline(c), -1); /* nothing owed */
     done_conn(c, &x);
+}
+
+typedef struct connect_seen {
+    int calls, status, op;
+    char message[256];
+} connect_seen;
+
+static void on_connect(ffb_conn *c, const ffb_result *res, void *data) {
+    connect_seen *seen = data;
+    (void)c;
+    seen->calls++;
+    seen->status = ffb_result_status(res);
+    seen->op = ffb_result_op(res);
+    snprintf(seen->message, sizeof(seen->message), "%s",
+             ffb_result_status(res) ? ffb_error_message(ffb_result_error(res))
+                                    : "");
+}
+
+/* The queued connect: its result arrives through the callback inside the
+   feed that ends the handshake, at the blocking connect's cost; a refused
+   login completes it with the server's error; without a callback
+   ffb_conn_next_result() takes it. */
+static void test_queued_connect(void **state) {
+    target *t = *state;
+    ffb_conn *b = blocking_conn(t);
+    uint64_t want = it_rts(b);
+    OK(b, ffb_conn_close(b));
+    ffb_conn_free(b);
+
+    ffb_conn_options o;
+    options(t, &o, FFB_IO_EXTERNAL);
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
+    extio x;
+    assert_int_equal(extio_open(&x, c, t->dsn), 0);
+    connect_seen seen = {0};
+    OK(c, ffb_conn_queue_connect(c, on_connect, &seen));
+    assert_int_equal(ffb_conn_queue_connect(c, on_connect, &seen),
+                     FFB_E_STATE); /* started already: no second result */
+    while (seen.calls == 0)
+        assert_true(extio_pump(&x, 30000) >= 0);
+    assert_int_equal(seen.calls, 1);
+    assert_int_equal(seen.status, 0);
+    assert_int_equal(seen.op, FFB_OP_CONNECT);
+    assert_int_equal(ffb_conn_is_attached(c), 1);
+    assert_int_equal(it_rts(c), want); /* the same handshake */
+    assert_int_equal(ffb_conn_pending(c), 0);
+    done_conn(c, &x);
+
+    o.password = "not the password";
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
+    assert_int_equal(extio_open(&x, c, t->dsn), 0);
+    memset(&seen, 0, sizeof(seen));
+    OK(c, ffb_conn_queue_connect(c, on_connect, &seen));
+    int rc = 0;
+    while (seen.calls == 0 && rc >= 0)
+        rc = extio_pump(&x, 30000);
+    assert_int_equal(seen.calls, 1); /* delivered by the failing feed */
+    assert_int_equal(seen.status, FFB_E_AUTH);
+    assert_int_equal(rc, FFB_E_AUTH);
+    assert_non_null(strstr(seen.message, "password"));
+    assert_int_equal(ffb_conn_pending(c), 0);
+    done_conn(c, &x);
+
+    o.password = "masterkey";
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
+    assert_int_equal(extio_open(&x, c, t->dsn), 0);
+    OK(c, ffb_conn_queue_connect(c, NULL, NULL));
+    const ffb_result *res;
+    assert_int_equal(extio_next(&x, &res), 1);
+    assert_int_equal(ffb_result_op(res), FFB_OP_CONNECT);
+    assert_int_equal(ffb_result_status(res), 0);
+    assert_int_equal(ffb_conn_is_attached(c), 1);
+    done_conn(c, &x);
+}
+
+/* The statement cache through the queue: a new text costs what the
+   blocking calls cost; given back and checked out again
+   it is the same statement, nothing to wait for (1 round trip: the
+   execution alone); checked out while in use, nothing to wait for either,
+   the second statement's prepare rides with its execution. A
+   text the server refuses completes its FFB_OP_PREPARE with the error and
+   is not kept. */
+static void test_queued_cache(void **state) {
+    target *t = *state;
+    extio x;
+    ffb_conn *c = external_conn(t, &x);
+    char sql[256];
+    snprintf(sql, sizeof(sql), "select count(*) from %s where id > -1",
+             t->table);
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    ffb_stmt *s1;
+    uint64_t r0 = it_rts(c);
+    assert_int_equal(ffb_conn_queue_prepare(c, tx, sql, (size_t)-1, &s1, NULL,
+                                            NULL),
+                     0);
+    OK(c, ffb_stmt_queue_execute(s1, tx, NULL, NULL));
+    OK(c, ffb_conn_flush(c));
+    next_ok(&x, FFB_OP_PREPARE);
+    next_ok(&x, FFB_OP_EXECUTE);
+    /* The execution waits in the library for the describe: as
+       ffb_conn_prepare() + ffb_stmt_execute() cost, 2 round trips (Firebird
+       3: 3, its allocate is answered before the prepare can go). */
+    assert_int_equal(it_rts(c) - r0, t->version == 3 ? 3 : 2);
+    assert_int_equal(extio_fetch(&x, s1), 1);
+    assert_int_equal(extio_fetch(&x, s1), 0);
+    ffb_stmt_free(s1); /* back to the cache */
+
+    ffb_stmt *s2;
+    r0 = it_rts(c);
+    assert_int_equal(ffb_conn_queue_prepare(c, tx, sql, (size_t)-1, &s2, NULL,
+                                            NULL),
+                     1);
+    assert_ptr_equal(s2, s1);
+    assert_int_equal(ffb_conn_pending(c), 0);
+    OK(c, ffb_stmt_queue_execute(s2, tx, NULL, NULL));
+    OK(c, ffb_conn_flush(c));
+    next_ok(&x, FFB_OP_EXECUTE);
+    assert_int_equal(it_rts(c) - r0, 1);
+
+    /* s2 is in use (its cursor open): a second checkout of the text. */
+    ffb_stmt *s3;
+    r0 = it_rts(c);
+    assert_int_equal(ffb_conn_queue_prepare(c, tx, sql, (size_t)-1, &s3, NULL,
+                                            NULL),
+                     1);
+    assert_ptr_not_equal(s3, s2);
+    OK(c, ffb_stmt_queue_execute(s3, tx, NULL, NULL));
+    OK(c, ffb_conn_flush(c));
+    next_ok(&x, FFB_OP_EXECUTE);
+    /* No spare handle yet: the allocation and the prepare (with s2's
+       formats) go in the first write, and op_execute, which needs the real
+       handle (reference 02, 6), in the next: 2, as ffb_conn_prepare(). */
+    assert_int_equal(it_rts(c) - r0, 2);
+    assert_int_equal(extio_fetch(&x, s3), 1);
+    assert_int_equal(extio_fetch(&x, s3), 0);
+    ffb_stmt_free(s3);
+    ffb_stmt_free(s2);
+
+    ffb_stmt *bad;
+    assert_int_equal(ffb_conn_queue_prepare(c, tx, "select nonsense from",
+                                            (size_t)-1, &bad, NULL, NULL),
+                     0);
+    OK(c, ffb_conn_flush(c));
+    const ffb_result *res;
+    assert_int_equal(extio_next(&x, &res), 1);
+    assert_int_equal(ffb_result_op(res), FFB_OP_PREPARE);
+    assert_int_equal(ffb_result_status(res), FFB_E_SERVER);
+    ffb_stmt_free(bad); /* not kept: the next checkout prepares again */
+    assert_int_equal(ffb_conn_queue_prepare(c, tx, "select nonsense from",
+                                            (size_t)-1, &bad, NULL, NULL),
+                     0);
+    OK(c, ffb_conn_flush(c));
+    assert_int_equal(extio_next(&x, &res), 1);
+    assert_int_equal(ffb_result_status(res), FFB_E_SERVER);
+    ffb_stmt_free(bad);
+    OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
+    next_ok(&x, FFB_OP_COMMIT);
+    ffb_tx_free(tx);
+    done_conn(c, &x);
+}
+
+/* Create, the retaining ends and drop, all queued: a new database made
+   through external I/O, a transaction committed and rolled back retaining
+   and then committed in one write (1 round trip: the start and three ends
+   travel together), then op_drop_database (1 round trip). */
+static void test_create_retaining_drop(void **state) {
+    target *t = *state;
+    char var[64];
+    snprintf(var, sizeof(var), "FFB_TEST_%s_DBDIR", t->name);
+    const char *dir = getenv(var);
+    if (!dir)
+        fail_msg("%s is not set", var);
+    const char *colon = strchr(t->dsn, ':');
+    assert_non_null(colon);
+    char dsn[512];
+    snprintf(dsn, sizeof(dsn), "%.*s:%s/ffb_extio_%s_%d.fdb",
+             (int)(colon - t->dsn), t->dsn, dir, t->name, (int)getpid());
+    ffb_conn_options o;
+    options(t, &o, FFB_IO_EXTERNAL);
+    o.dsn = dsn;
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
+    extio x;
+    assert_int_equal(extio_open(&x, c, dsn), 0);
+    ffb_create_options co = FFB_CREATE_OPTIONS_INIT;
+    co.overwrite = 1;
+    co.page_size = 8192;
+    OK(c, ffb_conn_queue_create_database(c, &co, NULL, NULL));
+    next_ok(&x, FFB_OP_CREATE_DATABASE);
+    assert_int_equal(ffb_conn_is_attached(c), 1);
+
+    ffb_tx *tx;
+    uint64_t r0 = it_rts(c);
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    OK(c, ffb_tx_queue_commit_retaining(tx, NULL, NULL));
+    OK(c, ffb_tx_queue_rollback_retaining(tx, NULL, NULL));
+    OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
+    OK(c, ffb_conn_flush(c));
+    next_ok(&x, FFB_OP_COMMIT_RETAINING);
+    next_ok(&x, FFB_OP_ROLLBACK_RETAINING);
+    next_ok(&x, FFB_OP_COMMIT);
+    assert_int_equal(it_rts(c) - r0, 1);
+    assert_int_equal(ffb_tx_is_active(tx), 0);
+    ffb_tx_free(tx);
+
+    r0 = it_rts(c);
+    OK(c, ffb_conn_queue_drop_database(c, NULL, NULL));
+    next_ok(&x, FFB_OP_DROP_DATABASE);
+    assert_int_equal(it_rts(c) - r0, 1);
+    extio_close(&x);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+
+    /* Gone: a blocking attach to it fails with the server's I/O error. */
+    options(t, &o, FFB_IO_BLOCKING);
+    o.dsn = dsn;
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
+    assert_int_equal(ffb_conn_connect(c), FFB_E_SERVER);
+    ffb_conn_free(c);
 }
 
 /* 2500 rows, 1..2500 (a recursion that deep would exceed the server's
@@ -567,6 +789,9 @@ int main(void) {
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_connect),
+        cmocka_unit_test(test_queued_connect),
+        cmocka_unit_test(test_create_retaining_drop),
+        cmocka_unit_test(test_queued_cache),
         cmocka_unit_test(test_prepare_execute_fetch),
         cmocka_unit_test(test_dml_and_commit),
         cmocka_unit_test(test_held_until_the_handle_is_known),

@@ -243,6 +243,20 @@ static void test_reset_round_trips(void **state) {
     assert_int_equal(len, 5);
     assert_memory_equal(name, "row 1", 5);
 
+    /* A transaction begun and never used: its start is still staged; the
+       rollback names it as the object allocated last and goes in the
+       same write, with the rollback ffb_tx_free() queued for t3 (freed
+       active, so not rolled back again): 1 round trip for all three. */
+    ffb_tx *lazy;
+    OK(c, ffb_tx_begin(c, NULL, &lazy));
+    ffb_tx_free(t3);
+    t3 = NULL;
+    b = it_rts(c);
+    OK(c, ffb_conn_reset(c));
+    assert_int_equal(it_rts(c) - b, 1); /* op_transaction + op_rollback */
+    assert_false(ffb_tx_is_active(lazy));
+    ffb_tx_free(lazy);
+    t3 = it_active_tx(c);
     /* A reset with only t3 active: its rollback, 1 round trip. */
     b = it_rts(c);
     OK(c, ffb_conn_reset(c));
@@ -533,7 +547,9 @@ static void test_pool_idle_eviction(void **state) {
 
 static void test_pool_validation(void **state) {
     target *t = *state;
-    ffb_pool *p = new_pool(t, (limits){.max = 2, .validate = 200});
+    /* 1 s: long enough that the re-acquire right after a release is
+       always early. */
+    ffb_pool *p = new_pool(t, (limits){.max = 2, .validate = 1000});
     ffb_conn *c = acquire(p);
     OK(c, ffb_pool_release(p, c));
     /* Used just now: no validation. */
@@ -543,8 +559,8 @@ static void test_pool_validation(void **state) {
     assert_int_equal(it_rts(c) - b, 0);
     OK(c, ffb_pool_release(p, c));
     assert_int_equal(stats(p).validations, 0);
-    /* Idle for 200 ms: pinged before it is handed out. */
-    pass_ms(220);
+    /* Idle for 1000 ms: pinged before it is handed out. */
+    pass_ms(1050);
     b = it_rts(c);
     c2 = acquire(p);
     assert_ptr_equal(c2, c);
@@ -560,11 +576,11 @@ static void test_pool_validation(void **state) {
 static void test_pool_max_lifetime(void **state) {
     target *t = *state;
     ffb_pool *p =
-        new_pool(t, (limits){.max = 2, .lifetime = 300, .validate = -1});
+        new_pool(t, (limits){.max = 2, .lifetime = 1000, .validate = -1});
     ffb_conn *c = acquire(p);
     int64_t id1 = attachment_id(c);
     OK(c, ffb_pool_release(p, c));
-    pass_ms(320);
+    pass_ms(1050);
     /* Too old to be handed out: closed, and a new one connected. */
     c = acquire(p);
     assert_int_equal(it_rts(c), CONNECT_RTS); /* a fresh connection */
@@ -574,7 +590,7 @@ static void test_pool_max_lifetime(void **state) {
     assert_int_equal(s.expired, 1);
     assert_int_equal(s.created, 2);
     /* Too old when it comes back: closed instead of reset. */
-    pass_ms(320);
+    pass_ms(1050);
     OK(c, ffb_pool_release(p, c));
     s = stats(p);
     assert_int_equal(s.expired, 2);
@@ -701,6 +717,38 @@ static void test_pool_errors(void **state) {
     assert_int_equal(s.failed_waits, 1);
     assert_int_equal(s.total, 0);
     ffb_pool_free(p);
+
+    /* Nobody listening: the connect fails at once, and the next ones
+       wait for the backoff (50 ms, then 100 ms) instead of spinning. */
+    ffb_conn_options dead;
+    conn_opts(t, &dead);
+    dead.dsn = "127.0.0.1/1:/nonexistent.fdb";
+    po.conn = &dead;
+    po.min_size = 0;
+    assert_int_equal(ffb_pool_new(&po, &p), 0);
+    assert_int_equal(ffb_pool_acquire(p, 2000, &c), FFB_E_IO);
+    ffb_pool_error(p, &e, sizeof e);
+    assert_int_equal(e.code, FFB_E_IO);
+    assert_non_null(strstr(e.message, "connecting a pool connection failed"));
+    assert_int_equal(stats(p).create_failures, 1);
+    /* No waiting allowed: no connect either during the backoff. */
+    assert_int_equal(ffb_pool_acquire(p, 0, &c), FFB_E_TIMEOUT);
+    assert_int_equal(stats(p).create_failures, 1);
+    int64_t backoff[] = {50, 100};
+    for (int i = 0; i < 2; i++) {
+        int64_t t0 = ffb_now_ms();
+        assert_int_equal(ffb_pool_acquire(p, 2000, &c), FFB_E_IO);
+        int64_t waited = ffb_now_ms() - t0;
+        if (waited < backoff[i] - 10 || waited >= 2000)
+            fail_msg("connect %d after %lld ms, backoff %lld", i + 2,
+                     (long long)waited, (long long)backoff[i]);
+        assert_int_equal(stats(p).create_failures, i + 2);
+    }
+    s = stats(p);
+    assert_int_equal(s.failed_waits, 3);
+    assert_int_equal(s.total, 0);
+    ffb_pool_free(p);
+    po.conn = &o;
 
     /* Bad arguments, and a connection that is not the pool's. */
     o.password = "masterkey";

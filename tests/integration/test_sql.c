@@ -1085,6 +1085,28 @@ static void test_immediate_params(void **state) {
     }
     assert_int_equal(ffb_stmt_fetch(s), 0);
     ffb_stmt_free(s);
+    /* A BOOLEAN parameter, checked by the server: the block divides by
+       zero unless it received exactly TRUE (then FALSE, then NULL). */
+    static const char block[] =
+        "execute block (b boolean = ?) as declare x int = 0; begin "
+        "if (b is distinct from true) then x = 1 / x; end";
+    ffb_value b[1];
+    memset(b, 0, sizeof(b));
+    b[0].type = FFB_VALUE_BOOL;
+    b[0].i = 1;
+    r0 = it_rts(c);
+    OK(c, ffb_conn_execute_immediate_params(c, tx, block, (size_t)-1, b, 1));
+    assert_int_equal(it_rts(c) - r0, 1); /* op_exec_immediate2 alone */
+    b[0].i = 0;
+    assert_int_equal(
+        ffb_conn_execute_immediate_params(c, tx, block, (size_t)-1, b, 1),
+        FFB_E_SERVER);
+    assert_true(ffb_error_has(ffb_conn_error(c), 335544321u /* arith */));
+    b[0].type = FFB_VALUE_NULL;
+    assert_int_equal(
+        ffb_conn_execute_immediate_params(c, tx, block, (size_t)-1, b, 1),
+        FFB_E_SERVER);
+    assert_false(ffb_conn_is_broken(c));
     /* Text the server cannot convert to the integer key. */
     x[0].type = FFB_VALUE_TEXT;
     x[0].p = "not a number";

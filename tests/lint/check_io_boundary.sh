@@ -13,10 +13,11 @@
 #  3. The engine is sans-I/O: only the blocking loop (lib/run.c) calls a
 #     transport (conn->tp, the socket driver's table), and the blocking
 #     loop itself (ffb__run, ffb__wait, ffb__run_step, ffb__write_out,
-#     ffb__io_connect) is called only by the public blocking calls - never
-#     by the engine (lib/engine.c), the handshake, the transforms, the value
-#     codecs or proto/. BLOCKING_CALLERS lists the files that still hold
-#     blocking public calls next to their queue twins.
+#     ffb__io_connect, ffb__io_close) is called only by the public blocking
+#     calls, all in lib/blocking.c - never by the engine (lib/engine.c),
+#     the connection and SQL objects (conn.c, stmt.c, tx.c, blob.c,
+#     batch.c, cache.c, pipeline.c, simple.c), the handshake, the
+#     transforms, the value codecs or proto/.
 #  4. The engine (lib/engine.c) and the transports never call the SQL
 #     objects above them (lib/stmt.c, tx.c, blob.c, batch.c, cache.c,
 #     pipeline.c, values.c) by name: results and inline blobs reach those
@@ -113,7 +114,7 @@ done
 # 3. The engine never drives I/O.
 loop_calls='(^|[^[:alnum:]_])(ffb__run|ffb__wait|ffb__run_step|ffb__write_out|ffb__io_connect|ffb__io_close)[[:space:]]*\('
 tp_use='(->tp->|->tp[[:space:]]*=|ffb__net_transport)'
-BLOCKING_CALLERS="lib/run.c lib/conn.c lib/stmt.c lib/blob.c lib/batch.c lib/tx.c lib/pipeline.c"
+BLOCKING_CALLERS="lib/run.c lib/blocking.c"
 for f in $(sources lib proto | grep '\.c$'); do
     case " $BLOCKING_CALLERS " in
     *" $f "*) ;;
