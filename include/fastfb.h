@@ -1290,7 +1290,11 @@ FFB_API void ffb_batch_free(ffb_batch *batch);
  * request whose failure is only the consequence of an earlier failure in
  * the pipeline - a statement run in a transaction whose start the server
  * refused - reports FFB_E_ABORTED, with the first failure in its error.
- * The wire always stays in sync: every answer owed is read.
+ * The wire always stays in sync: every answer owed is read. When the
+ * connection breaks, every result still owed completes with the code and
+ * the error that broke it, in queue order, inside the call that saw the
+ * break (a feed, an expire, a blocking call); ffb_conn_close() and
+ * ffb_conn_free() complete those still left with FFB_E_CANCELLED.
  */
 
 typedef struct ffb_result ffb_result;

@@ -24,9 +24,11 @@
  *
  * Failures: when an attached connection breaks (the server closed the
  * stream, a read or write failed, io_timeout_ms passed, bytes made no
- * sense), the adapter closes its socket at once and every request pending
- * completes with FFB_E_CANCELLED, in queue order; ffb_conn_error() names
- * the cause until the next call on the connection. The connection is then
+ * sense), every request pending completes with the code and the error
+ * that broke it (FFB_E_TIMEOUT, FFB_E_CLOSED, FFB_E_IO, ...), in queue
+ * order, inside the adapter's callback that saw it, and the adapter closes
+ * its socket at once; ffb_conn_error() names the cause until the next call
+ * on the connection. The connection is then
  * closed (ffb_conn_is_attached() is 0, queue calls fail with FFB_E_STATE),
  * and ffb_uv_close() reports the cause as its status.
  *

@@ -55,9 +55,27 @@ void ffb__result_drop(ffb_conn *conn, struct ffb_result *res) {
     result_free(conn, res);
 }
 
+/* The connection broke: no result still owed can arrive. Each completes
+   with the code and the error that broke it. */
+static void fail_broken(ffb_conn *conn) {
+    for (struct ffb_result *r = conn->rq_head; r; r = r->next) {
+        if (r->sync.done)
+            continue;
+        ffb_error *e = ffb__sync_error(conn, &r->sync);
+        if (e != &conn->err)
+            *e = conn->err;
+        r->sync.rc = ffb__broken_code(conn);
+        r->sync.done = 1;
+    }
+}
+
 void ffb__results_poll(ffb_conn *conn) {
-    if (conn->in_callback || !conn->rq_head || !conn->rq_head->sync.done)
+    if (conn->in_callback || !conn->rq_head)
         return; /* delivered by the outer poll, in order; or nothing */
+    if (conn->state == FFB__ST_BROKEN)
+        fail_broken(conn);
+    if (!conn->rq_head->sync.done)
+        return;
     while (conn->rq_head && conn->rq_head->sync.done) {
         struct ffb_result *r = conn->rq_head;
         conn->rq_head = r->next;
@@ -150,14 +168,7 @@ int ffb__next_result(ffb_conn *conn, const ffb_result **out) {
         if (!conn->rq_head)
             return 0;
         if (conn->state == FFB__ST_BROKEN) {
-            /* Results that can no longer arrive fail with the cause. */
-            struct ffb_result *r = conn->rq_head;
-            ffb_error *e = ffb__sync_error(conn, &r->sync);
-            if (e != &conn->err)
-                *e = conn->err;
-            r->sync.rc = ffb__broken_code(conn);
-            r->sync.done = 1;
-            ffb__results_poll(conn);
+            ffb__results_poll(conn); /* they fail with the cause */
             continue;
         }
         return FFB_E_AGAIN; /* the head has not completed */

@@ -18,7 +18,8 @@
  *   address) -> HANDSHAKE (the engine's op_connect .. op_attach) -> READY
  *   Any connect step -> FAILED (connect callback with the code).
  *   READY -> BROKEN (read/write error, EOF, timeout, bad bytes): the
- *   socket is closed and requests pending complete with FFB_E_CANCELLED.
+ *   requests pending complete with the cause (the engine does it when the
+   connection breaks) and the socket is closed.
  *
  * Closing (`closing`), from ffb_uv_close():
  *   REQUESTED -> [DETACHING: op_detach owed] -> TEARDOWN (handles closing)

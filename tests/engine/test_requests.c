@@ -510,6 +510,29 @@ static void test_blob_info_external_queues_nothing(void **state) {
     ffb_conn_free(c);
 }
 
+/* The server goes away with two requests owed: both callbacks run inside
+   the ffb_conn_feed_eof() that saw it, in order, with FFB_E_CLOSED and the
+   message naming what was awaited - not FFB_E_CANCELLED later. */
+static void test_break_completes_with_the_cause(void **state) {
+    (void)state;
+    ffb_conn *c = ext_attach();
+    seen s = {0};
+    OK(c, ffb_conn_queue_ping(c, record, &s));
+    OK(c, ffb_conn_queue_ping(c, record, &s));
+    const uint8_t *out;
+    ffb_conn_output_done(c, ffb_conn_output(c, &out));
+    assert_int_equal(ffb_conn_feed_eof(c), FFB_E_CLOSED);
+    assert_int_equal(s.n, 2);
+    assert_int_equal(s.op[0], FFB_OP_PING);
+    assert_int_equal(s.status[0], FFB_E_CLOSED);
+    assert_int_equal(s.status[1], FFB_E_CLOSED);
+    assert_int_equal(ffb_conn_pending(c), 0);
+    assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)), "op_ping"));
+    OK(c, ffb_conn_close(c));
+    assert_int_equal(s.n, 2);
+    ffb_conn_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -524,6 +547,7 @@ int main(void) {
         T(test_batch_freed_while_held),
         T(test_queued_connect_closed),
         T(test_blob_info_external_queues_nothing),
+        T(test_break_completes_with_the_cause),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
