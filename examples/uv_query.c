@@ -1,12 +1,15 @@
 /*
- * The same query as query.c, on a libuv loop (libfastfb_uv): connect,
- * prepare + execute queued together, rows read as they arrive, fetches
- * queued when the buffered ones run out, then a polite close - all from
- * callbacks, while a timer keeps ticking to show that nothing blocks.
+ * A query with a parameter on a libuv loop (libfastfb_uv): connect, start
+ * a transaction and prepare in one write, bind the parameter once the
+ * statement is described and queue the execution, read the rows as they
+ * arrive (a streaming cursor: fetches queued when the buffered rows run
+ * out), then a polite close - all from callbacks, while a timer keeps
+ * ticking to show that nothing blocks.
  *
- *   example_uv_query DSN [password]
+ *   example_uv_query DSN [password] [first relation id]
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <fastfb_uv.h>
 
@@ -16,6 +19,7 @@ typedef struct app {
     int rows;
     int ticks;
     int failed;
+    int64_t first_id;
     uv_timer_t tick;
 } app;
 
@@ -78,10 +82,17 @@ static void rows(ffb_conn *conn, const ffb_result *res, void *data) {
     drain(conn, a);
 }
 
+/* Described: the parameter can be bound now; the execution goes out
+   when this callback returns. */
 static void prepared(ffb_conn *conn, const ffb_result *res, void *data) {
-    if (ffb_result_status(res) < 0)
-        finish(conn, data, "prepare", ffb_result_error(res));
-    /* The execution queued behind it runs by itself. */
+    app *a = data;
+    if (ffb_result_status(res) < 0) {
+        finish(conn, a, "prepare", ffb_result_error(res));
+        return;
+    }
+    if (ffb_stmt_bind_int64(a->stmt, 0, a->first_id) != 0 ||
+        ffb_stmt_queue_execute(a->stmt, a->tx, rows, a) != 0)
+        finish(conn, a, "execute", ffb_conn_error(conn));
 }
 
 static void connected(ffb_conn *conn, int status, void *data) {
@@ -95,14 +106,14 @@ static void connected(ffb_conn *conn, int status, void *data) {
                                         : "not encrypted",
            ffb_conn_is_compressed(conn) ? ", zlib" : "");
     const char *sql = "select rdb$relation_id, rdb$relation_name "
-                      "from rdb$relations order by 1";
+                      "from rdb$relations where rdb$relation_id >= ? "
+                      "order by 1";
     /* Queued together; they leave in one write when this callback
        returns. */
     if (ffb_tx_begin(conn, NULL, &a->tx) != 0 ||
         ffb_stmt_new(conn, &a->stmt) != 0 ||
         ffb_stmt_queue_prepare(a->stmt, a->tx, sql, (size_t)-1, prepared, a) !=
-            0 ||
-        ffb_stmt_queue_execute(a->stmt, a->tx, rows, a) != 0)
+            0)
         finish(conn, a, "queue", ffb_conn_error(conn));
 }
 
@@ -115,6 +126,7 @@ int main(int argc, char **argv) {
     }
     uv_loop_t *loop = uv_default_loop();
     app a = {0};
+    a.first_id = argc > 3 ? atoll(argv[3]) : 0;
     uv_timer_init(loop, &a.tick);
     a.tick.data = &a;
     uv_timer_start(&a.tick, ticked, 1, 1);

@@ -1,9 +1,10 @@
 /*
- * A connection pool shared by four threads: each acquires a connection,
+ * A connection pool shared by eight threads: each acquires a connection,
  * runs a query through the statement cache, and releases it (which rolls
- * back anything left open).
+ * back anything left open). Four connections serve them; a thread that
+ * finds them all in use waits its turn (first come, first served).
  *
- *   example_pool DSN [password]
+ *   example_pool_threads DSN [password]
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -58,7 +59,7 @@ int main(int argc, char **argv) {
     ffb_pool_options po = FFB_POOL_OPTIONS_INIT;
     po.conn = &o;
     po.min_size = 1;
-    po.max_size = 2;
+    po.max_size = 4;
     if (ffb_pool_new(&po, &pool) != 0) {
         ffb_pool_error_info e;
         ffb_pool_error(pool, &e, sizeof e);
@@ -66,11 +67,14 @@ int main(int argc, char **argv) {
         ffb_pool_free(pool);
         return 1;
     }
-    pthread_t th[4];
-    int ids[4] = {1, 2, 3, 4};
-    for (int i = 0; i < 4; i++)
+    enum { THREADS = 8 };
+    pthread_t th[THREADS];
+    int ids[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        ids[i] = i + 1;
         pthread_create(&th[i], NULL, worker, &ids[i]);
-    for (int i = 0; i < 4; i++)
+    }
+    for (int i = 0; i < THREADS; i++)
         pthread_join(th[i], NULL);
     ffb_pool_counters s;
     ffb_pool_stats(pool, &s, sizeof s);
