@@ -236,9 +236,9 @@ FFB_API int ffb_uv_pool_new(uv_loop_t *loop, const ffb_pool_options *opts,
  * loop. `timeout_ms`: -1 = the pool's acquire_timeout_ms, 0 = only an
  * idle one (else FFB_E_TIMEOUT at once), n = at most n ms. Waiters are
  * served in the order they asked. A connection that broke while idle in
- * the pool (the server went away) is handed out as it is, closed: check
- * ffb_conn_is_attached() and discard it when it is 0 (a validation runs
- * only for connections idle validate_after_ms or longer).
+ * the pool (the server went away) is never handed out: it is discarded and
+ * replaced, and the waiter gets another (or, past its timeout,
+ * FFB_E_TIMEOUT).
  *
  * Round trips: 0 for an idle connection used recently; 1 (op_ping) for one
  * idle validate_after_ms or longer; a connect (2 or 3) for a new one.

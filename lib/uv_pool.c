@@ -42,6 +42,7 @@ typedef struct acq {
     ffb_uv_acquire_cb cb;
     void *data;
     int status;       /* decided at once (no wait): 0 or FFB_E_TIMEOUT */
+    int64_t deadline; /* of the acquire (FFB__POOL_NEVER: none) */
     struct acq *next; /* decided at once, delivered by pool_run() */
 } acq;
 
@@ -188,6 +189,30 @@ static void deliver(ffb_uv_pool *p, acq *a, ffb_conn *conn, int status) {
     cb(pool, conn, status, data);
 }
 
+/* Hand `conn` to the waiter - unless it broke while idle in the pool (the
+   server went away, the adapter closed it): then it goes back as broken
+   (closed, replaced as needed) and the waiter asks again, keeping its
+   deadline, until it gets a working one or its answer is decided. */
+static void hand(ffb_uv_pool *p, acq *a, ffb_conn *conn, int64_t now) {
+    while (!ffb_conn_is_attached(conn)) {
+        ffb__poolcore_release(&p->core, conn, now, 1);
+        int rc = ffb__poolcore_acquire(&p->core, now, a->deadline, &a->w);
+        if (rc == 0)
+            return; /* it waits again: HAND, TIMEOUT or FAIL follows */
+        if (rc != 1) {
+            if (rc == FFB_E_TIMEOUT)
+                pool_error(p, rc, NULL,
+                           "the idle connections had broken, and no other "
+                           "became free in time");
+            deliver(p, a, NULL,
+                    rc == FFB_E_TIMEOUT ? FFB_E_TIMEOUT : FFB_E_CANCELLED);
+            return;
+        }
+        conn = a->w.conn;
+    }
+    deliver(p, a, conn, 0);
+}
+
 static void take(ffb_uv_pool *p, const ffb__pool_action *act, int64_t now) {
     ffb_conn *conn = act->conn;
     int rc;
@@ -208,7 +233,7 @@ static void take(ffb_uv_pool *p, const ffb__pool_action *act, int64_t now) {
         pool_close_conn(p, conn);
         break;
     case FFB__PA_HAND:
-        deliver(p, act->waiter->data, conn, 0);
+        hand(p, act->waiter->data, conn, now);
         break;
     case FFB__PA_TIMEOUT:
         pool_error(p, FFB_E_TIMEOUT, NULL,
@@ -242,7 +267,10 @@ static void pool_run(ffb_uv_pool *p) {
             p->now_head = a->next;
             if (!p->now_head)
                 p->now_tail = NULL;
-            deliver(p, a, a->status == 0 ? a->w.conn : NULL, a->status);
+            if (a->status == 0)
+                hand(p, a, a->w.conn, now);
+            else
+                deliver(p, a, NULL, a->status);
             continue;
         }
         ffb__pool_action act;
@@ -414,6 +442,7 @@ int ffb_uv_pool_acquire(ffb_uv_pool *pool, int timeout_ms, ffb_uv_acquire_cb cb,
     int64_t now = ffb_now_ms();
     int t = timeout_ms == -1 ? p->acquire_timeout_ms : timeout_ms;
     int64_t deadline = t < 0 ? FFB__POOL_NEVER : now + t;
+    a->deadline = deadline;
     int rc = ffb__poolcore_acquire(&p->core, now, deadline, &a->w);
     if (rc == 1 || rc == FFB_E_TIMEOUT) { /* decided now, told later */
         a->status = rc == 1 ? 0 : FFB_E_TIMEOUT;
