@@ -616,6 +616,21 @@ static const struct ffb__gds_entry gds_texts[] = {
 _Static_assert(N_FACTS == FFB__GDS_TABLE_SIZE,
                "lib/errmsg_table.h is inconsistent; regenerate it");
 
+/* The codes lib/errmsg.h names for lib/values.c are the table's. */
+#define FIRST_(a, ...) a
+#define FIRST(...) FIRST_(__VA_ARGS__)
+#define SAME_CODE(macro, sym)                                                  \
+    _Static_assert(macro == FIRST(FFB__GDS_##sym), #macro " != isc_" #sym)
+SAME_CODE(FFB__GDS_CODE_RANDOM, random);
+SAME_CODE(FFB__GDS_CODE_SQLERR, sqlerr);
+SAME_CODE(FFB__GDS_CODE_ARITH_EXCEPT, arith_except);
+SAME_CODE(FFB__GDS_CODE_CONVERT_ERROR, convert_error);
+SAME_CODE(FFB__GDS_CODE_DSQL_ERROR, dsql_error);
+SAME_CODE(FFB__GDS_CODE_MALFORMED_STRING, malformed_string);
+SAME_CODE(FFB__GDS_CODE_STRING_TRUNCATION, string_truncation);
+SAME_CODE(FFB__GDS_CODE_NUMERIC_OUT_OF_RANGE, numeric_out_of_range);
+SAME_CODE(FFB__GDS_CODE_TRUNC_LIMITS, trunc_limits);
+
 static const struct ffb__gds_entry *search(const struct ffb__gds_entry *table,
                                            size_t n, uint32_t code) {
     size_t lo = 0;

@@ -113,6 +113,19 @@ int ffb__charset_max_bytes(int id);                      /* 0 if unknown */
    (overlong forms, surrogates, > U+10FFFF rejected). */
 long ffb__utf8_chars(const char *s, size_t len);
 
+/*
+ * Characters of text in character set `charset` (UTF8/UNICODE_FSS
+ * validated: -1 when not valid UTF-8; single-byte and unknown sets: one
+ * per byte; the other multi-byte sets - SJIS_0208, EUCJ_0208, KSC_5601,
+ * BIG_5, GB_2312, GBK, CP943C, GB18030 - by their lead bytes). A
+ * character cut short at the end counts as one.
+ */
+long ffb__mb_chars(int charset, const char *s, size_t len);
+
+/* Bytes taken by the first `nchars` characters of s (all of it when it
+   has fewer), by the same rules. */
+size_t ffb__mb_skip(int charset, const char *s, size_t len, long nchars);
+
 /* Length of s without trailing blanks (0x20); for CHAR padding. */
 size_t ffb__rtrim_len(const char *s, size_t len);
 
