@@ -182,6 +182,13 @@ FFB_API int ffb_error_has(const ffb_error *err, uint32_t gds);
 #define FFB_GDS_WIRECRYPT_INCOMPATIBLE 335545064u
 #define FFB_GDS_MISS_WIRECRYPT 335545065u
 #define FFB_GDS_LOGIN_ERROR 335545106u
+/* Conversions (also raised on the client: see docs/errors.md). */
+#define FFB_GDS_ARITH_EXCEPT 335544321u         /* with one of the next: */
+#define FFB_GDS_NUMERIC_OUT_OF_RANGE 335544916u /* SQLSTATE 22003 */
+#define FFB_GDS_STRING_TRUNCATION 335544914u    /* SQLSTATE 22001 */
+#define FFB_GDS_CONVERT_ERROR 335544334u        /* SQLSTATE 22018 */
+#define FFB_GDS_MALFORMED_STRING 335544849u
+#define FFB_GDS_DSQL_ERROR 335544569u
 
 /* ---- memory ------------------------------------------------------------ */
 

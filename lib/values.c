@@ -477,42 +477,47 @@ static int int_range(int sqltype, ffb__i128 v) {
 }
 
 /*
- * Text for FLOAT / DOUBLE PRECISION that the client converts itself: the
- * plain decimal form the server reads too ([blanks][sign]digits[.digits]
- * [e[sign]digits][blanks], a digit on one side of the point at least),
- * giving a finite value whose magnitude the type holds as a normal number
- * (or zero written with zero digits). Anything else - "NaN", "inf", hex,
- * "1e400", "1e-400", a FLOAT beyond 3.4e38 - goes to the server as text,
- * which accepts or refuses it by its own rules. Returns 1 with *out set,
- * or 0.
+ * Text for FLOAT / DOUBLE PRECISION that the client converts itself
+ * (correctly rounded, with strtod): the plain decimal form the server reads
+ * too - [blanks][sign]digits[.digits][e[sign]digits][blanks], a digit on
+ * one side of the point at least - at most 40 characters, an exponent of at
+ * most two digits, and a value whose magnitude is zero or within 1e-290 ..
+ * 1e290 (FLT_MIN .. FLT_MAX for FLOAT). Everything else goes to the server
+ * as text, which accepts or refuses it by its own rules: "NaN", "inf" and
+ * hex are conversion errors there, "1e400", "1e-310", "0e500" and
+ * 2.2250738585072014e-308 out of range, a FLOAT beyond 3.4e38 too, a
+ * fraction of 50 digits a truncation, while FLOAT takes 1e-40 (seen on
+ * Firebird 3.0.11 and 4.0.5). Returns 1 with *out set, or 0.
  */
 static int float_text(const char *s, size_t len, int is_float, double *out) {
-    char buf[128];
+    char buf[48];
     size_t i = 0, n = len;
     while (i < n && s[i] == ' ')
         i++;
     while (n > i && s[n - 1] == ' ')
         n--;
-    if (n - i == 0 || n - i >= sizeof(buf))
+    if (n - i == 0 || n - i > 40)
         return 0;
-    size_t j = i, digits = 0, nonzero = 0;
+    size_t j = i, digits = 0;
     if (s[j] == '+' || s[j] == '-')
         j++;
-    for (; j < n && s[j] >= '0' && s[j] <= '9'; j++, digits++)
-        nonzero |= s[j] != '0';
+    for (; j < n && s[j] >= '0' && s[j] <= '9'; j++)
+        digits++;
     if (j < n && s[j] == '.')
-        for (j++; j < n && s[j] >= '0' && s[j] <= '9'; j++, digits++)
-            nonzero |= s[j] != '0';
+        for (j++; j < n && s[j] >= '0' && s[j] <= '9'; j++)
+            digits++;
     if (digits == 0)
         return 0;
     if (j < n && (s[j] == 'e' || s[j] == 'E')) {
         j++;
         if (j < n && (s[j] == '+' || s[j] == '-'))
             j++;
+        while (j < n && s[j] == '0')
+            j++;
         size_t e = j;
         while (j < n && s[j] >= '0' && s[j] <= '9')
             j++;
-        if (j == e)
+        if (j - e > 2 || (j == e && (s[j - 1] < '0' || s[j - 1] > '9')))
             return 0;
     }
     if (j != n)
@@ -524,8 +529,7 @@ static int float_text(const char *s, size_t len, int is_float, double *out) {
     if (*end != '\0' || !isfinite(d))
         return 0;
     double a = fabs(d);
-    if (a == 0 ? nonzero != 0
-               : (is_float ? a > FLT_MAX || a < FLT_MIN : a < DBL_MIN))
+    if (a != 0 && (is_float ? a > FLT_MAX || a < FLT_MIN : a > 1e290 || a < 1e-290))
         return 0;
     *out = d;
     return 1;

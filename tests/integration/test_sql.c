@@ -324,10 +324,12 @@ static void test_client_side_errors(void **state) {
                           "update %s set name = ? where id = ? and amount > ?",
                           t->table);
     uint64_t b = it_rts(c);
-    /* Not convertible: text for an INTEGER parameter. */
-    assert_int_equal(ffb_stmt_bind_text(s, 1, "abc", 3), FFB_E_INVAL);
+    /* Not convertible: a boolean for an INTEGER parameter (text such as
+       "abc" goes to the server, which converts it: test_types.c). */
+    assert_int_equal(ffb_stmt_bind_bool(s, 1, 1), FFB_E_INVAL);
     assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)),
-                           "parameter 2"));
+                           "parameter 2 (INTEGER)"));
+    assert_string_equal(ffb_error_sqlstate(ffb_conn_error(c)), "22018");
     /* Longer than VARCHAR(20). */
     assert_int_equal(ffb_stmt_bind_text(s, 0, "123456789012345678901", 21),
                      FFB_E_INVAL);
