@@ -1311,6 +1311,70 @@ static void skip_unless_intl(const target *t) {
     }
 }
 
+/*
+ * CHAR in a multi-byte character set is padded to its length in
+ * characters, for every such set: the server pads to the byte length
+ * (characters x the set's maximum bytes), the client drops the blanks
+ * beyond the declared characters. Over a NONE attachment each value comes
+ * in its column's own set; over UTF8 transliterated.
+ */
+static void test_char_padding_multibyte(void **state) {
+    target *t = *state;
+    if (!t->intl)
+        skip();
+    static const struct {
+        const char *cs;
+        const char *ch;   /* one character in `cs` */
+        const char *utf8; /* the same character in UTF-8 */
+    } sets[] = {
+        {"SJIS_0208", "\x82\xA0", "\xE3\x81\x82"},
+        {"CP943C", "\x82\xA0", "\xE3\x81\x82"},
+        {"EUCJ_0208", "\xA4\xA2", "\xE3\x81\x82"},
+        {"KSC_5601", "\xC7\xD1", "\xED\x95\x9C"},
+        {"BIG_5", "\xA4\xA4", "\xE4\xB8\xAD"},
+        {"GB_2312", "\xD6\xD0", "\xE4\xB8\xAD"},
+        {"GBK", "\xD6\xD0", "\xE4\xB8\xAD"},
+        {"GB18030", "\xD6\xD0", "\xE4\xB8\xAD"},
+        {"GB18030", "\x81\x30\x89\x38", "\xC3\x9F"}, /* 4 bytes: U+00DF */
+        {"UTF8", "\xC3\xA9", "\xC3\xA9"},
+        {"UNICODE_FSS", "\xC3\xA9", "\xC3\xA9"},
+    };
+    for (int utf8 = 0; utf8 < 2; utf8++) {
+        ffb_conn *c = open_conn(t, utf8 ? "UTF8" : "NONE");
+        ffb_tx *tx = begin(c);
+        for (size_t i = 0; i < N_ELEMS(sets); i++) {
+            const char *ch = utf8 ? sets[i].utf8 : sets[i].ch;
+            char want[32], what[96];
+            /* CHAR(3): the character, 'a', one blank of padding. */
+            snprintf(want, sizeof(want), "%sa ", ch);
+            snprintf(what, sizeof(what), "CHAR(3) %s over %s", sets[i].cs,
+                     utf8 ? "UTF8" : "NONE");
+            /* The literal is written in the connection's character set. */
+            char sql[512];
+            snprintf(sql, sizeof(sql),
+                     "select cast(_%s '%sa' as char(3) character set %s), "
+                     "cast(_%s '%s%s' as char(2) character set %s), "
+                     "cast(_%s '' as char(2) character set %s) from "
+                     "rdb$database",
+                     utf8 ? "UTF8" : sets[i].cs, ch, sets[i].cs,
+                     utf8 ? "UTF8" : sets[i].cs, ch, ch, sets[i].cs,
+                     utf8 ? "UTF8" : sets[i].cs, sets[i].cs);
+            ffb_stmt *s = prep(c, tx, "%s", sql);
+            OK(c, ffb_stmt_execute(s, tx));
+            assert_int_equal(ffb_stmt_fetch(s), 1);
+            expect_str(c, s, 0, what, want);
+            snprintf(want, sizeof(want), "%sa", ch);
+            expect_trimmed(c, s, 0, what, want, strlen(want));
+            /* Two characters in CHAR(2): no padding at all. */
+            snprintf(want, sizeof(want), "%s%s", ch, ch);
+            expect_str(c, s, 1, what, want);
+            /* Empty: two blanks, not 2 x the maximum bytes. */
+            expect_str(c, s, 2, what, "  ");
+            expect_no_more_rows(c, s);
+        }
+    }
+}
+
 static void test_charsets(void **state) {
     target *t = *state;
     skip_unless_intl(t);
@@ -2059,6 +2123,7 @@ int main(void) {
             T(test_decfloat), T(test_decfloat_rounding),
             T(test_dates),    T(test_timezones),
             T(test_strings),  T(test_charsets),
+            T(test_char_padding_multibyte),
             T(test_boolean),  T(test_blobs),
             T(test_nulls),    T(test_client_conversion_errors),
             T(test_client_errors_match_server),
