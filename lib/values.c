@@ -370,12 +370,17 @@ static int bind_as_text(ffb_stmt *stmt, ffb__param *pa, const char *s,
     return store_bytes(stmt, pa, s, len);
 }
 
-/* The shortest of %.<lo>g .. %.<hi>g that reads back as the same value
-   (as a float when `is_float`). */
+/* The shortest %.<prec>g text that reads back as the same value (as a
+   float when `is_float`). Every decimal of FLT_DIG (DBL_DIG) digits reads
+   back as itself, so for a normal number the search starts there; a
+   subnormal has fewer significant bits and may need fewer digits (1e-45
+   is the smallest float). */
 static int fmt_shortest(char *buf, size_t size, double d, int is_float) {
-    int lo = is_float ? 6 : 15, hi = is_float ? 9 : 17, n = -1;
+    int lo = is_float ? FLT_DIG : DBL_DIG, hi = is_float ? 9 : 17, n = -1;
     if (!isfinite(d))
         return fmt_g(buf, size, hi, d);
+    if (d != 0 && fabs(d) < (is_float ? FLT_MIN : DBL_MIN))
+        lo = 1;
     for (int prec = lo; prec <= hi; prec++) {
         char *end;
         n = fmt_g(buf, size, prec, d);
@@ -459,7 +464,8 @@ static int range_fail(ffb_stmt *stmt, unsigned idx, const value *v) {
         snprintf(lim, sizeof(lim), " (%s .. %s)", a, b);
     }
     return conv_fail(stmt, idx, C_RANGE, NULL, 0, 0, "%s is out of range%s",
-                     shown(text, tlen, v->kind == V_TEXT, sv, sizeof(sv)),
+                     v->kind == V_TEXT ? shown(v->s, v->len, 1, sv, sizeof(sv))
+                                       : shown(text, tlen, 0, sv, sizeof(sv)),
                      lim);
 }
 
