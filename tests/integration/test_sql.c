@@ -689,8 +689,10 @@ static void test_execute2_singleton(void **state) {
     OK(c, ffb_stmt_bind_int64(s, 0, 30001));
     uint64_t b = it_rts(c);
     OK(c, ffb_stmt_execute(s, tx));
-    /* op_execute2: the row comes with the answer. */
+    /* op_execute2: the row comes with the answer, the row count
+       (isc_info_sql_records) in the same write. */
     assert_int_equal(it_rts(c) - b, 1);
+    assert_int_equal(ffb_stmt_rows_affected(s), 1);
     assert_int_equal(ffb_stmt_fetch(s), 1);
     int64_t v;
     OK(c, ffb_stmt_get_int64(s, 0, &v));
@@ -704,6 +706,68 @@ static void test_execute2_singleton(void **state) {
     ffb_stmt_free(s);
     OK(c, ffb_tx_rollback(tx));
     ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+/* ffb_stmt_rows_affected() after EXECUTE PROCEDURE is what the server
+   counts for the statement, asked in the same write: the procedure's own
+   inserts are not the statement's, so 0 (as fbclient reports it), with
+   outputs (op_execute2) or without (op_execute); -1 only before any
+   execution. */
+static void test_rows_affected_execute_procedure(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "create procedure %s_P (n integer) returns (r integer) as "
+             "begin insert into %s (id, name) values (:n, 'p1'); "
+             "insert into %s (id, name) values (:n + 1, 'p2'); r = n; end",
+             t->table, t->table, t->table);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof(sql),
+             "create procedure %s_Q (n integer) as "
+             "begin insert into %s (id, name) values (:n, 'q'); end",
+             t->table, t->table);
+    exec_sql(c, sql);
+    ffb_tx *tx = it_active_tx(c);
+    ffb_stmt *s = prepare(c, tx, "execute procedure %s_P(?)", t->table);
+    ffb_stmt *q = prepare(c, tx, "execute procedure %s_Q(?)", t->table);
+    assert_int_equal(ffb_stmt_type(s), FFB_STMT_EXEC_PROCEDURE);
+    assert_int_equal(ffb_stmt_rows_affected(s), -1);
+    OK(c, ffb_stmt_bind_int64(s, 0, 40001));
+    OK(c, ffb_stmt_bind_int64(q, 0, 40011));
+    uint64_t b = it_rts(c);
+    OK(c, ffb_stmt_execute(s, tx));
+    assert_int_equal(it_rts(c) - b, 1);
+    printf("# %s: rows affected by EXECUTE PROCEDURE (2 inserts inside): "
+           "%lld\n",
+           t->name, (long long)ffb_stmt_rows_affected(s));
+    assert_int_equal(ffb_stmt_rows_affected(s), 0);
+    assert_int_equal(ffb_stmt_fetch(s), 1);
+    b = it_rts(c);
+    OK(c, ffb_stmt_execute(q, tx));
+    assert_int_equal(it_rts(c) - b, 1);
+    assert_int_equal(ffb_stmt_rows_affected(q), 0);
+    /* The procedures did insert. */
+    ffb_stmt *n = prepare(c, tx,
+                          "select count(*) from %s where id in (40001, 40002, "
+                          "40011)",
+                          t->table);
+    OK(c, ffb_stmt_execute(n, tx));
+    assert_int_equal(ffb_stmt_fetch(n), 1);
+    int64_t cnt = 0;
+    OK(c, ffb_stmt_get_int64(n, 0, &cnt));
+    assert_int_equal(cnt, 3);
+    ffb_stmt_free(n);
+    ffb_stmt_free(s);
+    ffb_stmt_free(q);
+    OK(c, ffb_tx_rollback(tx));
+    ffb_tx_free(tx);
+    snprintf(sql, sizeof(sql), "drop procedure %s_P", t->table);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof(sql), "drop procedure %s_Q", t->table);
+    exec_sql(c, sql);
     OK(c, ffb_conn_close(c));
     ffb_conn_free(c);
 }
@@ -1149,6 +1213,7 @@ int main(void) {
         cmocka_unit_test(test_budget_fresh_select_spare),
         cmocka_unit_test(test_describe_continuation),
         cmocka_unit_test(test_execute2_singleton),
+        cmocka_unit_test(test_rows_affected_execute_procedure),
         cmocka_unit_test(test_tx_options),
         cmocka_unit_test(test_prepare_without_tx),
         cmocka_unit_test(test_pipeline_same_statement),
