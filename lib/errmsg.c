@@ -720,17 +720,19 @@ static void put_args(struct writer *w, const char *const *args, size_t nargs) {
     }
 }
 
-/* Our text with @1..@9 replaced; "@@" is a literal '@' (MsgPrint's rule). */
-static void put_text(struct writer *w, const char *text,
-                     const char *const *args, size_t nargs) {
+/* Our text with @1..@9 replaced; "@@" is a literal '@' (MsgPrint's rule).
+   Returns the highest argument number the text uses. */
+static size_t put_text(struct writer *w, const char *text,
+                       const char *const *args, size_t nargs) {
     const char *p = text;
+    size_t used = 0;
 
     while (*p != '\0') {
         const char *at = strchr(p, '@');
 
         if (at == NULL) {
             put_str(w, p);
-            return;
+            return used;
         }
         put(w, p, (size_t)(at - p));
         if (at[1] == '@') {
@@ -740,6 +742,8 @@ static void put_text(struct writer *w, const char *text,
             size_t n = (size_t)(at[1] - '0');
             const char *a = (args != NULL && n <= nargs) ? args[n - 1] : NULL;
 
+            if (n > used)
+                used = n;
             if (a != NULL)
                 put_str(w, a);
             else
@@ -750,6 +754,7 @@ static void put_text(struct writer *w, const char *text,
             p = at + 1;
         }
     }
+    return used;
 }
 
 int ffb__gds_format(char *out, size_t out_size, uint32_t code,
@@ -759,7 +764,27 @@ int ffb__gds_format(char *out, size_t out_size, uint32_t code,
     char buf[64];
 
     if (e != NULL && e->text != NULL) {
-        put_text(&w, e->text, args, nargs);
+        size_t used = put_text(&w, e->text, args, nargs);
+        /* Arguments the text does not use (a server sending more than its
+           message has) are printed after it: none is ever lost. */
+        if (args != NULL && nargs > used) {
+            put_str(&w, " (");
+            for (size_t i = used; i < nargs; i++) {
+                const char *a = args[i];
+                if (i > used)
+                    put_str(&w, ", ");
+                if (a == NULL) {
+                    put_missing(&w, i + 1);
+                } else if (is_integer(a)) {
+                    put_str(&w, a);
+                } else {
+                    put(&w, "\"", 1);
+                    put_str(&w, a);
+                    put(&w, "\"", 1);
+                }
+            }
+            put_str(&w, ")");
+        }
     } else {
         if (e != NULL && e->symbol != NULL) {
             put_str(&w, e->symbol);
