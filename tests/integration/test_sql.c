@@ -772,6 +772,49 @@ static void test_rows_affected_execute_procedure(void **state) {
     ffb_conn_free(c);
 }
 
+/* A SELECT's first fetch rides with its execute, so an error the server
+   raises producing the first rows is ffb_stmt_execute()'s; one raised in a
+   later batch is ffb_stmt_fetch()'s (include/fastfb.h). */
+static void test_first_fetch_error_from_execute(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = it_active_tx(c);
+    ffb_stmt *s = prepare(c, tx,
+                          "select 1 / (select count(*) from rdb$database "
+                          "where 1 = 0) from rdb$database", NULL);
+    uint64_t b = it_rts(c);
+    int rc = ffb_stmt_execute(s, tx);
+    assert_int_equal(rc, FFB_E_SERVER);
+    assert_int_equal(it_rts(c) - b, 1);
+    const ffb_error *e = ffb_conn_error(c);
+    assert_int_equal(ffb_error_gds(e), FFB_GDS_ARITH_EXCEPT);
+    assert_string_equal(ffb_error_sqlstate(e), "22012");
+    /* No rows follow. */
+    assert_int_equal(ffb_stmt_fetch(s), 0);
+    /* A later batch: rows 1..99 come, row 100 divides by zero. */
+    ffb_stmt *l = prepare(c, tx,
+                          "select id, 1 / (id - 100) from %s where id < 200 "
+                          "order by id",
+                          t->table);
+    OK(c, ffb_stmt_set_fetch_size(l, 50));
+    OK(c, ffb_stmt_execute(l, tx));
+    int n = 0;
+    while ((rc = ffb_stmt_fetch(l)) == 1)
+        n++;
+    assert_int_equal(rc, FFB_E_SERVER);
+    assert_int_equal(n, 99);
+    assert_string_equal(ffb_error_sqlstate(ffb_conn_error(c)), "22012");
+    /* Both statements run again. */
+    OK(c, ffb_stmt_execute(l, tx));
+    assert_int_equal(ffb_stmt_fetch(l), 1);
+    ffb_stmt_free(l);
+    ffb_stmt_free(s);
+    OK(c, ffb_tx_rollback(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
 static void test_tx_options(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
@@ -1214,6 +1257,7 @@ int main(void) {
         cmocka_unit_test(test_describe_continuation),
         cmocka_unit_test(test_execute2_singleton),
         cmocka_unit_test(test_rows_affected_execute_procedure),
+        cmocka_unit_test(test_first_fetch_error_from_execute),
         cmocka_unit_test(test_tx_options),
         cmocka_unit_test(test_prepare_without_tx),
         cmocka_unit_test(test_pipeline_same_statement),
