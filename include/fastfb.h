@@ -894,9 +894,8 @@ FFB_API void ffb_stmt_clear_bindings(ffb_stmt *stmt);
  * Returns: 0, FFB_E_INVAL (a parameter not bound), FFB_E_STATE (not
  * prepared, transaction ended), FFB_E_SERVER (constraint violation,
  * conversion error, an error of the first fetch...), FFB_E_UNSUPPORTED
- * (the describe of a statement
- * prepared lazily by ffb_conn_prepare() has a type libfastfb cannot
- * receive), fatal codes.
+ * (the describe of a statement prepared lazily by ffb_conn_prepare() has
+ * a type libfastfb cannot receive), fatal codes.
  * Since: 0.1
  */
 FFB_API int ffb_stmt_execute(ffb_stmt *stmt, ffb_tx *tx);
