@@ -282,6 +282,54 @@ static void test_errmsg_format_without_text(void **state) {
     assert_string_equal(buf, "Firebird error 337117187: \"arg1\"");
 }
 
+/* Arguments beyond those a text uses follow it: none is lost. */
+static void test_errmsg_format_extra_args(void **state) {
+    const char *args[] = {"5", "6", "spare", "7"};
+    char buf[256];
+    int len;
+
+    (void)state;
+    /* trunc_limits: "expected length @1, actual @2". */
+    len = ffb__gds_format(buf, sizeof buf, 335545033u, args, 4);
+    assert_string_equal(buf, "expected length 5, actual 6 (\"spare\", 7)");
+    assert_int_equal(len, (int)strlen(buf));
+    len = ffb__gds_format(buf, sizeof buf, 335545033u, args, 2);
+    assert_string_equal(buf, "expected length 5, actual 6");
+    /* A text without arguments (numeric_out_of_range) given one. */
+    ffb__gds_format(buf, sizeof buf, 335544916u, args + 2, 1);
+    assert_non_null(strstr(buf, "out of range (\"spare\")"));
+}
+
+/* Our wording covers every named code of the DSQL and SQLERR facilities
+   (what a DSQL error raises, with isc_dsql_error and isc_sqlerr) and every
+   engine code whose SQLSTATE is of class 23 (constraints), 40 (deadlocks
+   and update conflicts), 28 (authorization) or 08 (connection and I/O). */
+static void test_errmsg_dsql_constraint_security_io_have_text(void **state) {
+    size_t missing = 0, checked = 0;
+
+    (void)state;
+    for (size_t i = 0; i < ffb__gds_count(); i++) {
+        const struct ffb__gds_entry *e = ffb__gds_at(i);
+        unsigned facility = (e->code >> 16) & 0x1F;
+        const char *st = e->sqlstate;
+        int want = e->symbol != NULL &&
+                   (facility == 7 || facility == 13 ||
+                    (facility == 0 &&
+                     (strncmp(st, "23", 2) == 0 || strncmp(st, "40", 2) == 0 ||
+                      strncmp(st, "28", 2) == 0 || strncmp(st, "08", 2) == 0)));
+        if (!want)
+            continue;
+        checked++;
+        if (e->text == NULL) {
+            print_error("no text for %u (%s, SQLSTATE %s)\n",
+                        (unsigned)e->code, e->symbol, st);
+            missing++;
+        }
+    }
+    assert_true(checked > 200);
+    assert_int_equal(missing, 0);
+}
+
 static void test_errmsg_format_unknown_code(void **state) {
     const char *args[] = {"x", "12"};
     char buf[128];
@@ -413,6 +461,8 @@ int main(void) {
         cmocka_unit_test(test_errmsg_format_with_args),
         cmocka_unit_test(test_errmsg_format_missing_args),
         cmocka_unit_test(test_errmsg_format_without_text),
+        cmocka_unit_test(test_errmsg_format_extra_args),
+        cmocka_unit_test(test_errmsg_dsql_constraint_security_io_have_text),
         cmocka_unit_test(test_errmsg_format_unknown_code),
         cmocka_unit_test(test_errmsg_format_truncates),
         cmocka_unit_test(test_errmsg_sqlcode_from_sqlerr),
