@@ -72,7 +72,8 @@ void ffb__time_decode(uint32_t t, int *hour, int *min, int *sec,
 /*
  * Text forms. Formatting: "YYYY-MM-DD", "HH:MM:SS.ffff",
  * "YYYY-MM-DD HH:MM:SS.ffff" (4 fraction digits, always). Parsing accepts
- * "YYYY-MM-DD", an optional time part after ' ' or 'T', "HH:MM[:SS[.f...]]"
+ * "YYYY-MM-DD", an optional time part after one blank (not 'T': Firebird
+ * refuses it), "HH:MM[:SS[.f...]]"
  * with 1-4 fraction digits (more are an error). Returns 0 / FFB_E_INVAL;
  * format functions return the length.
  */

@@ -924,11 +924,11 @@ static int cell(const ffb_stmt *stmt, unsigned col, const uint8_t **p,
 }
 
 static int get_fail(const ffb_stmt *stmt, unsigned col, const char *want) {
-    const ffb__col *c = &stmt->out.cols[col];
+    char t[96];
     return ffb__error_set(&stmt->conn->err, FFB_E_INVAL,
                           "column %u (%s, %s) cannot be read as %s", col + 1,
                           ffb_stmt_column_name(stmt, col),
-                          type_name(c->sqltype), want);
+                          decl_type(&stmt->out.cols[col], t, sizeof(t)), want);
 }
 
 static int null_fail(const ffb_stmt *stmt, unsigned col) {

@@ -1085,6 +1085,45 @@ static void test_dates(void **state) {
                        FFB_GDS_CONVERT_ERROR, "22018");
 }
 
+/* The words the server reads for dates and times - today, yesterday,
+   tomorrow, now - go to it as text and mean the server's clock, in the
+   execute's one round trip. */
+static void test_dates_server_words(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t, NULL);
+    ffb_tx *tx = begin(c);
+    ffb_stmt *s = prep(c, tx,
+                       "select cast(? as date) - current_date, "
+                       "datediff(second, cast(? as timestamp), "
+                       "localtimestamp), cast(? as date) from rdb$database");
+    static const struct {
+        const char *word;
+        int64_t days;
+    } w[] = {{"today", 0}, {"yesterday", -1}, {"tomorrow", 1},
+             {" TODAY ", 0}, {"Yesterday", -1}};
+    for (size_t i = 0; i < N_ELEMS(w); i++) {
+        uint64_t b = it_rts(c);
+        OK(c, ffb_stmt_bind_text(s, 0, w[i].word, (size_t)-1));
+        OK(c, ffb_stmt_bind_text(s, 1, "now", (size_t)-1));
+        OK(c, ffb_stmt_bind_text(s, 2, "29.02.2024", (size_t)-1));
+        assert_int_equal(it_rts(c) - b, 0);
+        OK(c, ffb_stmt_execute(s, tx));
+        assert_int_equal(it_rts(c) - b, 1);
+        assert_int_equal(ffb_stmt_fetch(s), 1);
+        int64_t days = 99, secs = 99;
+        OK(c, ffb_stmt_get_int64(s, 0, &days));
+        OK(c, ffb_stmt_get_int64(s, 1, &secs));
+        if (days != w[i].days)
+            fail_msg("'%s' is %lld days from CURRENT_DATE, expected %lld",
+                     w[i].word, (long long)days, (long long)w[i].days);
+        /* 'now' is the server's clock, at most a few seconds ago. */
+        if (secs < 0 || secs > 60)
+            fail_msg("'now' is %lld s from LOCALTIMESTAMP", (long long)secs);
+        expect_str(c, s, 2, "29.02.2024", "2024-02-29");
+        expect_no_more_rows(c, s);
+    }
+}
+
 /* ---- time zones (Firebird 4+) -------------------------------------------- */
 
 /* in, literal, text read back, the same instant in UTC. */
@@ -2122,7 +2161,8 @@ int main(void) {
             T(test_integers), T(test_numeric),
             T(test_int128),   T(test_float),
             T(test_decfloat), T(test_decfloat_rounding),
-            T(test_dates),    T(test_timezones),
+            T(test_dates),    T(test_dates_server_words),
+            T(test_timezones),
             T(test_strings),  T(test_charsets),
             T(test_char_padding_multibyte),
             T(test_boolean),  T(test_blobs),
