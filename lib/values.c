@@ -307,10 +307,10 @@ static int store_bytes(ffb_stmt *stmt, ffb__param *pa, const char *s,
 
 /* Text for a text column: checked against the declared length of the
    column, counted as the server counts it - characters of the column's
-   character set, bytes for NONE and OCTETS. Trailing blanks beyond the
-   length are dropped, as the server drops them (it keeps the ones that
-   fit: 'abc   ' into VARCHAR(5) is 'abc  '); anything else beyond it is a
-   truncation error. */
+   character set, bytes for NONE and OCTETS. Trailing pad characters
+   (blanks; zero bytes for OCTETS) beyond the length are dropped, as the
+   server drops them (it keeps the ones that fit: 'abc   ' into VARCHAR(5)
+   is 'abc  '); anything else beyond it is a truncation error. */
 static int bind_text_col(ffb_stmt *stmt, unsigned idx, ffb__param *pa,
                          const char *s, size_t len, int bytes) {
     const ffb__col *c = &stmt->in.cols[idx];
@@ -329,8 +329,12 @@ static int bind_text_col(ffb_stmt *stmt, unsigned idx, ffb__param *pa,
                            ? "bytes"
                            : "characters";
     if (chars > max_chars) {
-        size_t keep = ffb__mb_skip(cs, s, len, max_chars);
-        if (ffb__rtrim_len(s, len) > keep) {
+        /* The pad character: a blank, a zero byte for OCTETS. */
+        char pad = c->charset == 1 ? '\0' : ' ';
+        size_t keep = ffb__mb_skip(cs, s, len, max_chars), end = len;
+        while (end > keep && s[end - 1] == pad)
+            end--;
+        if (end > keep) {
             char sv[80];
             return conv_fail(stmt, idx, C_TRUNC, NULL, max_chars, chars,
                              "%s is %ld %s long, longer than the %ld the "

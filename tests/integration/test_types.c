@@ -1841,6 +1841,8 @@ static int bind_ffb_value(ffb_stmt *s, const ffb_value *v) {
         return ffb_stmt_bind_double(s, 0, v->d);
     case FFB_VALUE_BOOL:
         return ffb_stmt_bind_bool(s, 0, (int)v->i);
+    case FFB_VALUE_BYTES:
+        return ffb_stmt_bind_bytes(s, 0, v->p, v->len);
     default:
         return ffb_stmt_bind_text(s, 0, v->p, v->len);
     }
@@ -1892,6 +1894,12 @@ static void test_client_errors_match_server(void **state) {
         {"char(2)", TXT("\xC3\xA9\xC3\xA9\xC3\xA9"), 1, 3},
         {"varchar(4) character set none", TXT("\xC3\xA9\xC3\xA9\xC3\xA9"), 1, 3},
         {"varchar(5)", TXT("a\xFF"), 1, 3},
+        /* OCTETS pads with zero bytes: blanks beyond its length are
+           excess. */
+        {"varchar(4) character set octets",
+         {.type = FFB_VALUE_BYTES, .p = "ab    ", .len = 6}, 1, 3},
+        {"char(2) character set octets",
+         {.type = FFB_VALUE_BYTES, .p = "abc", .len = 3}, 1, 3},
         {"integer", {.type = FFB_VALUE_BOOL, .i = 1}, 1, 3},
         {"date", I64(5), 1, 3},
         {"boolean", I64(5), 1, 3},

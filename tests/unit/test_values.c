@@ -423,7 +423,8 @@ static void test_client_errors(void **state) {
 static void test_blanks_kept_to_length(void **state) {
     (void)state;
     const var in[] = {{FFBP_SQL_VARYING, 0, 20, 4, 0},
-                      {FFBP_SQL_VARYING, 0, 3, 0, 0}};
+                      {FFBP_SQL_VARYING, 0, 3, 0, 0},
+                      {FFBP_SQL_VARYING, 0, 4, 1, 0}};
     fixture f;
     fixture_init(&f, in, N(in));
     BIND_OK(&f, ffb_stmt_bind_text(&f.s, 0, "abc      ", 9));
@@ -433,6 +434,11 @@ static void test_blanks_kept_to_length(void **state) {
     assert_int_equal(f.params[0].len, 8); /* 3 x 'é' + 2 blanks */
     BIND_OK(&f, ffb_stmt_bind_text(&f.s, 1, "ab   ", 5));
     assert_int_equal(f.params[1].len, 3);
+    /* OCTETS pads with zero bytes: those are dropped, blanks are data. */
+    BIND_OK(&f, ffb_stmt_bind_bytes(&f.s, 2, "ab\0\0\0\0", 6));
+    assert_int_equal(f.params[2].len, 4);
+    assert_int_equal(ffb_stmt_bind_bytes(&f.s, 2, "ab    ", 6), FFB_E_INVAL);
+    assert_string_equal(ffb_error_sqlstate(ffb_conn_error(f.conn)), "22001");
     fixture_free(&f);
 }
 
