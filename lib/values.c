@@ -569,6 +569,18 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
     size_t tlen;
     int as_text = 0; /* the server converts the text */
 
+    /* Bytes for a type that is not text: the server converts OCTETS as it
+       converts text (Firebird 3.0.11: bytes '12' are 12 for an INTEGER,
+       'abc' a conversion error), so they go to it as they are. */
+    if (v->kind == V_BYTES && c->sqltype != FFBP_SQL_TEXT &&
+        c->sqltype != FFBP_SQL_VARYING && c->sqltype != FFBP_SQL_BLOB &&
+        c->sqltype != FFBP_SQL_NULL && c->sqltype != FFBP_SQL_ARRAY &&
+        c->sqltype != FFBP_SQL_QUAD) {
+        if ((rc = bind_as_text(stmt, &tmp, v->s, v->len, 1)) < 0)
+            return rc;
+        goto bound;
+    }
+
     switch (c->sqltype) {
     case FFBP_SQL_SHORT:
     case FFBP_SQL_LONG:
@@ -767,6 +779,7 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
     }
     if (as_text && (rc = bind_as_text(stmt, &tmp, v->s, v->len, 0)) < 0)
         return rc;
+bound:
     /* tmp.data is a new buffer (text forms) or still the old one. */
     if (tmp.item.blr != FFBP_BLR_VARYING2 && tmp.item.blr != FFBP_BLR_VARYING &&
         tmp.item.blr != FFBP_BLR_TEXT && tmp.item.blr != FFBP_BLR_TEXT2) {

@@ -1915,6 +1915,8 @@ static void test_client_errors_match_server(void **state) {
         {"time", TXT("25:00"), 0, 3},
         {"timestamp", TXT("2024-02-29T10:00"), 0, 3},
         {"boolean", TXT("maybe"), 0, 3},
+        {"integer", {.type = FFB_VALUE_BYTES, .p = "abc", .len = 3}, 0, 3},
+        {"date", {.type = FFB_VALUE_BYTES, .p = "12", .len = 2}, 0, 3},
         {"decfloat(16)", TXT("1e400"), 0, 4},
         {"decfloat(34)", TXT("abc"), 0, 4},
         {"time with time zone", TXT("12:00 Mars/Olympus"), 0, 4},

@@ -331,6 +331,11 @@ static void test_text_for_the_server(void **state) {
             fail_msg("\"%s\" was not converted on the client", cli[i].text);
     }
     assert_int_equal(f.params[NUM].fixed[7], (uint8_t)(-1235 & 0xFF));
+    /* Bytes for a type that is not text go as OCTETS text. */
+    BIND_OK(&f, ffb_stmt_bind_bytes(&f.s, INT, "12", 2));
+    assert_int_equal(f.params[INT].item.blr, FFBP_BLR_VARYING2);
+    assert_int_equal(f.params[INT].item.texttype, 1);
+    assert_int_equal(f.params[INT].len, 2);
     fixture_free(&f);
 }
 
