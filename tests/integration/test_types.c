@@ -1979,6 +1979,94 @@ static void test_client_errors_match_server(void **state) {
            t->name, compared);
 }
 
+/* The same comparison for parameters of ordinary statements (INSERT,
+   UPDATE, DELETE: ffb_conn_execute_immediate_params() runs no SELECT):
+   the value is the first parameter, an id the second. */
+static void compare_errors(ffb_conn *c, ffb_tx *tx, const char *sql,
+                           const ffb_value *val, int client,
+                           const char *what) {
+    ffb_value vals[2] = {*val, {.type = FFB_VALUE_INT64, .i = next_id++}};
+    int rc = ffb_conn_execute_immediate_params(c, tx, sql, (size_t)-1, vals,
+                                               2);
+    if (rc != FFB_E_SERVER)
+        fail_msg("%s: the server took the value (rc %d)", what, rc);
+    errcopy srv, cli;
+    copy_error(ffb_conn_error(c), &srv);
+    ffb_stmt *s = prep(c, tx, "%s", sql);
+    OK(c, ffb_stmt_bind_int64(s, 1, vals[1].i));
+    uint64_t b = it_rts(c);
+    rc = bind_ffb_value(s, val);
+    if (client) {
+        if (rc != FFB_E_INVAL)
+            fail_msg("%s: bind = %d, expected a client-side refusal", what, rc);
+    } else {
+        OK(c, rc);
+        rc = ffb_stmt_execute(s, tx);
+        if (rc != FFB_E_SERVER)
+            fail_msg("%s: execute = %d, expected the server's error", what, rc);
+    }
+    assert_int_equal(it_rts(c) - b, client ? 0 : 1);
+    copy_error(ffb_conn_error(c), &cli);
+    if (cli.n != srv.n || cli.sqlcode != srv.sqlcode ||
+        strcmp(cli.sqlstate, srv.sqlstate) != 0)
+        fail_msg("%s: client %zu codes, SQLCODE %d, SQLSTATE %s (%s); server "
+                 "%zu codes, SQLCODE %d, SQLSTATE %s (%s)",
+                 what, cli.n, cli.sqlcode, cli.sqlstate, cli.message, srv.n,
+                 srv.sqlcode, srv.sqlstate, srv.message);
+    for (size_t j = 0; j < srv.n && j < 8; j++) {
+        if (cli.codes[j] != srv.codes[j] || cli.nargs[j] != srv.nargs[j])
+            fail_msg("%s: code %zu: client %u, server %u (%s)", what, j,
+                     (unsigned)cli.codes[j], (unsigned)srv.codes[j],
+                     srv.message);
+        for (size_t a = 0; a < srv.nargs[j] && a < 4; a++)
+            if (strcmp(cli.args[j][a], srv.args[j][a]) != 0)
+                fail_msg("%s: code %zu arg %zu: client \"%s\", server \"%s\"",
+                         what, j, a, cli.args[j][a], srv.args[j][a]);
+    }
+}
+
+static void test_client_errors_match_server_statements(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t, NULL);
+    ffb_tx *tx = begin(c);
+    static const struct {
+        int table;
+        const char *sql; /* %s: the table */
+        ffb_value val;
+        int client;
+    } cases[] = {
+        {T_INT, "insert into %s (s, id) values (?, ?)", TXT("99999"), 1},
+        {T_INT, "insert into %s (b, id) values (?, ?)",
+         TXT("-9223372036854775809"), 1},
+        {T_INT, "update %s set i = ? where id = ?", I64(1LL << 33), 1},
+        {T_NUM, "update %s set d93 = ? where id = ?",
+         {.type = FFB_VALUE_NUMERIC, .i = 12345678901, .scale = -3}, 1},
+        {T_NUM, "delete from %s where n42 = ? and id = ?",
+         TXT("327.68"), 1},
+        {T_STR, "insert into %s (v, id) values (?, ?)", TXT("abcdef"), 1},
+        {T_STR, "update %s set n = ? where id = ?",
+         TXT("\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"), 1},
+        {T_STR, "delete from %s where c = ? and id = ?",
+         TXT("\xFF\xFE"), 1},
+        {T_BOOL, "insert into %s (b, id) values (?, ?)", I64(2), 1},
+        {T_DT, "insert into %s (d, id) values (?, ?)", I64(20240229), 1},
+        {T_INT, "delete from %s where i = ? and id = ?", TXT("abc"), 0},
+        {T_DT, "update %s set ts = ? where id = ?", TXT("2024-02-29 25:00"),
+         0},
+        {T_BOOL, "delete from %s where b = ? and id = ?", TXT("yes"), 0},
+        {T_FLT, "insert into %s (f, id) values (?, ?)", TXT("1e39"), 0},
+    };
+    for (size_t i = 0; i < N_ELEMS(cases); i++) {
+        char sql[256], what[300];
+        snprintf(sql, sizeof(sql), cases[i].sql, t->table[cases[i].table]);
+        snprintf(what, sizeof(what), "[%zu] %s", i, sql);
+        compare_errors(c, tx, sql, &cases[i].val, cases[i].client, what);
+    }
+    printf("# %s: %zu statements give the same error fields from the client "
+           "and from the server\n",
+           t->name, N_ELEMS(cases));
+}
+
 /* ---- getters ------------------------------------------------------------- */
 
 static void test_getters(void **state) {
@@ -2178,6 +2266,7 @@ int main(void) {
             T(test_boolean),  T(test_blobs),
             T(test_nulls),    T(test_client_conversion_errors),
             T(test_client_errors_match_server),
+            T(test_client_errors_match_server_statements),
             T(test_getters),
         };
 #undef T
