@@ -1186,7 +1186,7 @@ size_t ffb__rtrim_len(const char *s, size_t len) {
     return len;
 }
 
-/* ---- characters in multi-byte character sets -------------------------------- */
+/* ---- characters in multi-byte character sets ----------------------------- */
 
 /* Bytes of the character that starts at p[0] (at most `left`), in the
    encoding of character set `id`; 1 for single-byte sets and for bytes that

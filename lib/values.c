@@ -211,10 +211,9 @@ static const char *shown(const char *s, size_t len, int quote, char *buf,
 static int bind_fail(ffb_stmt *stmt, unsigned idx, const char *fmt,
                      const char *what) {
     char t[96];
-    return ffb__error_set(&stmt->conn->err, FFB_E_INVAL,
-                          "parameter %u (%s): %s %s", idx + 1,
-                          decl_type(&stmt->in.cols[idx], t, sizeof(t)), fmt,
-                          what);
+    return ffb__error_set(
+        &stmt->conn->err, FFB_E_INVAL, "parameter %u (%s): %s %s", idx + 1,
+        decl_type(&stmt->in.cols[idx], t, sizeof(t)), fmt, what);
 }
 
 /*
@@ -238,8 +237,9 @@ enum conv { C_RANGE, C_TRUNC, C_CAST, C_MALFORMED };
 #if defined(__GNUC__)
 __attribute__((format(printf, 7, 8)))
 #endif
-static int conv_fail(ffb_stmt *stmt, unsigned idx, int kind, const char *arg,
-                     long limit, long actual, const char *fmt, ...) {
+static int
+conv_fail(ffb_stmt *stmt, unsigned idx, int kind, const char *arg, long limit,
+          long actual, const char *fmt, ...) {
     char t[96], line[512];
     int n = snprintf(line, sizeof(line), "parameter %u (%s): ", idx + 1,
                      decl_type(&stmt->in.cols[idx], t, sizeof(t)));
@@ -253,30 +253,30 @@ static int conv_fail(ffb_stmt *stmt, unsigned idx, int kind, const char *arg,
     size_t k = 0;
     a[k++] = (ffbp_status_arg){FFBP_ARG_GDS, (int32_t)FFB__GDS_CODE_DSQL_ERROR,
                                NULL, 0};
-    a[k++] = (ffbp_status_arg){FFBP_ARG_GDS, (int32_t)FFB__GDS_CODE_SQLERR,
-                               NULL, 0};
+    a[k++] =
+        (ffbp_status_arg){FFBP_ARG_GDS, (int32_t)FFB__GDS_CODE_SQLERR, NULL, 0};
     a[k++] = (ffbp_status_arg){FFBP_ARG_NUMBER, -303, NULL, 0};
     switch (kind) {
     case C_RANGE:
     case C_TRUNC:
-        a[k++] = (ffbp_status_arg){FFBP_ARG_GDS,
-                                   (int32_t)FFB__GDS_CODE_ARITH_EXCEPT, NULL, 0};
+        a[k++] = (ffbp_status_arg){
+            FFBP_ARG_GDS, (int32_t)FFB__GDS_CODE_ARITH_EXCEPT, NULL, 0};
         if (kind == C_RANGE) {
             a[k++] = (ffbp_status_arg){
-                FFBP_ARG_GDS, (int32_t)FFB__GDS_CODE_NUMERIC_OUT_OF_RANGE,
-                NULL, 0};
+                FFBP_ARG_GDS, (int32_t)FFB__GDS_CODE_NUMERIC_OUT_OF_RANGE, NULL,
+                0};
             break;
         }
         a[k++] = (ffbp_status_arg){
             FFBP_ARG_GDS, (int32_t)FFB__GDS_CODE_STRING_TRUNCATION, NULL, 0};
-        a[k++] = (ffbp_status_arg){FFBP_ARG_GDS,
-                                   (int32_t)FFB__GDS_CODE_TRUNC_LIMITS, NULL, 0};
+        a[k++] = (ffbp_status_arg){
+            FFBP_ARG_GDS, (int32_t)FFB__GDS_CODE_TRUNC_LIMITS, NULL, 0};
         a[k++] = (ffbp_status_arg){FFBP_ARG_NUMBER, (int32_t)limit, NULL, 0};
         a[k++] = (ffbp_status_arg){FFBP_ARG_NUMBER, (int32_t)actual, NULL, 0};
         break;
     case C_CAST:
-        a[k++] = (ffbp_status_arg){FFBP_ARG_GDS,
-                                   (int32_t)FFB__GDS_CODE_CONVERT_ERROR, NULL, 0};
+        a[k++] = (ffbp_status_arg){
+            FFBP_ARG_GDS, (int32_t)FFB__GDS_CODE_CONVERT_ERROR, NULL, 0};
         a[k++] = (ffbp_status_arg){FFBP_ARG_STRING, 0,
                                    (const uint8_t *)(arg ? arg : ""),
                                    (uint32_t)strlen(arg ? arg : "")};
@@ -324,10 +324,10 @@ static int bind_text_col(ffb_stmt *stmt, unsigned idx, ffb__param *pa,
         return conv_fail(stmt, idx, C_MALFORMED, NULL, 0, 0,
                          "the text is not valid UTF-8");
     long max_chars = c->length / bpc;
-    const char *unit = bpc == 1 && !utf8 &&
-                               (c->charset == 0 || c->charset == 1 || bytes)
-                           ? "bytes"
-                           : "characters";
+    const char *unit =
+        bpc == 1 && !utf8 && (c->charset == 0 || c->charset == 1 || bytes)
+            ? "bytes"
+            : "characters";
     if (chars > max_chars) {
         /* The pad character: a blank, a zero byte for OCTETS. */
         char pad = c->charset == 1 ? '\0' : ' ';
@@ -421,8 +421,7 @@ static int value_text(const value *v, char *buf, size_t size, size_t *len) {
         break;
     case V_TEXT:
     case V_BYTES:
-        n = snprintf(buf, size, "%.*s", (int)(v->len < 64 ? v->len : 64),
-                     v->s);
+        n = snprintf(buf, size, "%.*s", (int)(v->len < 64 ? v->len : 64), v->s);
         break;
     default:
         return -1;
@@ -443,11 +442,11 @@ static int cast_fail(ffb_stmt *stmt, unsigned idx, const value *v) {
         snprintf(text, sizeof(text), "BOOLEAN");
     else if (value_text(v, text, sizeof(text), &tlen) < 0)
         snprintf(text, sizeof(text), "?");
-    static const char *const kinds[] = {"a number", "a double", "a boolean",
-                                        "text",     "bytes",    "a date",
+    static const char *const kinds[] = {"a number", "a double",   "a boolean",
+                                        "text",     "bytes",      "a date",
                                         "a time",   "a timestamp"};
-    return conv_fail(stmt, idx, C_CAST, text, 0, 0,
-                     "cannot take %s (%s)", kinds[v->kind], text);
+    return conv_fail(stmt, idx, C_CAST, text, 0, 0, "cannot take %s (%s)",
+                     kinds[v->kind], text);
 }
 
 /* The value does not fit the type's range. */
@@ -539,7 +538,8 @@ static int float_text(const char *s, size_t len, int is_float, double *out) {
     if (*end != '\0' || !isfinite(d))
         return 0;
     double a = fabs(d);
-    if (a != 0 && (is_float ? a > FLT_MAX || a < FLT_MIN : a > 1e290 || a < 1e-290))
+    if (a != 0 &&
+        (is_float ? a > FLT_MAX || a < FLT_MIN : a > 1e290 || a < 1e-290))
         return 0;
     *out = d;
     return 1;
@@ -1181,13 +1181,11 @@ static int text_buf(ffb_stmt *stmt, size_t need) {
    multi-byte set (UTF8, UNICODE_FSS, SJIS_0208, EUCJ_0208, KSC_5601,
    BIG_5, GB_2312, GBK, CP943C, GB18030), whatever the connection
    character set. */
-static size_t char_value_len(const ffb__col *c, const uint8_t *p,
-                             size_t len) {
+static size_t char_value_len(const ffb__col *c, const uint8_t *p, size_t len) {
     int bpc = ffb__charset_max_bytes(c->charset);
     if (bpc <= 1 || c->length <= 0)
         return len;
-    size_t i = ffb__mb_skip(c->charset, (const char *)p, len,
-                            c->length / bpc);
+    size_t i = ffb__mb_skip(c->charset, (const char *)p, len, c->length / bpc);
     for (size_t k = i; k < len; k++)
         if (p[k] != ' ')
             return len; /* not just padding: leave it as it came */

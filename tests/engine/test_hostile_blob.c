@@ -631,10 +631,10 @@ static void test_inline_before_sql_response(void **state) {
        select, insert, update and delete counts, all 0). */
     static const uint8_t counts[] = {
         23, 28, 0,             /* isc_info_sql_records, 28 bytes */
-        13, 4, 0, 0, 0, 0, 0,  /* isc_info_req_select_count */
-        14, 4, 0, 0, 0, 0, 0,  /* isc_info_req_insert_count */
-        15, 4, 0, 0, 0, 0, 0,  /* isc_info_req_update_count */
-        16, 4, 0, 0, 0, 0, 0,  /* isc_info_req_delete_count */
+        13, 4,  0, 0, 0, 0, 0, /* isc_info_req_select_count */
+        14, 4,  0, 0, 0, 0, 0, /* isc_info_req_insert_count */
+        15, 4,  0, 0, 0, 0, 0, /* isc_info_req_update_count */
+        16, 4,  0, 0, 0, 0, 0, /* isc_info_req_delete_count */
         1};                    /* isc_info_end */
     srv_response(&W, 0, 0, counts, sizeof(counts));
     hostile_push(&H, &W);

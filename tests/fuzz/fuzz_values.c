@@ -24,14 +24,14 @@ typedef struct var {
 } var;
 
 static const var types[16] = {
-    {FFBP_SQL_SHORT, 0, 2, 0, 0},       {FFBP_SQL_LONG, -2, 4, 0, 2},
-    {FFBP_SQL_INT64, -4, 8, 0, 1},      {FFBP_SQL_INT128, -10, 16, 0, 1},
-    {FFBP_SQL_FLOAT, 0, 4, 0, 0},       {FFBP_SQL_DOUBLE, 0, 8, 0, 0},
-    {FFBP_SQL_DEC16, 0, 8, 0, 0},       {FFBP_SQL_TYPE_DATE, 0, 4, 0, 0},
-    {FFBP_SQL_TIMESTAMP, 0, 8, 0, 0},   {FFBP_SQL_BOOLEAN, 0, 1, 0, 0},
-    {FFBP_SQL_VARYING, 0, 20, 4, 0},    {FFBP_SQL_TEXT, 0, 6, 5, 0},
-    {FFBP_SQL_TEXT, 0, 12, 69, 0},      {FFBP_SQL_VARYING, 0, 8, 0, 0},
-    {FFBP_SQL_TEXT, 0, 9, 3, 0},        {FFBP_SQL_TEXT, 0, 4, 56, 0},
+    {FFBP_SQL_SHORT, 0, 2, 0, 0},     {FFBP_SQL_LONG, -2, 4, 0, 2},
+    {FFBP_SQL_INT64, -4, 8, 0, 1},    {FFBP_SQL_INT128, -10, 16, 0, 1},
+    {FFBP_SQL_FLOAT, 0, 4, 0, 0},     {FFBP_SQL_DOUBLE, 0, 8, 0, 0},
+    {FFBP_SQL_DEC16, 0, 8, 0, 0},     {FFBP_SQL_TYPE_DATE, 0, 4, 0, 0},
+    {FFBP_SQL_TIMESTAMP, 0, 8, 0, 0}, {FFBP_SQL_BOOLEAN, 0, 1, 0, 0},
+    {FFBP_SQL_VARYING, 0, 20, 4, 0},  {FFBP_SQL_TEXT, 0, 6, 5, 0},
+    {FFBP_SQL_TEXT, 0, 12, 69, 0},    {FFBP_SQL_VARYING, 0, 8, 0, 0},
+    {FFBP_SQL_TEXT, 0, 9, 3, 0},      {FFBP_SQL_TEXT, 0, 4, 56, 0},
 };
 
 static void col_from(ffb__col *c, ffbp_item *it, const var *v) {
@@ -106,8 +106,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else if (what == 2) {
         /* The input as a CHAR column of the type's set (its length is
            the input's). */
-        var cv = {FFBP_SQL_TEXT, 0, (int)(n > 32767 ? 32767 : n),
-                  v->charset, 0};
+        var cv = {FFBP_SQL_TEXT, 0, (int)(n > 32767 ? 32767 : n), v->charset,
+                  0};
         uint32_t off = 0, len = (uint32_t)cv.length;
         ffb__row row = {0};
         row.len = len;

@@ -327,8 +327,8 @@ static void test_client_side_errors(void **state) {
     /* Not convertible: a boolean for an INTEGER parameter (text such as
        "abc" goes to the server, which converts it: test_types.c). */
     assert_int_equal(ffb_stmt_bind_bool(s, 1, 1), FFB_E_INVAL);
-    assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)),
-                           "parameter 2 (INTEGER)"));
+    assert_non_null(
+        strstr(ffb_error_message(ffb_conn_error(c)), "parameter 2 (INTEGER)"));
     assert_string_equal(ffb_error_sqlstate(ffb_conn_error(c)), "22018");
     /* Longer than VARCHAR(20). */
     assert_int_equal(ffb_stmt_bind_text(s, 0, "123456789012345678901", 21),
@@ -781,7 +781,8 @@ static void test_first_fetch_error_from_execute(void **state) {
     ffb_tx *tx = it_active_tx(c);
     ffb_stmt *s = prepare(c, tx,
                           "select 1 / (select count(*) from rdb$database "
-                          "where 1 = 0) from rdb$database", NULL);
+                          "where 1 = 0) from rdb$database",
+                          NULL);
     uint64_t b = it_rts(c);
     int rc = ffb_stmt_execute(s, tx);
     assert_int_equal(rc, FFB_E_SERVER);

@@ -757,8 +757,8 @@ static void test_float(void **state) {
        where 9 digits would say -0.100000001). 1e-40 is below FLT_MIN: the
        client sends it as text and the server makes it a subnormal, which
        reads as "1e-40" again. */
-    CHECK(c, tx, t, T_FLT, "f", V("1.5", "1.5"), V("-0.1", "-0.1"),
-          V("0", "0"), V("-2.25", "-2.25"), VO("3e38", "3e38", "3e+38"),
+    CHECK(c, tx, t, T_FLT, "f", V("1.5", "1.5"), V("-0.1", "-0.1"), V("0", "0"),
+          V("-2.25", "-2.25"), VO("3e38", "3e38", "3e+38"),
           VO("0.3", "0.3", "0.3"), VO("16777217", "16777217", "16777216"),
           V("1e-40", "1e-40"));
     /* DOUBLE: the shortest text that reads back as the same double. */
@@ -773,8 +773,8 @@ static void test_float(void **state) {
         ffb_stmt *ins =
             prep(c, tx, "insert into %s (id, f, d) values (?, ?, ?)", T);
         OK(c, ffb_stmt_bind_double(ins, 1, 1));
-        static const char *const cast[] = {"NaN", "inf", "0x1p3", "1,5",
-                                           "--1", "1e"};
+        static const char *const cast[] = {"NaN", "inf", "0x1p3",
+                                           "1,5", "--1", "1e"};
         for (size_t i = 0; i < N_ELEMS(cast); i++)
             server_refuses(c, tx, ins, 2, cast[i], FFB_GDS_CONVERT_ERROR,
                            "22018");
@@ -1022,7 +1022,8 @@ static void test_dates(void **state) {
           V("1858-11-17 00:00:00.0001", "TIMESTAMP '1858-11-17 00:00:00.0001'"),
           VO("2024-02-29", "DATE '2024-02-29'", "2024-02-29 00:00:00.0000"));
     /* Forms only the server reads: sent as text, converted by its rules. */
-    CHECK(c, tx, t, T_DT, "d", VO("29.02.2024", "DATE '29.02.2024'", "2024-02-29"),
+    CHECK(c, tx, t, T_DT, "d",
+          VO("29.02.2024", "DATE '29.02.2024'", "2024-02-29"),
           VO("1 JAN 2024", "DATE '1 JAN 2024'", "2024-01-01"),
           VO("2/29/2024", "DATE '2/29/2024'", "2024-02-29"),
           VO("29-FEB-2024", "DATE '29-FEB-2024'", "2024-02-29"));
@@ -1081,8 +1082,8 @@ static void test_dates(void **state) {
     if (t->version >= 4)
         server_refuses(c, tx, ins, 3, "2024-02-29T08:00", 335545214u, "22009");
     else
-        server_refuses(c, tx, ins, 3, "2024-02-29T08:00",
-                       FFB_GDS_CONVERT_ERROR, "22018");
+        server_refuses(c, tx, ins, 3, "2024-02-29T08:00", FFB_GDS_CONVERT_ERROR,
+                       "22018");
 }
 
 /* The words the server reads for dates and times - today, yesterday,
@@ -1099,8 +1100,11 @@ static void test_dates_server_words(void **state) {
     static const struct {
         const char *word;
         int64_t days;
-    } w[] = {{"today", 0}, {"yesterday", -1}, {"tomorrow", 1},
-             {" TODAY ", 0}, {"Yesterday", -1}};
+    } w[] = {{"today", 0},
+             {"yesterday", -1},
+             {"tomorrow", 1},
+             {" TODAY ", 0},
+             {"Yesterday", -1}};
     for (size_t i = 0; i < N_ELEMS(w); i++) {
         uint64_t b = it_rts(c);
         OK(c, ffb_stmt_bind_text(s, 0, w[i].word, (size_t)-1));
@@ -1705,8 +1709,10 @@ static void expect_fields(ffb_conn *c, int code, const uint32_t *codes,
             fail_msg("the message lacks \"%s\": %s", pieces[j], m);
 }
 
-#define CODES(...) (const uint32_t[]){__VA_ARGS__}, N_ELEMS(((const uint32_t[]){__VA_ARGS__}))
-#define STRS(...) (const char *const[]){__VA_ARGS__, NULL}
+#define CODES(...)                                                             \
+    (const uint32_t[]){__VA_ARGS__}, N_ELEMS(((const uint32_t[]){__VA_ARGS__}))
+#define STRS(...)                                                              \
+    (const char *const[]) { __VA_ARGS__, NULL }
 #define RANGE_CODES                                                            \
     CODES(FFB_GDS_DSQL_ERROR, 335544436u, FFB_GDS_ARITH_EXCEPT,                \
           FFB_GDS_NUMERIC_OUT_OF_RANGE)
@@ -1723,8 +1729,9 @@ static void test_client_conversion_errors(void **state) {
              t->table[T_INT]);
     ffb_stmt *v = prep(c, tx, "insert into %s (id, v, n) values (?, ?, ?)",
                        t->table[T_STR]);
-    ffb_stmt *num = prep(c, tx, "insert into %s (id, n93, d93) values (?, ?, ?)",
-                         t->table[T_NUM]);
+    ffb_stmt *num =
+        prep(c, tx, "insert into %s (id, n93, d93) values (?, ?, ?)",
+             t->table[T_NUM]);
     uint64_t b = it_rts(c);
     /* 2^40 does not fit a SMALLINT (nor an INTEGER). */
     FAILS(c, ffb_stmt_bind_int64(s, 1, 1LL << 40), FFB_E_INVAL);
@@ -1764,20 +1771,25 @@ static void test_client_conversion_errors(void **state) {
                   STRS("parameter 3 (INTEGER): cannot take a boolean"));
     /* A 6-character string for VARCHAR(5): characters counted. */
     FAILS(c, ffb_stmt_bind_text(v, 1, "abcdef", (size_t)-1), FFB_E_INVAL);
-    expect_fields(c, FFB_E_INVAL, TRUNC_CODES, -303, "22001", 4,
-                  STRS("5", "6"),
+    expect_fields(c, FFB_E_INVAL, TRUNC_CODES, -303, "22001", 4, STRS("5", "6"),
                   STRS("parameter 2 (VARCHAR(5) CHARACTER SET UTF8): "
                        "\"abcdef\" is 6 characters long, longer than the 5",
                        "[dsql_error, SQLSTATE 22001]"));
-    FAILS(c, ffb_stmt_bind_text(v, 1, "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3"
-                                      "\xA9\xC3\xA9", (size_t)-1),
+    FAILS(c,
+          ffb_stmt_bind_text(v, 1,
+                             "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3"
+                             "\xA9\xC3\xA9",
+                             (size_t)-1),
           FFB_E_INVAL);
-    expect_fields(c, FFB_E_INVAL, TRUNC_CODES, -303, "22001", 4,
-                  STRS("5", "6"), STRS("6 characters long"));
+    expect_fields(c, FFB_E_INVAL, TRUNC_CODES, -303, "22001", 4, STRS("5", "6"),
+                  STRS("6 characters long"));
     /* Six 'é' over UTF8 are 12 bytes for a NONE VARCHAR(10), which counts
        bytes. */
-    FAILS(c, ffb_stmt_bind_text(v, 2, "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3"
-                                      "\xA9\xC3\xA9", (size_t)-1),
+    FAILS(c,
+          ffb_stmt_bind_text(v, 2,
+                             "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3"
+                             "\xA9\xC3\xA9",
+                             (size_t)-1),
           FFB_E_INVAL);
     expect_fields(c, FFB_E_INVAL, TRUNC_CODES, -303, "22001", 4,
                   STRS("10", "12"),
@@ -1785,11 +1797,10 @@ static void test_client_conversion_errors(void **state) {
                        "12 bytes long, longer than the 10"));
     /* Not UTF-8. */
     FAILS(c, ffb_stmt_bind_text(v, 1, "\xFF", 1), FFB_E_INVAL);
-    expect_fields(c, FFB_E_INVAL,
-                  CODES(FFB_GDS_DSQL_ERROR, 335544436u,
-                        FFB_GDS_MALFORMED_STRING),
-                  -303, "42000", 1, STRS("-303"),
-                  STRS("not valid UTF-8"));
+    expect_fields(
+        c, FFB_E_INVAL,
+        CODES(FFB_GDS_DSQL_ERROR, 335544436u, FFB_GDS_MALFORMED_STRING), -303,
+        "42000", 1, STRS("-303"), STRS("not valid UTF-8"));
     /* Nothing of this reached the server. */
     assert_int_equal(it_rts(c) - b, 0);
     /* Text that is no number goes to the server, whose error it is. */
@@ -1828,8 +1839,10 @@ typedef struct cmpcase {
     int min_version;
 } cmpcase;
 
-#define TXT(s_) {.type = FFB_VALUE_TEXT, .p = (s_), .len = sizeof(s_) - 1}
-#define I64(i_) {.type = FFB_VALUE_INT64, .i = (i_)}
+#define TXT(s_)                                                                \
+    { .type = FFB_VALUE_TEXT, .p = (s_), .len = sizeof(s_) - 1 }
+#define I64(i_)                                                                \
+    { .type = FFB_VALUE_INT64, .i = (i_) }
 
 static int bind_ffb_value(ffb_stmt *s, const ffb_value *v) {
     switch (v->type) {
@@ -1884,7 +1897,10 @@ static void test_client_errors_match_server(void **state) {
         {"integer", TXT("1e10"), 1, 3},
         {"integer", TXT("-2147483649"), 1, 3},
         {"bigint", TXT("9223372036854775808"), 1, 3},
-        {"numeric(9,2)", {.type = FFB_VALUE_NUMERIC, .i = 1234567890123, .scale = -3}, 1, 3},
+        {"numeric(9,2)",
+         {.type = FFB_VALUE_NUMERIC, .i = 1234567890123, .scale = -3},
+         1,
+         3},
         {"decimal(18,4)", TXT("1e15"), 1, 3},
         {"numeric(4,1)", TXT("-3276.9"), 1, 3},
         {"integer", {.type = FFB_VALUE_DOUBLE, .d = 1e300}, 1, 3},
@@ -1892,14 +1908,19 @@ static void test_client_errors_match_server(void **state) {
         {"int128", TXT("170141183460469231731687303715884105728"), 1, 4},
         {"varchar(5)", TXT("abcdef"), 1, 3},
         {"char(2)", TXT("\xC3\xA9\xC3\xA9\xC3\xA9"), 1, 3},
-        {"varchar(4) character set none", TXT("\xC3\xA9\xC3\xA9\xC3\xA9"), 1, 3},
+        {"varchar(4) character set none", TXT("\xC3\xA9\xC3\xA9\xC3\xA9"), 1,
+         3},
         {"varchar(5)", TXT("a\xFF"), 1, 3},
         /* OCTETS pads with zero bytes: blanks beyond its length are
            excess. */
         {"varchar(4) character set octets",
-         {.type = FFB_VALUE_BYTES, .p = "ab    ", .len = 6}, 1, 3},
+         {.type = FFB_VALUE_BYTES, .p = "ab    ", .len = 6},
+         1,
+         3},
         {"char(2) character set octets",
-         {.type = FFB_VALUE_BYTES, .p = "abc", .len = 3}, 1, 3},
+         {.type = FFB_VALUE_BYTES, .p = "abc", .len = 3},
+         1,
+         3},
         {"integer", {.type = FFB_VALUE_BOOL, .i = 1}, 1, 3},
         {"date", I64(5), 1, 3},
         {"boolean", I64(5), 1, 3},
@@ -1927,8 +1948,8 @@ static void test_client_errors_match_server(void **state) {
         if (t->version < k->min_version)
             continue;
         char sql[256], what[160];
-        snprintf(sql, sizeof(sql),
-                 "execute block (x %s = ?) as begin end", k->type);
+        snprintf(sql, sizeof(sql), "execute block (x %s = ?) as begin end",
+                 k->type);
         snprintf(what, sizeof(what), "[%zu] %s", i, k->type);
         /* The server converts the value it is given. */
         int rc = ffb_conn_execute_immediate_params(c, tx, sql, (size_t)-1,
@@ -1983,11 +2004,9 @@ static void test_client_errors_match_server(void **state) {
    UPDATE, DELETE: ffb_conn_execute_immediate_params() runs no SELECT):
    the value is the first parameter, an id the second. */
 static void compare_errors(ffb_conn *c, ffb_tx *tx, const char *sql,
-                           const ffb_value *val, int client,
-                           const char *what) {
+                           const ffb_value *val, int client, const char *what) {
     ffb_value vals[2] = {*val, {.type = FFB_VALUE_INT64, .i = next_id++}};
-    int rc = ffb_conn_execute_immediate_params(c, tx, sql, (size_t)-1, vals,
-                                               2);
+    int rc = ffb_conn_execute_immediate_params(c, tx, sql, (size_t)-1, vals, 2);
     if (rc != FFB_E_SERVER)
         fail_msg("%s: the server took the value (rc %d)", what, rc);
     errcopy srv, cli;
@@ -2039,20 +2058,19 @@ static void test_client_errors_match_server_statements(void **state) {
         {T_INT, "insert into %s (b, id) values (?, ?)",
          TXT("-9223372036854775809"), 1},
         {T_INT, "update %s set i = ? where id = ?", I64(1LL << 33), 1},
-        {T_NUM, "update %s set d93 = ? where id = ?",
-         {.type = FFB_VALUE_NUMERIC, .i = 12345678901, .scale = -3}, 1},
-        {T_NUM, "delete from %s where n42 = ? and id = ?",
-         TXT("327.68"), 1},
+        {T_NUM,
+         "update %s set d93 = ? where id = ?",
+         {.type = FFB_VALUE_NUMERIC, .i = 12345678901, .scale = -3},
+         1},
+        {T_NUM, "delete from %s where n42 = ? and id = ?", TXT("327.68"), 1},
         {T_STR, "insert into %s (v, id) values (?, ?)", TXT("abcdef"), 1},
         {T_STR, "update %s set n = ? where id = ?",
          TXT("\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"), 1},
-        {T_STR, "delete from %s where c = ? and id = ?",
-         TXT("\xFF\xFE"), 1},
+        {T_STR, "delete from %s where c = ? and id = ?", TXT("\xFF\xFE"), 1},
         {T_BOOL, "insert into %s (b, id) values (?, ?)", I64(2), 1},
         {T_DT, "insert into %s (d, id) values (?, ?)", I64(20240229), 1},
         {T_INT, "delete from %s where i = ? and id = ?", TXT("abc"), 0},
-        {T_DT, "update %s set ts = ? where id = ?", TXT("2024-02-29 25:00"),
-         0},
+        {T_DT, "update %s set ts = ? where id = ?", TXT("2024-02-29 25:00"), 0},
         {T_BOOL, "delete from %s where b = ? and id = ?", TXT("yes"), 0},
         {T_FLT, "insert into %s (f, id) values (?, ?)", TXT("1e39"), 0},
     };
@@ -2256,15 +2274,22 @@ int main(void) {
         target *t = &targets[i];
 #define T(fn) cmocka_unit_test_prestate_setup_teardown(fn, NULL, release_all, t)
         const struct CMUnitTest tests[] = {
-            T(test_integers), T(test_numeric),
-            T(test_int128),   T(test_float),
-            T(test_decfloat), T(test_decfloat_rounding),
-            T(test_dates),    T(test_dates_server_words),
+            T(test_integers),
+            T(test_numeric),
+            T(test_int128),
+            T(test_float),
+            T(test_decfloat),
+            T(test_decfloat_rounding),
+            T(test_dates),
+            T(test_dates_server_words),
             T(test_timezones),
-            T(test_strings),  T(test_charsets),
+            T(test_strings),
+            T(test_charsets),
             T(test_char_padding_multibyte),
-            T(test_boolean),  T(test_blobs),
-            T(test_nulls),    T(test_client_conversion_errors),
+            T(test_boolean),
+            T(test_blobs),
+            T(test_nulls),
+            T(test_client_conversion_errors),
             T(test_client_errors_match_server),
             T(test_client_errors_match_server_statements),
             T(test_getters),

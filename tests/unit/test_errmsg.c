@@ -321,8 +321,8 @@ static void test_errmsg_dsql_constraint_security_io_have_text(void **state) {
             continue;
         checked++;
         if (e->text == NULL) {
-            print_error("no text for %u (%s, SQLSTATE %s)\n",
-                        (unsigned)e->code, e->symbol, st);
+            print_error("no text for %u (%s, SQLSTATE %s)\n", (unsigned)e->code,
+                        e->symbol, st);
             missing++;
         }
     }

@@ -213,10 +213,10 @@ static void test_bind_text_point(void **state) {
    refuse (Firebird reads '1,5' as a conversion error). */
 static void expect_sent_as_text(const fixture *f, unsigned i, const char *s) {
     const ffb__param *pa = &f->params[i];
-    if (!pa->set || pa->item.blr != FFBP_BLR_VARYING2 ||
-        pa->len != strlen(s) || memcmp(pa->data, s, pa->len) != 0)
-        fail_msg("parameter %u: \"%s\" was not sent as text (blr %d)", i + 1,
-                 s, pa->item.blr);
+    if (!pa->set || pa->item.blr != FFBP_BLR_VARYING2 || pa->len != strlen(s) ||
+        memcmp(pa->data, s, pa->len) != 0)
+        fail_msg("parameter %u: \"%s\" was not sent as text (blr %d)", i + 1, s,
+                 pa->item.blr);
 }
 
 static void test_bind_text_comma_not_a_number(void **state) {
@@ -331,7 +331,8 @@ static void test_roundtrip_17_digits(void **state) {
         {"1.7976931348623157e+308", DBL_MAX, "1.7976931348623157e+308", 1},
         {"2.2250738585072014e-308", DBL_MIN, "2.2250738585072014e-308", 1},
         {"4.9406564584124654e-324", 4.9406564584124654e-324, "5e-324", 1},
-        {"123456789012345680", 123456789012345678.0, "1.2345678901234568e+17", 0},
+        {"123456789012345680", 123456789012345678.0, "1.2345678901234568e+17",
+         0},
         {"0.30000000000000004", 0.1 + 0.2, "0.30000000000000004", 0},
         {"1e+22", 1e22, "1e+22", 0},
     };

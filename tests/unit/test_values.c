@@ -58,9 +58,9 @@ static void col_from(ffb__col *c, ffbp_item *it, const var *v) {
     c->charset = text ? v->charset : -1;
     c->field = c->relation = c->owner = c->relation_alias = "";
     c->alias = "X";
-    assert_int_equal(ffbp_item_from_sql(v->sqltype, c->subtype, v->scale,
-                                        v->length, it),
-                     FFBP_OK);
+    assert_int_equal(
+        ffbp_item_from_sql(v->sqltype, c->subtype, v->scale, v->length, it),
+        FFBP_OK);
 }
 
 static void fixture_init(fixture *f, const var *in, size_t nin) {
@@ -115,7 +115,8 @@ static void fixture_free(fixture *f) {
                      ffb_error_message(ffb_conn_error((f)->conn)));            \
     } while (0)
 
-/* ---- multi-byte characters -------------------------------------------------- */
+/* ---- multi-byte characters --------------------------------------------------
+ */
 
 static void test_mb_chars(void **state) {
     (void)state;
@@ -124,13 +125,16 @@ static void test_mb_chars(void **state) {
         const char *s;
         long chars;
     } v[] = {
-        {5, "\x82\xA0" "a\xB1", 3},   /* SJIS: kanji, ASCII, half-width kana */
-        {68, "\x82\xA0\x82\xA2", 2},  /* CP943C */
-        {6, "\xA4\xA2\x8E\xB1z", 3},  /* EUCJ: 2 + half-width kana + 1 */
-        {44, "\xC7\xD1 ", 2},         /* KSC_5601 */
-        {56, "\xA4\xA4\xA4\x40", 2},  /* BIG_5: a low trailing byte */
-        {57, "\xD6\xD0", 1},          /* GB_2312 */
-        {67, "\x81\x40\xD6\xD0", 2},  /* GBK */
+        {5,
+         "\x82\xA0"
+         "a\xB1",
+         3},                         /* SJIS: kanji, ASCII, half-width kana */
+        {68, "\x82\xA0\x82\xA2", 2}, /* CP943C */
+        {6, "\xA4\xA2\x8E\xB1z", 3}, /* EUCJ: 2 + half-width kana + 1 */
+        {44, "\xC7\xD1 ", 2},        /* KSC_5601 */
+        {56, "\xA4\xA4\xA4\x40", 2}, /* BIG_5: a low trailing byte */
+        {57, "\xD6\xD0", 1},         /* GB_2312 */
+        {67, "\x81\x40\xD6\xD0", 2}, /* GBK */
         {69, "\x81\x30\x89\x38\xD6\xD0x", 3}, /* GB18030: 4 + 2 + 1 */
         {4, "\xC3\xA9\xE4\xB8\xAD", 2},       /* UTF8 */
         {3, "\xF0\x9F\x98\x80", 1},           /* UNICODE_FSS */
@@ -142,14 +146,17 @@ static void test_mb_chars(void **state) {
         size_t len = strlen(v[i].s);
         if (ffb__mb_chars(v[i].cs, v[i].s, len) != v[i].chars)
             fail_msg("[%zu] charset %d: %ld characters, expected %ld", i,
-                     v[i].cs, ffb__mb_chars(v[i].cs, v[i].s, len),
-                     v[i].chars);
+                     v[i].cs, ffb__mb_chars(v[i].cs, v[i].s, len), v[i].chars);
         assert_int_equal(ffb__mb_skip(v[i].cs, v[i].s, len, v[i].chars), len);
         assert_int_equal(ffb__mb_skip(v[i].cs, v[i].s, len, 1000), len);
         assert_int_equal(ffb__mb_skip(v[i].cs, v[i].s, len, 0), 0);
     }
     assert_int_equal(ffb__mb_skip(69, "\x81\x30\x89\x38\xD6\xD0", 6, 1), 4);
-    assert_int_equal(ffb__mb_skip(5, "\x82\xA0" "a", 3, 1), 2);
+    assert_int_equal(ffb__mb_skip(5,
+                                  "\x82\xA0"
+                                  "a",
+                                  3, 1),
+                     2);
     assert_int_equal(ffb__mb_chars(4, "\xFF", 1), -1); /* not UTF-8 */
     assert_int_equal(ffb__mb_chars(5, NULL, 0), 0);
     assert_int_equal(ffb__mb_skip(5, NULL, 0, 3), 0);
@@ -164,14 +171,20 @@ static void test_char_cut_to_characters(void **state) {
         const char *value; /* the characters, then blanks */
         size_t want;       /* bytes of the first `chars` characters */
     } v[] = {
-        {5, 2, 3, "\x82\xA0" "a ", 4},
+        {5, 2, 3,
+         "\x82\xA0"
+         "a ",
+         4},
         {68, 2, 2, "\x82\xA0\x82\xA0", 4},
         {6, 2, 2, "\xA4\xA2 ", 3},
         {44, 2, 2, "a ", 2},
         {56, 2, 2, "\xA4\xA4 ", 3},
         {57, 2, 1, "\xD6\xD0", 2},
         {67, 2, 2, "\xD6\xD0 ", 3},
-        {69, 4, 3, "\x81\x30\x89\x38" "a ", 6},
+        {69, 4, 3,
+         "\x81\x30\x89\x38"
+         "a ",
+         6},
         {69, 4, 2, "  ", 2},
         {4, 4, 5, "ab   ", 5},
         {3, 3, 2, "\xC3\xA9 ", 3},
@@ -203,7 +216,8 @@ static void test_char_cut_to_characters(void **state) {
     }
 }
 
-/* ---- FLOAT and DOUBLE PRECISION as text ------------------------------------- */
+/* ---- FLOAT and DOUBLE PRECISION as text -------------------------------------
+ */
 
 static void test_float_shortest_text(void **state) {
     (void)state;
@@ -264,7 +278,8 @@ static void test_double_into_text_shortest(void **state) {
     fixture_free(&f);
 }
 
-/* ---- text sent as text -------------------------------------------------------- */
+/* ---- text sent as text
+ * -------------------------------------------------------- */
 
 static void expect_text_item(const fixture *f, unsigned i, const char *s) {
     const ffb__param *pa = &f->params[i];
@@ -295,16 +310,31 @@ static void test_text_for_the_server(void **state) {
         unsigned idx;
         const char *text;
     } srv[] = {
-        {DATE, "29.02.2024"}, {DATE, "yesterday"}, {DATE, "1 JAN 2024"},
-        {DATE, "2024-02-30"}, {DATE, ""},          {TIME, "now"},
-        {TIME, "25:00"},      {TS, "2024-02-29T10:00"},
-        {TS, "today"},        {INT, "0x10"},       {INT, "abc"},
-        {INT, "1,5"},         {NUM, "--1"},        {DBL, "NaN"},
-        {DBL, "inf"},         {DBL, "0x1p3"},      {DBL, "1e400"},
-        {DBL, "1e-300"},      {DBL, "1e+300"},     {DBL, "0e500"},
+        {DATE, "29.02.2024"},
+        {DATE, "yesterday"},
+        {DATE, "1 JAN 2024"},
+        {DATE, "2024-02-30"},
+        {DATE, ""},
+        {TIME, "now"},
+        {TIME, "25:00"},
+        {TS, "2024-02-29T10:00"},
+        {TS, "today"},
+        {INT, "0x10"},
+        {INT, "abc"},
+        {INT, "1,5"},
+        {NUM, "--1"},
+        {DBL, "NaN"},
+        {DBL, "inf"},
+        {DBL, "0x1p3"},
+        {DBL, "1e400"},
+        {DBL, "1e-300"},
+        {DBL, "1e+300"},
+        {DBL, "0e500"},
         {DBL, "1e290"},
         {DBL, "0.000000000000000000000000000000000000000000001"},
-        {FLT, "3.5e38"},      {FLT, "1e-40"},      {BOOL, "yes"},
+        {FLT, "3.5e38"},
+        {FLT, "1e-40"},
+        {BOOL, "yes"},
         {BOOL, "1"},
     };
     fixture f;
@@ -339,7 +369,8 @@ static void test_text_for_the_server(void **state) {
     fixture_free(&f);
 }
 
-/* ---- client-side errors --------------------------------------------------------- */
+/* ---- client-side errors
+ * --------------------------------------------------------- */
 
 static void expect_codes(const fixture *f, const uint32_t *codes, size_t n,
                          const char *sqlstate, const char *piece) {
@@ -370,10 +401,10 @@ static void test_client_errors(void **state) {
     const uint32_t bad[] = {FFB_GDS_DSQL_ERROR, 335544436u,
                             FFB_GDS_MALFORMED_STRING};
     const var in[] = {
-        {FFBP_SQL_SHORT, 0, 2, 0, 0},     {FFBP_SQL_LONG, -2, 4, 0, 2},
-        {FFBP_SQL_INT64, -4, 8, 0, 1},    {FFBP_SQL_VARYING, 0, 20, 4, 0},
-        {FFBP_SQL_TEXT, 0, 4, 0, 0},      {FFBP_SQL_TYPE_DATE, 0, 4, 0, 0},
-        {FFBP_SQL_FLOAT, 0, 4, 0, 0},     {FFBP_SQL_BOOLEAN, 0, 1, 0, 0},
+        {FFBP_SQL_SHORT, 0, 2, 0, 0},  {FFBP_SQL_LONG, -2, 4, 0, 2},
+        {FFBP_SQL_INT64, -4, 8, 0, 1}, {FFBP_SQL_VARYING, 0, 20, 4, 0},
+        {FFBP_SQL_TEXT, 0, 4, 0, 0},   {FFBP_SQL_TYPE_DATE, 0, 4, 0, 0},
+        {FFBP_SQL_FLOAT, 0, 4, 0, 0},  {FFBP_SQL_BOOLEAN, 0, 1, 0, 0},
     };
     fixture f;
     fixture_init(&f, in, N(in));
@@ -386,8 +417,7 @@ static void test_client_errors(void **state) {
     expect_codes(&f, range, N(range), "22003",
                  "parameter 2 (DECIMAL(9,2)): \"21474836.475\" is out of "
                  "range (-21474836.48 .. 21474836.47)");
-    assert_int_equal(ffb_stmt_bind_numeric(&f.s, 2, INT64_MAX, 0),
-                     FFB_E_INVAL);
+    assert_int_equal(ffb_stmt_bind_numeric(&f.s, 2, INT64_MAX, 0), FFB_E_INVAL);
     expect_codes(&f, range, N(range), "22003",
                  "parameter 3 (NUMERIC(18,4)): 9223372036854775807 is out");
     assert_int_equal(ffb_stmt_bind_text(&f.s, 3, "123456", 6), FFB_E_INVAL);
@@ -405,13 +435,13 @@ static void test_client_errors(void **state) {
     expect_codes(&f, bad, N(bad), "42000", "not valid UTF-8");
     assert_int_equal(ffb_stmt_bind_bool(&f.s, 5, 1), FFB_E_INVAL);
     expect_codes(&f, cast, N(cast), "22018", "(DATE): cannot take a boolean");
-    assert_string_equal(ffb_error_arg(ffb_conn_error(f.conn), 2, 0),
-                        "BOOLEAN");
+    assert_string_equal(ffb_error_arg(ffb_conn_error(f.conn), 2, 0), "BOOLEAN");
     assert_int_equal(ffb_stmt_bind_int64(&f.s, 7, 5), FFB_E_INVAL);
     expect_codes(&f, cast, N(cast), "22018", "(BOOLEAN): cannot take a number");
     assert_string_equal(ffb_error_arg(ffb_conn_error(f.conn), 2, 0), "5");
     assert_int_equal(ffb_stmt_bind_double(&f.s, 6, 1e300), FFB_E_INVAL);
-    expect_codes(&f, range, N(range), "22003", "(FLOAT): 1e+300 is out of range");
+    expect_codes(&f, range, N(range), "22003",
+                 "(FLOAT): 1e+300 is out of range");
     /* A long value is cut in the message. */
     char big[200];
     memset(big, '7', sizeof(big));
