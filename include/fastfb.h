@@ -182,6 +182,13 @@ FFB_API int ffb_error_has(const ffb_error *err, uint32_t gds);
 #define FFB_GDS_WIRECRYPT_INCOMPATIBLE 335545064u
 #define FFB_GDS_MISS_WIRECRYPT 335545065u
 #define FFB_GDS_LOGIN_ERROR 335545106u
+/* Conversions (also raised on the client: see docs/errors.md). */
+#define FFB_GDS_ARITH_EXCEPT 335544321u         /* with one of the next: */
+#define FFB_GDS_NUMERIC_OUT_OF_RANGE 335544916u /* SQLSTATE 22003 */
+#define FFB_GDS_STRING_TRUNCATION 335544914u    /* SQLSTATE 22001 */
+#define FFB_GDS_CONVERT_ERROR 335544334u        /* SQLSTATE 22018 */
+#define FFB_GDS_MALFORMED_STRING 335544849u
+#define FFB_GDS_DSQL_ERROR 335544569u
 
 /* ---- memory ------------------------------------------------------------ */
 
@@ -806,11 +813,18 @@ FFB_API int ffb_stmt_set_inline_blob_size(ffb_stmt *stmt, int bytes);
 
 /**
  * Bind parameter values. Values are converted to the described type on the
- * client, so a value that cannot be converted (text "abc" for an INTEGER,
- * 2^40 for a SMALLINT, a string longer than its column) fails here with
- * FFB_E_INVAL and a message naming the parameter - nothing is sent. Text
- * is copied. Numbers given as text ("12.345") are exact: no floating point
- * is involved for NUMERIC, DECIMAL, INT128 and DECFLOAT.
+ * client, so a value that does not fit (2^40 for a SMALLINT, a string
+ * longer than its column, a boolean for an INTEGER) fails here with
+ * FFB_E_INVAL - nothing is sent - and the status vector the server gives
+ * for the same conversion: ffb_error_sqlstate() 22003, 22001 or 22018,
+ * ffb_error_sqlcode() -303, codes such as FFB_GDS_NUMERIC_OUT_OF_RANGE,
+ * and a message naming the parameter, its declared type and the value
+ * (docs/errors.md). Text the client cannot convert exactly ("29.02.2024"
+ * or "yesterday" for a DATE, "abc" for an INTEGER) is sent as text and
+ * converted by the server: a refusal is then the server's error, from
+ * ffb_stmt_execute() (docs/types.md). Text is copied. Numbers given as
+ * text ("12.345") are exact: no floating point is involved for NUMERIC,
+ * DECIMAL, INT128 and DECFLOAT.
  *
  * Round trips: 0.
  * Returns: 0, FFB_E_INVAL, FFB_E_STATE (not prepared), FFB_E_NOMEM.
@@ -825,7 +839,8 @@ FFB_API int ffb_stmt_bind_double(ffb_stmt *stmt, unsigned idx, double v);
 FFB_API int ffb_stmt_bind_bool(ffb_stmt *stmt, unsigned idx, int v);
 /** Text (any type: numbers, dates "2024-02-29 13:45:30.1234", time zones
     "... Europe/Prague", booleans "true"/"false" are parsed for the
-    parameter's type). `len` may be (size_t)-1 for NUL-terminated. */
+    parameter's type; what the client cannot parse goes to the server as
+    text). `len` may be (size_t)-1 for NUL-terminated. */
 FFB_API int ffb_stmt_bind_text(ffb_stmt *stmt, unsigned idx, const char *s,
                                size_t len);
 /** Raw bytes for OCTETS / binary columns and blob ids (8 bytes). */
@@ -866,13 +881,21 @@ FFB_API void ffb_stmt_clear_bindings(ffb_stmt *stmt);
  * trip, and rows beyond the first batch are fetched in the still open
  * transaction as usual.
  *
+ * Errors of the first fetch: a SELECT's first fetch travels with the
+ * execute, so a failure the server raises while producing the first rows
+ * (a conversion error in a select list, a division by zero, a parameter
+ * sent as text that the server cannot convert) is reported by this call,
+ * as FFB_E_SERVER with the server's status vector, and not by
+ * ffb_stmt_fetch(), which then returns 0 (no rows). Failures in later
+ * batches come from ffb_stmt_fetch().
+ *
  * Round trips: 1 (plus the lazy start of `tx` and any deferred frees in
- * the same write).
+ * the same write; a parameter sent as text adds nothing).
  * Returns: 0, FFB_E_INVAL (a parameter not bound), FFB_E_STATE (not
  * prepared, transaction ended), FFB_E_SERVER (constraint violation,
- * conversion error...), FFB_E_UNSUPPORTED (the describe of a statement
- * prepared lazily by ffb_conn_prepare() has a type libfastfb cannot
- * receive), fatal codes.
+ * conversion error, an error of the first fetch...), FFB_E_UNSUPPORTED
+ * (the describe of a statement prepared lazily by ffb_conn_prepare() has
+ * a type libfastfb cannot receive), fatal codes.
  * Since: 0.1
  */
 FFB_API int ffb_stmt_execute(ffb_stmt *stmt, ffb_tx *tx);
@@ -888,7 +911,8 @@ FFB_API int ffb_stmt_execute(ffb_stmt *stmt, ffb_tx *tx);
  *
  * Round trips: 0 while buffered rows remain; 1 per refill otherwise.
  * Returns: 1, 0, FFB_E_STATE (no result), FFB_E_SERVER (an error while
- * reading rows), FFB_E_AGAIN (external I/O: no row buffered; the next
+ * reading rows after the first batch; one raised by the first fetch is
+ * ffb_stmt_execute()'s), FFB_E_AGAIN (external I/O: no row buffered; the next
  * fetch is on its way - ffb_stmt_queue_fetch() says when rows are in),
  * fatal codes.
  * Since: 0.1
@@ -897,7 +921,11 @@ FFB_API int ffb_stmt_fetch(ffb_stmt *stmt);
 
 /**
  * Rows changed by the last INSERT/UPDATE/DELETE/MERGE execution (sum of the
- * insert, update and delete counters), or -1 when unknown.
+ * insert, update and delete counters), or -1 when unknown (no execution
+ * yet, a SELECT, DDL). The count is the server's, asked in the execute's
+ * write: INSERT ... RETURNING gives 1; EXECUTE PROCEDURE gives 0 however
+ * many rows the procedure changes (the server counts the statement's own
+ * rows, not the procedure's; fbclient reports the same 0).
  * Round trips: 0. Since: 0.1
  */
 FFB_API int64_t ffb_stmt_rows_affected(const ffb_stmt *stmt);

@@ -21,6 +21,16 @@
 #define FFB__GDS_CODE_RANDOM 335544382u /* isc_random: "@1" */
 #define FFB__GDS_CODE_SQLERR 335544436u /* isc_sqlerr: SQLCODE in its arg */
 
+/* Codes the client raises itself for conversions refused before sending
+   (lib/values.c); lib/errmsg.c checks them against the generated table. */
+#define FFB__GDS_CODE_ARITH_EXCEPT 335544321u
+#define FFB__GDS_CODE_CONVERT_ERROR 335544334u
+#define FFB__GDS_CODE_DSQL_ERROR 335544569u
+#define FFB__GDS_CODE_MALFORMED_STRING 335544849u
+#define FFB__GDS_CODE_STRING_TRUNCATION 335544914u
+#define FFB__GDS_CODE_NUMERIC_OUT_OF_RANGE 335544916u
+#define FFB__GDS_CODE_TRUNC_LIMITS 335545033u
+
 struct ffb__gds_entry {
     uint32_t code;      /* 0x14000000 | facility << 16 | number */
     const char *symbol; /* without "isc_"; NULL for unnamed messages */

@@ -1630,6 +1630,25 @@ static int records_reply(ffb_conn *conn, const ffbp_packet *pkt,
     return done(p, 0);
 }
 
+/* Queue op_info_sql(isc_info_sql_records) behind an execution: its answer
+   completes the sync and gives ffb_stmt_rows_affected(). */
+static int queue_records(ffb_stmt *stmt, ffb__sync *sync) {
+    ffb_conn *conn = stmt->conn;
+    static const uint8_t items[] = {FFBP_INFO_SQL_RECORDS, FFBP_INFO_END};
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_info(&w, FFBP_OP_INFO_SQL, stmt->handle, 0, items, sizeof(items),
+                  64);
+    int rc = ffb__queue_free(conn, &w, 1);
+    if (rc < 0)
+        return rc;
+    ffb__pending *p = expect(conn, FFBP_OP_INFO_SQL, records_reply, stmt, sync);
+    if (!p)
+        return FFB_E_NOMEM;
+    p->completes = 1;
+    return 0;
+}
+
 /* Queue `depth` fetches of `count` rows. */
 static int queue_fetches(ffb_stmt *stmt, unsigned depth, uint16_t count,
                          ffb__sync *sync) {
@@ -1843,9 +1862,12 @@ static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
         p->nitems = stmt->out.n;
         p->off = stmt->scratch_off;
         p->len = stmt->scratch_len;
-        p->completes = 1;
         p->ends_exec = 1;
         stmt->singleton = 1;
+        /* The row counts ride in the same write, as for DML: EXECUTE
+           PROCEDURE (0, as fbclient reports it) and INSERT/UPDATE/DELETE
+           ... RETURNING, which Firebird describes as EXECUTE PROCEDURE. */
+        rc = queue_records(stmt, sync);
     } else {
         p = expect(conn, e.op, exec_reply, stmt, sync);
         if (!p) {
@@ -1872,21 +1894,10 @@ static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
             }
         } else if (stmt->stmt_type == FFB_STMT_INSERT ||
                    stmt->stmt_type == FFB_STMT_UPDATE ||
-                   stmt->stmt_type == FFB_STMT_DELETE) {
+                   stmt->stmt_type == FFB_STMT_DELETE ||
+                   stmt->stmt_type == FFB_STMT_EXEC_PROCEDURE) {
             /* The row counts ride in the same write (reference 02, 7.8). */
-            static const uint8_t items[] = {FFBP_INFO_SQL_RECORDS,
-                                            FFBP_INFO_END};
-            ffbp_writer_init(&w, conn->alloc);
-            ffbp_put_info(&w, FFBP_OP_INFO_SQL, stmt->handle, 0, items,
-                          sizeof(items), 64);
-            if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
-                goto out;
-            p = expect(conn, FFBP_OP_INFO_SQL, records_reply, stmt, sync);
-            if (!p) {
-                rc = FFB_E_NOMEM;
-                goto out;
-            }
-            p->completes = 1;
+            rc = queue_records(stmt, sync);
         } else {
             p->completes = 1;
         }

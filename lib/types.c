@@ -1019,7 +1019,9 @@ int ffb__timestamp_parse(const char *s, size_t len, int32_t *days,
     if (take_date(&s, end, &d) < 0)
         return FFB_E_INVAL;
     if (s != end) {
-        if (*s != ' ' && *s != 'T')
+        /* Only the blank: Firebird refuses "2024-02-29T10:00" (3.0:
+           conversion error; 4.0 reads "T10:00" as a time zone). */
+        if (*s != ' ')
             return FFB_E_INVAL;
         s++;
         if (take_time(&s, end, &tm) < 0 || s != end)
@@ -1182,4 +1184,77 @@ size_t ffb__rtrim_len(const char *s, size_t len) {
     while (len && s[len - 1] == ' ')
         len--;
     return len;
+}
+
+/* ---- characters in multi-byte character sets ----------------------------- */
+
+/* Bytes of the character that starts at p[0] (at most `left`), in the
+   encoding of character set `id`; 1 for single-byte sets and for bytes that
+   do not start a longer character. The lead-byte ranges are the encodings'
+   own (Shift-JIS, EUC, Big5, GBK, GB18030); blanks (0x20) are never a
+   trailing byte in any of them, so padding is always found. */
+static size_t mb_char_size(int id, const unsigned char *p, size_t left) {
+    unsigned c = p[0];
+    size_t n = 1;
+
+    switch (id) {
+    case 3: /* UNICODE_FSS */
+    case 4: /* UTF8 */
+        if (c >= 0xF0)
+            n = 4;
+        else if (c >= 0xE0)
+            n = 3;
+        else if (c >= 0xC0)
+            n = 2;
+        break;
+    case 5:  /* SJIS_0208 */
+    case 68: /* CP943C */
+        if ((c >= 0x81 && c <= 0x9F) || (c >= 0xE0 && c <= 0xFC))
+            n = 2;
+        break;
+    case 6:  /* EUCJ_0208 */
+    case 44: /* KSC_5601 */
+    case 56: /* BIG_5 */
+    case 57: /* GB_2312 */
+    case 67: /* GBK */
+        if (c >= 0x80)
+            n = 2;
+        break;
+    case 69: /* GB18030: 2 bytes, or 4 when the second is a digit */
+        if (c >= 0x81 && c <= 0xFE)
+            n = left >= 2 && p[1] >= 0x30 && p[1] <= 0x39 ? 4 : 2;
+        break;
+    default:
+        break;
+    }
+    return n < left ? n : left;
+}
+
+size_t ffb__mb_skip(int charset, const char *s, size_t len, long nchars) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+
+    if (!s)
+        return 0;
+    while (i < len && nchars-- > 0)
+        i += mb_char_size(charset, p + i, len - i);
+    return i;
+}
+
+long ffb__mb_chars(int charset, const char *s, size_t len) {
+    const unsigned char *p = (const unsigned char *)s;
+    long n = 0;
+    size_t i = 0;
+
+    if (!s)
+        return 0;
+    if (charset == 3 || charset == 4)
+        return ffb__utf8_chars(s, len);
+    if (ffb__charset_max_bytes(charset) <= 1)
+        return (long)len;
+    while (i < len) {
+        i += mb_char_size(charset, p + i, len - i);
+        n++;
+    }
+    return n;
 }

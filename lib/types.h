@@ -72,7 +72,8 @@ void ffb__time_decode(uint32_t t, int *hour, int *min, int *sec,
 /*
  * Text forms. Formatting: "YYYY-MM-DD", "HH:MM:SS.ffff",
  * "YYYY-MM-DD HH:MM:SS.ffff" (4 fraction digits, always). Parsing accepts
- * "YYYY-MM-DD", an optional time part after ' ' or 'T', "HH:MM[:SS[.f...]]"
+ * "YYYY-MM-DD", an optional time part after one blank (not 'T': Firebird
+ * refuses it), "HH:MM[:SS[.f...]]"
  * with 1-4 fraction digits (more are an error). Returns 0 / FFB_E_INVAL;
  * format functions return the length.
  */
@@ -112,6 +113,19 @@ int ffb__charset_max_bytes(int id);                      /* 0 if unknown */
 /* Number of UTF-8 characters in s, or -1 when s is not valid UTF-8
    (overlong forms, surrogates, > U+10FFFF rejected). */
 long ffb__utf8_chars(const char *s, size_t len);
+
+/*
+ * Characters of text in character set `charset` (UTF8/UNICODE_FSS
+ * validated: -1 when not valid UTF-8; single-byte and unknown sets: one
+ * per byte; the other multi-byte sets - SJIS_0208, EUCJ_0208, KSC_5601,
+ * BIG_5, GB_2312, GBK, CP943C, GB18030 - by their lead bytes). A
+ * character cut short at the end counts as one.
+ */
+long ffb__mb_chars(int charset, const char *s, size_t len);
+
+/* Bytes taken by the first `nchars` characters of s (all of it when it
+   has fewer), by the same rules. */
+size_t ffb__mb_skip(int charset, const char *s, size_t len, long nchars);
 
 /* Length of s without trailing blanks (0x20); for CHAR padding. */
 size_t ffb__rtrim_len(const char *s, size_t len);

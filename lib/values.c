@@ -9,14 +9,18 @@
  * there: time zone values (they need the zone rules) and blob contents
  * (the server creates the blob).
  */
+#include <float.h>
+#include <limits.h>
 #include <locale.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "lib/errmsg.h"
 #include "lib/internal.h"
 #include "lib/types.h"
 
@@ -155,12 +159,135 @@ typedef struct value {
     uint32_t time;
 } value;
 
+/* The widest precision each integer storage holds: NUMERIC(p,s) and
+   DECIMAL(p,s) are stored in SMALLINT (p <= 4), INTEGER (p <= 9), BIGINT
+   (p <= 18) or INT128 (p <= 38), and the server checks a value against
+   the storage's range, not the declared precision (which the describe
+   does not carry). */
+static int storage_precision(int sqltype) {
+    switch (sqltype) {
+    case FFBP_SQL_SHORT:
+        return 4;
+    case FFBP_SQL_LONG:
+        return 9;
+    case FFBP_SQL_INT64:
+        return 18;
+    case FFBP_SQL_INT128:
+        return 38;
+    default:
+        return 0;
+    }
+}
+
+/* The type of a described column or parameter as SQL would declare it:
+   "NUMERIC(9,2)", "VARCHAR(5) CHARACTER SET UTF8", "INTEGER". Returns buf. */
+static const char *decl_type(const ffb__col *c, char *buf, size_t size) {
+    int p = storage_precision(c->sqltype);
+    const char *cs = ffb__charset_name(c->charset);
+    int bpc = ffb__charset_max_bytes(c->charset);
+    if (p && (c->scale < 0 || c->subtype == 1 || c->subtype == 2)) {
+        snprintf(buf, size, "%s(%d,%d)",
+                 c->subtype == 2 ? "DECIMAL" : "NUMERIC", p, -c->scale);
+    } else if (c->sqltype == FFBP_SQL_TEXT || c->sqltype == FFBP_SQL_VARYING) {
+        snprintf(buf, size, "%s(%d) CHARACTER SET %s", type_name(c->sqltype),
+                 c->length / (bpc > 0 ? bpc : 1), cs ? cs : "unknown");
+    } else {
+        snprintf(buf, size, "%s", type_name(c->sqltype));
+    }
+    return buf;
+}
+
+/* A value for a message: text quoted and cut at 64 bytes ("..." marks
+   the cut), numbers bare. */
+static const char *shown(const char *s, size_t len, int quote, char *buf,
+                         size_t size) {
+    const size_t max = 64;
+    snprintf(buf, size, "%s%.*s%s%s", quote ? "\"" : "",
+             (int)(len > max ? max : len), s, len > max ? "..." : "",
+             quote ? "\"" : "");
+    return buf;
+}
+
 static int bind_fail(ffb_stmt *stmt, unsigned idx, const char *fmt,
                      const char *what) {
-    const ffb__col *c = &stmt->in.cols[idx];
-    return ffb__error_set(&stmt->conn->err, FFB_E_INVAL,
-                          "parameter %u (%s): %s %s", idx + 1,
-                          type_name(c->sqltype), fmt, what);
+    char t[96];
+    return ffb__error_set(
+        &stmt->conn->err, FFB_E_INVAL, "parameter %u (%s): %s %s", idx + 1,
+        decl_type(&stmt->in.cols[idx], t, sizeof(t)), fmt, what);
+}
+
+/*
+ * Conversions refused on the client report the status vector the server
+ * gives when it converts the same value in an input message (seen on
+ * Firebird 3.0.11 and 4.0.5 by sending the value in the type the server
+ * then converts; tests/integration/test_types.c compares them):
+ *   dsql_error, sqlerr(-303), then
+ *   C_RANGE      arith_except, numeric_out_of_range          22003
+ *   C_TRUNC      arith_except, string_truncation,
+ *                trunc_limits(limit, actual)                  22001
+ *   C_CAST       convert_error(arg)                           22018
+ *   C_MALFORMED  malformed_string                             42000
+ * so ffb_error_gds() is isc_dsql_error, ffb_error_sqlcode() -303 and
+ * ffb_error_sqlstate() the class of the failure, as from the server. The
+ * result code stays FFB_E_INVAL: nothing was sent. The first line of the
+ * message names the parameter, its declared type and the value.
+ */
+enum conv { C_RANGE, C_TRUNC, C_CAST, C_MALFORMED };
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 7, 8)))
+#endif
+static int
+conv_fail(ffb_stmt *stmt, unsigned idx, int kind, const char *arg, long limit,
+          long actual, const char *fmt, ...) {
+    char t[96], line[512];
+    int n = snprintf(line, sizeof(line), "parameter %u (%s): ", idx + 1,
+                     decl_type(&stmt->in.cols[idx], t, sizeof(t)));
+    if (n > 0 && (size_t)n < sizeof(line)) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    ffbp_status_arg a[10];
+    size_t k = 0;
+    a[k++] = (ffbp_status_arg){FFBP_ARG_GDS, (int32_t)FFB__GDS_CODE_DSQL_ERROR,
+                               NULL, 0};
+    a[k++] =
+        (ffbp_status_arg){FFBP_ARG_GDS, (int32_t)FFB__GDS_CODE_SQLERR, NULL, 0};
+    a[k++] = (ffbp_status_arg){FFBP_ARG_NUMBER, -303, NULL, 0};
+    switch (kind) {
+    case C_RANGE:
+    case C_TRUNC:
+        a[k++] = (ffbp_status_arg){
+            FFBP_ARG_GDS, (int32_t)FFB__GDS_CODE_ARITH_EXCEPT, NULL, 0};
+        if (kind == C_RANGE) {
+            a[k++] = (ffbp_status_arg){
+                FFBP_ARG_GDS, (int32_t)FFB__GDS_CODE_NUMERIC_OUT_OF_RANGE, NULL,
+                0};
+            break;
+        }
+        a[k++] = (ffbp_status_arg){
+            FFBP_ARG_GDS, (int32_t)FFB__GDS_CODE_STRING_TRUNCATION, NULL, 0};
+        a[k++] = (ffbp_status_arg){
+            FFBP_ARG_GDS, (int32_t)FFB__GDS_CODE_TRUNC_LIMITS, NULL, 0};
+        a[k++] = (ffbp_status_arg){FFBP_ARG_NUMBER, (int32_t)limit, NULL, 0};
+        a[k++] = (ffbp_status_arg){FFBP_ARG_NUMBER, (int32_t)actual, NULL, 0};
+        break;
+    case C_CAST:
+        a[k++] = (ffbp_status_arg){
+            FFBP_ARG_GDS, (int32_t)FFB__GDS_CODE_CONVERT_ERROR, NULL, 0};
+        a[k++] = (ffbp_status_arg){FFBP_ARG_STRING, 0,
+                                   (const uint8_t *)(arg ? arg : ""),
+                                   (uint32_t)strlen(arg ? arg : "")};
+        break;
+    default:
+        a[k++] = (ffbp_status_arg){
+            FFBP_ARG_GDS, (int32_t)FFB__GDS_CODE_MALFORMED_STRING, NULL, 0};
+        break;
+    }
+    ffbp_status st = {a, sizeof(a) / sizeof(a[0]), k, k};
+    return ffb__error_from_status(&stmt->conn->err, FFB_E_INVAL, &st, line);
 }
 
 /* `pa` is bind_value's working copy of the parameter: its old buffer still
@@ -178,36 +305,44 @@ static int store_bytes(ffb_stmt *stmt, ffb__param *pa, const char *s,
     return 0;
 }
 
-/* Text for a text column: checked against the declared length in
-   characters of the column's charset. */
+/* Text for a text column: checked against the declared length of the
+   column, counted as the server counts it - characters of the column's
+   character set, bytes for NONE and OCTETS. Trailing pad characters
+   (blanks; zero bytes for OCTETS) beyond the length are dropped, as the
+   server drops them (it keeps the ones that fit: 'abc   ' into VARCHAR(5)
+   is 'abc  '); anything else beyond it is a truncation error. */
 static int bind_text_col(ffb_stmt *stmt, unsigned idx, ffb__param *pa,
-                         const char *s, size_t len) {
+                         const char *s, size_t len, int bytes) {
     const ffb__col *c = &stmt->in.cols[idx];
-    int bpc = ffb__charset_max_bytes(c->charset);
+    int cs = bytes ? 1 : c->charset;
+    int bpc = ffb__charset_max_bytes(cs);
     if (bpc <= 0)
         bpc = 1;
-    long chars = (long)len;
-    if (c->charset == 4 || c->charset == 3) { /* UTF8, UNICODE_FSS */
-        chars = ffb__utf8_chars(s, len);
-        if (chars < 0)
-            return bind_fail(stmt, idx, "the text is not valid", "UTF-8");
-    }
+    int utf8 = cs == 4 || cs == 3;
+    long chars = ffb__mb_chars(cs, s, len);
+    if (chars < 0)
+        return conv_fail(stmt, idx, C_MALFORMED, NULL, 0, 0,
+                         "the text is not valid UTF-8");
     long max_chars = c->length / bpc;
+    const char *unit =
+        bpc == 1 && !utf8 && (c->charset == 0 || c->charset == 1 || bytes)
+            ? "bytes"
+            : "characters";
     if (chars > max_chars) {
-        /* Trailing blanks are dropped by the server to fit; other excess
-           is a truncation error. */
-        size_t t = ffb__rtrim_len(s, len);
-        long tchars = (long)t;
-        if (c->charset == 4 || c->charset == 3)
-            tchars = ffb__utf8_chars(s, t);
-        if (tchars > max_chars) {
-            char what[96];
-            snprintf(what, sizeof(what),
-                     "of %ld characters is longer than the column (%ld)",
-                     chars, max_chars);
-            return bind_fail(stmt, idx, "a string", what);
+        /* The pad character: a blank, a zero byte for OCTETS. */
+        char pad = c->charset == 1 ? '\0' : ' ';
+        size_t keep = ffb__mb_skip(cs, s, len, max_chars), end = len;
+        while (end > keep && s[end - 1] == pad)
+            end--;
+        if (end > keep) {
+            char sv[80];
+            return conv_fail(stmt, idx, C_TRUNC, NULL, max_chars, chars,
+                             "%s is %ld %s long, longer than the %ld the "
+                             "parameter holds",
+                             shown(s, len, 1, sv, sizeof(sv)), chars, unit,
+                             max_chars);
         }
-        len = t;
+        len = keep;
     }
     if (len > MAX_VARYING)
         return bind_fail(stmt, idx, "a string", "longer than 32765 bytes");
@@ -219,7 +354,13 @@ static int bind_text_col(ffb_stmt *stmt, unsigned idx, ffb__param *pa,
     return store_bytes(stmt, pa, s, len);
 }
 
-/* A value sent as text and converted by the server. */
+/*
+ * A value sent as text and converted by the server: the parameter's item
+ * in the input message becomes a VARCHAR of the text's length (character
+ * set NONE, so the bytes reach the converter as they are), which the
+ * server converts to the described type with its own rules. The message
+ * format travels with every execution, so this costs nothing extra.
+ */
 static int bind_as_text(ffb_stmt *stmt, ffb__param *pa, const char *s,
                         size_t len, int charset) {
     if (len > MAX_VARYING)
@@ -233,7 +374,30 @@ static int bind_as_text(ffb_stmt *stmt, ffb__param *pa, const char *s,
     return store_bytes(stmt, pa, s, len);
 }
 
-/* Render a value as text, for text columns. */
+/* The shortest %.<prec>g text that reads back as the same value (as a
+   float when `is_float`). Every decimal of FLT_DIG (DBL_DIG) digits reads
+   back as itself, so for a normal number the search starts there; a
+   subnormal has fewer significant bits and may need fewer digits (1e-45
+   is the smallest float). */
+static int fmt_shortest(char *buf, size_t size, double d, int is_float) {
+    int lo = is_float ? FLT_DIG : DBL_DIG, hi = is_float ? 9 : 17, n = -1;
+    if (!isfinite(d))
+        return fmt_g(buf, size, hi, d);
+    if (d != 0 && fabs(d) < (is_float ? FLT_MIN : DBL_MIN))
+        lo = 1;
+    for (int prec = lo; prec <= hi; prec++) {
+        char *end;
+        n = fmt_g(buf, size, prec, d);
+        if (n < 0 || (size_t)n >= size)
+            return n;
+        double back = parse_double(buf, &end);
+        if (is_float ? (float)back == (float)d : back == d)
+            break;
+    }
+    return n;
+}
+
+/* Render a value as text, for text columns and messages. */
 static int value_text(const value *v, char *buf, size_t size, size_t *len) {
     int n;
     switch (v->kind) {
@@ -241,7 +405,7 @@ static int value_text(const value *v, char *buf, size_t size, size_t *len) {
         n = ffb__dec_format(v->num, v->scale, buf, size);
         break;
     case V_DOUBLE:
-        n = fmt_g(buf, size, 17, v->d);
+        n = fmt_shortest(buf, size, v->d, 0);
         break;
     case V_BOOL:
         n = snprintf(buf, size, "%s", v->b ? "TRUE" : "FALSE");
@@ -255,6 +419,10 @@ static int value_text(const value *v, char *buf, size_t size, size_t *len) {
     case V_TS:
         n = ffb__timestamp_format(v->date, v->time, buf, size);
         break;
+    case V_TEXT:
+    case V_BYTES:
+        n = snprintf(buf, size, "%.*s", (int)(v->len < 64 ? v->len : 64), v->s);
+        break;
     default:
         return -1;
     }
@@ -262,6 +430,46 @@ static int value_text(const value *v, char *buf, size_t size, size_t *len) {
         return -1;
     *len = (size_t)n;
     return 0;
+}
+
+/* A value the type cannot take (a boolean for an INTEGER, a number for a
+   DATE): the server's convert_error, whose argument is the value as text
+   - for a boolean the word BOOLEAN, as the server has it. */
+static int cast_fail(ffb_stmt *stmt, unsigned idx, const value *v) {
+    char text[80];
+    size_t tlen = 0;
+    if (v->kind == V_BOOL)
+        snprintf(text, sizeof(text), "BOOLEAN");
+    else if (value_text(v, text, sizeof(text), &tlen) < 0)
+        snprintf(text, sizeof(text), "?");
+    static const char *const kinds[] = {"a number", "a double",   "a boolean",
+                                        "text",     "bytes",      "a date",
+                                        "a time",   "a timestamp"};
+    return conv_fail(stmt, idx, C_CAST, text, 0, 0, "cannot take %s (%s)",
+                     kinds[v->kind], text);
+}
+
+/* The value does not fit the type's range. */
+static int range_fail(ffb_stmt *stmt, unsigned idx, const value *v) {
+    const ffb__col *c = &stmt->in.cols[idx];
+    char text[80], sv[100], lim[120] = "";
+    size_t tlen = 0;
+    if (value_text(v, text, sizeof(text), &tlen) < 0)
+        snprintf(text, sizeof(text), "the value");
+    int p = storage_precision(c->sqltype);
+    if (p && p < 38) {
+        ffb__i128 hi = c->sqltype == FFBP_SQL_SHORT  ? INT16_MAX
+                       : c->sqltype == FFBP_SQL_LONG ? INT32_MAX
+                                                     : INT64_MAX;
+        char a[48], b[48];
+        ffb__dec_format(-hi - 1, c->scale, a, sizeof(a));
+        ffb__dec_format(hi, c->scale, b, sizeof(b));
+        snprintf(lim, sizeof(lim), " (%s .. %s)", a, b);
+    }
+    return conv_fail(stmt, idx, C_RANGE, NULL, 0, 0, "%s is out of range%s",
+                     v->kind == V_TEXT ? shown(v->s, v->len, 1, sv, sizeof(sv))
+                                       : shown(text, tlen, 0, sv, sizeof(sv)),
+                     lim);
 }
 
 static int int_range(int sqltype, ffb__i128 v) {
@@ -275,6 +483,66 @@ static int int_range(int sqltype, ffb__i128 v) {
     default:
         return 1;
     }
+}
+
+/*
+ * Text for FLOAT / DOUBLE PRECISION that the client converts itself
+ * (correctly rounded, with strtod): the plain decimal form the server reads
+ * too - [blanks][sign]digits[.digits][e[sign]digits][blanks], a digit on
+ * one side of the point at least - at most 40 characters, an exponent of at
+ * most two digits, and a value whose magnitude is zero or within 1e-290 ..
+ * 1e290 (FLT_MIN .. FLT_MAX for FLOAT). Everything else goes to the server
+ * as text, which accepts or refuses it by its own rules: "NaN", "inf" and
+ * hex are conversion errors there, "1e400", "1e-310", "0e500" and
+ * 2.2250738585072014e-308 out of range, a FLOAT beyond 3.4e38 too, a
+ * fraction of 50 digits a truncation, while FLOAT takes 1e-40 (seen on
+ * Firebird 3.0.11 and 4.0.5). Returns 1 with *out set, or 0.
+ */
+static int float_text(const char *s, size_t len, int is_float, double *out) {
+    char buf[48];
+    size_t i = 0, n = len;
+    while (i < n && s[i] == ' ')
+        i++;
+    while (n > i && s[n - 1] == ' ')
+        n--;
+    if (n - i == 0 || n - i > 40)
+        return 0;
+    size_t j = i, digits = 0;
+    if (s[j] == '+' || s[j] == '-')
+        j++;
+    for (; j < n && s[j] >= '0' && s[j] <= '9'; j++)
+        digits++;
+    if (j < n && s[j] == '.')
+        for (j++; j < n && s[j] >= '0' && s[j] <= '9'; j++)
+            digits++;
+    if (digits == 0)
+        return 0;
+    if (j < n && (s[j] == 'e' || s[j] == 'E')) {
+        j++;
+        if (j < n && (s[j] == '+' || s[j] == '-'))
+            j++;
+        while (j < n && s[j] == '0')
+            j++;
+        size_t e = j;
+        while (j < n && s[j] >= '0' && s[j] <= '9')
+            j++;
+        if (j - e > 2 || (j == e && (s[j - 1] < '0' || s[j - 1] > '9')))
+            return 0;
+    }
+    if (j != n)
+        return 0;
+    memcpy(buf, s + i, n - i);
+    buf[n - i] = '\0';
+    char *end;
+    double d = parse_double(buf, &end);
+    if (*end != '\0' || !isfinite(d))
+        return 0;
+    double a = fabs(d);
+    if (a != 0 &&
+        (is_float ? a > FLT_MAX || a < FLT_MIN : a > 1e290 || a < 1e-290))
+        return 0;
+    *out = d;
+    return 1;
 }
 
 static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
@@ -299,6 +567,19 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
     ffb__i128 iv = 0;
     char text[128];
     size_t tlen;
+    int as_text = 0; /* the server converts the text */
+
+    /* Bytes for a type that is not text: the server converts OCTETS as it
+       converts text (Firebird 3.0.11: bytes '12' are 12 for an INTEGER,
+       'abc' a conversion error), so they go to it as they are. */
+    if (v->kind == V_BYTES && c->sqltype != FFBP_SQL_TEXT &&
+        c->sqltype != FFBP_SQL_VARYING && c->sqltype != FFBP_SQL_BLOB &&
+        c->sqltype != FFBP_SQL_NULL && c->sqltype != FFBP_SQL_ARRAY &&
+        c->sqltype != FFBP_SQL_QUAD) {
+        if ((rc = bind_as_text(stmt, &tmp, v->s, v->len, 1)) < 0)
+            return rc;
+        goto bound;
+    }
 
     switch (c->sqltype) {
     case FFBP_SQL_SHORT:
@@ -308,26 +589,27 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
         int overflow = 0;
         if (v->kind == V_NUM) {
             if (ffb__dec_rescale(v->num, v->scale, c->scale, &iv) < 0)
-                return bind_fail(stmt, idx, "value", "out of range");
+                return range_fail(stmt, idx, v);
         } else if (v->kind == V_DOUBLE) {
             if (!isfinite(v->d))
-                return bind_fail(stmt, idx, "value", "not finite");
+                return range_fail(stmt, idx, v);
             double x = v->d * (double)pow10i(-c->scale);
             if (fabs(x) > 1.7e38)
-                return bind_fail(stmt, idx, "value", "out of range");
+                return range_fail(stmt, idx, v);
             x = x < 0 ? -floor(-x + 0.5) : floor(x + 0.5);
             iv = (ffb__i128)x;
         } else if (v->kind == V_TEXT) {
-            if (ffb__dec_parse(v->s, v->len, c->scale, &iv, &overflow) < 0)
-                return bind_fail(stmt, idx,
-                                 overflow ? "number out of range:"
-                                          : "not a number:",
-                                 "text");
+            if (ffb__dec_parse(v->s, v->len, c->scale, &iv, &overflow) < 0) {
+                if (overflow) /* a number, too big even for 128 bits */
+                    return range_fail(stmt, idx, v);
+                as_text = 1; /* "0x10", "abc": the server decides */
+                break;
+            }
         } else {
-            return bind_fail(stmt, idx, "cannot take", "this kind of value");
+            return cast_fail(stmt, idx, v);
         }
         if (!int_range(c->sqltype, iv))
-            return bind_fail(stmt, idx, "value", "out of range");
+            return range_fail(stmt, idx, v);
         if (c->sqltype == FFBP_SQL_INT64)
             ffbp_be64_put(tmp.fixed, (uint64_t)(int64_t)iv);
         else if (c->sqltype == FFBP_SQL_INT128)
@@ -338,6 +620,7 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
     }
     case FFBP_SQL_FLOAT:
     case FFBP_SQL_DOUBLE: {
+        int is_float = c->sqltype == FFBP_SQL_FLOAT;
         double d;
         if (v->kind == V_DOUBLE) {
             d = v->d;
@@ -346,21 +629,16 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
             if (v->scale > 0)
                 d = (double)v->num * (double)pow10i(v->scale);
         } else if (v->kind == V_TEXT) {
-            char buf[128];
-            if (v->len >= sizeof(buf))
-                return bind_fail(stmt, idx, "not a number:", "text");
-            memcpy(buf, v->s, v->len);
-            buf[v->len] = '\0';
-            char *end;
-            d = parse_double(buf, &end);
-            while (*end == ' ')
-                end++;
-            if (end == buf || *end)
-                return bind_fail(stmt, idx, "not a number:", "text");
+            if (!float_text(v->s, v->len, is_float, &d)) {
+                as_text = 1;
+                break;
+            }
         } else {
-            return bind_fail(stmt, idx, "cannot take", "this kind of value");
+            return cast_fail(stmt, idx, v);
         }
-        if (c->sqltype == FFBP_SQL_FLOAT) {
+        if (is_float && isfinite(d) && fabs(d) > FLT_MAX)
+            return range_fail(stmt, idx, v);
+        if (is_float) {
             float f = (float)d;
             uint32_t u;
             memcpy(&u, &f, 4);
@@ -380,24 +658,27 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
             if (v->kind == V_NUM) {
                 int k = ffb__dec_format(v->num, 0, text, sizeof(text) - 8);
                 if (k < 0 || (size_t)k >= sizeof(text) - 8)
-                    return bind_fail(stmt, idx, "value", "too long");
+                    return range_fail(stmt, idx, v);
                 tlen = (size_t)k + (size_t)snprintf(text + k, 8, "E%d", v->scale);
             } else if (v->kind == V_DOUBLE) {
                 int k = fmt_g(text, sizeof(text), 17, v->d);
                 if (k < 0 || (size_t)k >= sizeof(text))
-                    return bind_fail(stmt, idx, "cannot take", "this value");
+                    return range_fail(stmt, idx, v);
                 tlen = (size_t)k;
             } else {
-                return bind_fail(stmt, idx, "cannot take",
-                                 "this kind of value");
+                return cast_fail(stmt, idx, v);
             }
             s = text;
             n = tlen;
         }
         rc = c->sqltype == FFBP_SQL_DEC16 ? ffb__dec64_parse(s, n, tmp.fixed)
                                           : ffb__dec128_parse(s, n, tmp.fixed);
-        if (rc < 0)
-            return bind_fail(stmt, idx, "not a DECFLOAT:", "value");
+        if (rc < 0) {
+            if (v->kind != V_TEXT)
+                return range_fail(stmt, idx, v);
+            as_text = 1;
+            rc = 0;
+        }
         break;
     }
     case FFBP_SQL_TYPE_DATE:
@@ -412,8 +693,11 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
                 rc = ffb__date_parse(v->s, v->len, &date);
             else
                 rc = ffb__timestamp_parse(v->s, v->len, &date, &time);
-            if (rc < 0)
-                return bind_fail(stmt, idx, "not a valid", type_name(c->sqltype));
+            if (rc < 0) { /* '29.02.2024', 'yesterday', '1 JAN 2024' ... */
+                as_text = 1;
+                rc = 0;
+                break;
+            }
         } else if (v->kind == V_DATE && c->sqltype != FFBP_SQL_TYPE_TIME) {
             date = v->date;
         } else if (v->kind == V_TIME && c->sqltype == FFBP_SQL_TYPE_TIME) {
@@ -422,7 +706,7 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
             date = v->date;
             time = v->time;
         } else {
-            return bind_fail(stmt, idx, "cannot take", "this kind of value");
+            return cast_fail(stmt, idx, v);
         }
         if (c->sqltype == FFBP_SQL_TYPE_DATE) {
             ffbp_be32_put(tmp.fixed, (uint32_t)date);
@@ -441,9 +725,7 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
         if (v->kind != V_TEXT)
             return bind_fail(stmt, idx, "takes text with a zone,",
                              "e.g. \"2024-07-01 12:00 Europe/Prague\"");
-        rc = bind_as_text(stmt, &tmp, v->s, v->len, 0);
-        if (rc < 0)
-            return rc;
+        as_text = 1;
         break;
     case FFBP_SQL_BOOLEAN:
         if (v->kind == V_BOOL) {
@@ -454,37 +736,28 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
                 a++;
             while (n > a && v->s[n - 1] == ' ')
                 n--;
-            if (n - a == 4 && strncasecmp(v->s + a, "true", 4) == 0)
+            if (n - a == 4 && strncasecmp(v->s + a, "true", 4) == 0) {
                 tmp.fixed[0] = 1;
-            else if (n - a == 5 && strncasecmp(v->s + a, "false", 5) == 0)
+            } else if (n - a == 5 && strncasecmp(v->s + a, "false", 5) == 0) {
                 tmp.fixed[0] = 0;
-            else
-                return bind_fail(stmt, idx, "not a boolean:",
-                                 "text (true or false expected)");
+            } else {
+                as_text = 1;
+                break;
+            }
         } else {
-            return bind_fail(stmt, idx, "cannot take",
-                             "a number (BOOLEAN takes true or false)");
+            return cast_fail(stmt, idx, v);
         }
         tmp.fixed[1] = tmp.fixed[2] = tmp.fixed[3] = 0;
         break;
     case FFBP_SQL_TEXT:
     case FFBP_SQL_VARYING:
         if (v->kind == V_TEXT || v->kind == V_BYTES) {
-            if (v->kind == V_BYTES || c->charset == 1 /* OCTETS */) {
-                if (v->len > (size_t)c->length)
-                    return bind_fail(stmt, idx, "bytes",
-                                     "longer than the column");
-                tmp.item.blr = FFBP_BLR_VARYING2;
-                tmp.item.texttype = (uint16_t)c->subtype;
-                tmp.item.length = (uint16_t)c->length;
-                rc = store_bytes(stmt, &tmp, v->s, v->len);
-            } else {
-                rc = bind_text_col(stmt, idx, &tmp, v->s, v->len);
-            }
+            rc = bind_text_col(stmt, idx, &tmp, v->s, v->len,
+                               v->kind == V_BYTES || c->charset == 1);
         } else {
             if (value_text(v, text, sizeof(text), &tlen) < 0)
                 return bind_fail(stmt, idx, "cannot take", "this value");
-            rc = bind_text_col(stmt, idx, &tmp, text, tlen);
+            rc = bind_text_col(stmt, idx, &tmp, text, tlen, 0);
         }
         if (rc < 0)
             return rc;
@@ -504,6 +777,9 @@ static int bind_value(ffb_stmt *stmt, unsigned idx, const value *v) {
     default:
         return bind_fail(stmt, idx, "type", "not supported for binding");
     }
+    if (as_text && (rc = bind_as_text(stmt, &tmp, v->s, v->len, 0)) < 0)
+        return rc;
+bound:
     /* tmp.data is a new buffer (text forms) or still the old one. */
     if (tmp.item.blr != FFBP_BLR_VARYING2 && tmp.item.blr != FFBP_BLR_VARYING &&
         tmp.item.blr != FFBP_BLR_TEXT && tmp.item.blr != FFBP_BLR_TEXT2) {
@@ -665,11 +941,11 @@ static int cell(const ffb_stmt *stmt, unsigned col, const uint8_t **p,
 }
 
 static int get_fail(const ffb_stmt *stmt, unsigned col, const char *want) {
-    const ffb__col *c = &stmt->out.cols[col];
+    char t[96];
     return ffb__error_set(&stmt->conn->err, FFB_E_INVAL,
                           "column %u (%s, %s) cannot be read as %s", col + 1,
                           ffb_stmt_column_name(stmt, col),
-                          type_name(c->sqltype), want);
+                          decl_type(&stmt->out.cols[col], t, sizeof(t)), want);
 }
 
 static int null_fail(const ffb_stmt *stmt, unsigned col) {
@@ -897,25 +1173,19 @@ static int text_buf(ffb_stmt *stmt, size_t need) {
     return 0;
 }
 
-/* CHAR in a UTF-8 character set (UTF8, UNICODE_FSS) arrives blank-padded
-   to its byte length, characters x 4 (reference 02, 10.5): CHAR(5) 'ab'
-   comes as 'ab' + 18 blanks. The value is padded to its declared number
-   of characters only, so the blanks beyond that are cut. */
-static size_t char_value_len(const ffb__col *c, const uint8_t *p,
-                             size_t len) {
-    if (c->charset != 4 && c->charset != 3)
-        return len;
+/* CHAR in a multi-byte character set arrives blank-padded to its byte
+   length, characters x the set's maximum bytes per character (reference
+   02, 10.5): CHAR(5) 'ab' in UTF8 comes as 'ab' + 18 blanks, CHAR(2) in
+   SJIS_0208 as 4 bytes. The value is padded to its declared number of
+   characters only, so the blanks beyond that are cut - one rule for every
+   multi-byte set (UTF8, UNICODE_FSS, SJIS_0208, EUCJ_0208, KSC_5601,
+   BIG_5, GB_2312, GBK, CP943C, GB18030), whatever the connection
+   character set. */
+static size_t char_value_len(const ffb__col *c, const uint8_t *p, size_t len) {
     int bpc = ffb__charset_max_bytes(c->charset);
     if (bpc <= 1 || c->length <= 0)
         return len;
-    long chars = c->length / bpc, n = 0;
-    size_t i = 0;
-    while (i < len && n < chars) { /* skip `chars` characters */
-        i++;
-        while (i < len && (p[i] & 0xC0) == 0x80)
-            i++;
-        n++;
-    }
+    size_t i = ffb__mb_skip(c->charset, (const char *)p, len, c->length / bpc);
     for (size_t k = i; k < len; k++)
         if (p[k] != ' ')
             return len; /* not just padding: leave it as it came */
@@ -963,7 +1233,7 @@ int ffb_stmt_get_text(ffb_stmt *stmt, unsigned col, const char **out,
             uint32_t u = ffbp_be32_get(p);
             float f;
             memcpy(&f, &u, 4);
-            n = fmt_g(b, size, 9, (double)f);
+            n = fmt_shortest(b, size, (double)f, 1); /* 0.1f: "0.1" */
             break;
         }
         case FFBP_BLR_DOUBLE:
@@ -971,13 +1241,7 @@ int ffb_stmt_get_text(ffb_stmt *stmt, unsigned col, const char **out,
             uint64_t u = ffbp_be64_get(p);
             double d;
             memcpy(&d, &u, 8);
-            /* The shortest form that reads back as the same double. */
-            for (int prec = 15; prec <= 17; prec++) {
-                char *end;
-                n = fmt_g(b, size, prec, d);
-                if (n < 0 || parse_double(b, &end) == d)
-                    break;
-            }
+            n = fmt_shortest(b, size, d, 0);
             break;
         }
         case FFBP_BLR_DEC64:

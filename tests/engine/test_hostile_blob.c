@@ -627,8 +627,19 @@ static void test_inline_before_sql_response(void **state) {
         row[4 + i] = (uint8_t)((ID0 + 0x37) >> (56 - 8 * i));
     srv_sql_response(&W, 1, row, sizeof(row));
     srv_response(&W, 0, 0, NULL, 0);
+    /* The row counts asked in the same write (isc_info_sql_records:
+       select, insert, update and delete counts, all 0). */
+    static const uint8_t counts[] = {
+        23, 28, 0,             /* isc_info_sql_records, 28 bytes */
+        13, 4,  0, 0, 0, 0, 0, /* isc_info_req_select_count */
+        14, 4,  0, 0, 0, 0, 0, /* isc_info_req_insert_count */
+        15, 4,  0, 0, 0, 0, 0, /* isc_info_req_update_count */
+        16, 4,  0, 0, 0, 0, 0, /* isc_info_req_delete_count */
+        1};                    /* isc_info_end */
+    srv_response(&W, 0, 0, counts, sizeof(counts));
     hostile_push(&H, &W);
     OK(c, ffb_stmt_execute(s, tx));
+    assert_int_equal(ffb_stmt_rows_affected(s), 0);
     assert_int_equal(cache_entries(c), 1);
     assert_int_equal(ffb_stmt_fetch(s), 1);
     uint8_t id[8];

@@ -324,10 +324,12 @@ static void test_client_side_errors(void **state) {
                           "update %s set name = ? where id = ? and amount > ?",
                           t->table);
     uint64_t b = it_rts(c);
-    /* Not convertible: text for an INTEGER parameter. */
-    assert_int_equal(ffb_stmt_bind_text(s, 1, "abc", 3), FFB_E_INVAL);
-    assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)),
-                           "parameter 2"));
+    /* Not convertible: a boolean for an INTEGER parameter (text such as
+       "abc" goes to the server, which converts it: test_types.c). */
+    assert_int_equal(ffb_stmt_bind_bool(s, 1, 1), FFB_E_INVAL);
+    assert_non_null(
+        strstr(ffb_error_message(ffb_conn_error(c)), "parameter 2 (INTEGER)"));
+    assert_string_equal(ffb_error_sqlstate(ffb_conn_error(c)), "22018");
     /* Longer than VARCHAR(20). */
     assert_int_equal(ffb_stmt_bind_text(s, 0, "123456789012345678901", 21),
                      FFB_E_INVAL);
@@ -687,8 +689,10 @@ static void test_execute2_singleton(void **state) {
     OK(c, ffb_stmt_bind_int64(s, 0, 30001));
     uint64_t b = it_rts(c);
     OK(c, ffb_stmt_execute(s, tx));
-    /* op_execute2: the row comes with the answer. */
+    /* op_execute2: the row comes with the answer, the row count
+       (isc_info_sql_records) in the same write. */
     assert_int_equal(it_rts(c) - b, 1);
+    assert_int_equal(ffb_stmt_rows_affected(s), 1);
     assert_int_equal(ffb_stmt_fetch(s), 1);
     int64_t v;
     OK(c, ffb_stmt_get_int64(s, 0, &v));
@@ -699,6 +703,112 @@ static void test_execute2_singleton(void **state) {
     assert_int_equal(len, 3);
     assert_memory_equal(txt, "ret", 3);
     assert_int_equal(ffb_stmt_fetch(s), 0);
+    ffb_stmt_free(s);
+    OK(c, ffb_tx_rollback(tx));
+    ffb_tx_free(tx);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+/* ffb_stmt_rows_affected() after EXECUTE PROCEDURE is what the server
+   counts for the statement, asked in the same write: the procedure's own
+   inserts are not the statement's, so 0 (as fbclient reports it), with
+   outputs (op_execute2) or without (op_execute); -1 only before any
+   execution. */
+static void test_rows_affected_execute_procedure(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "create procedure %s_P (n integer) returns (r integer) as "
+             "begin insert into %s (id, name) values (:n, 'p1'); "
+             "insert into %s (id, name) values (:n + 1, 'p2'); r = n; end",
+             t->table, t->table, t->table);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof(sql),
+             "create procedure %s_Q (n integer) as "
+             "begin insert into %s (id, name) values (:n, 'q'); end",
+             t->table, t->table);
+    exec_sql(c, sql);
+    ffb_tx *tx = it_active_tx(c);
+    ffb_stmt *s = prepare(c, tx, "execute procedure %s_P(?)", t->table);
+    ffb_stmt *q = prepare(c, tx, "execute procedure %s_Q(?)", t->table);
+    assert_int_equal(ffb_stmt_type(s), FFB_STMT_EXEC_PROCEDURE);
+    assert_int_equal(ffb_stmt_rows_affected(s), -1);
+    OK(c, ffb_stmt_bind_int64(s, 0, 40001));
+    OK(c, ffb_stmt_bind_int64(q, 0, 40011));
+    uint64_t b = it_rts(c);
+    OK(c, ffb_stmt_execute(s, tx));
+    assert_int_equal(it_rts(c) - b, 1);
+    printf("# %s: rows affected by EXECUTE PROCEDURE (2 inserts inside): "
+           "%lld\n",
+           t->name, (long long)ffb_stmt_rows_affected(s));
+    assert_int_equal(ffb_stmt_rows_affected(s), 0);
+    assert_int_equal(ffb_stmt_fetch(s), 1);
+    b = it_rts(c);
+    OK(c, ffb_stmt_execute(q, tx));
+    assert_int_equal(it_rts(c) - b, 1);
+    assert_int_equal(ffb_stmt_rows_affected(q), 0);
+    /* The procedures did insert. */
+    ffb_stmt *n = prepare(c, tx,
+                          "select count(*) from %s where id in (40001, 40002, "
+                          "40011)",
+                          t->table);
+    OK(c, ffb_stmt_execute(n, tx));
+    assert_int_equal(ffb_stmt_fetch(n), 1);
+    int64_t cnt = 0;
+    OK(c, ffb_stmt_get_int64(n, 0, &cnt));
+    assert_int_equal(cnt, 3);
+    ffb_stmt_free(n);
+    ffb_stmt_free(s);
+    ffb_stmt_free(q);
+    OK(c, ffb_tx_rollback(tx));
+    ffb_tx_free(tx);
+    snprintf(sql, sizeof(sql), "drop procedure %s_P", t->table);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof(sql), "drop procedure %s_Q", t->table);
+    exec_sql(c, sql);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+/* A SELECT's first fetch rides with its execute, so an error the server
+   raises producing the first rows is ffb_stmt_execute()'s; one raised in a
+   later batch is ffb_stmt_fetch()'s (include/fastfb.h). */
+static void test_first_fetch_error_from_execute(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx = it_active_tx(c);
+    ffb_stmt *s = prepare(c, tx,
+                          "select 1 / (select count(*) from rdb$database "
+                          "where 1 = 0) from rdb$database",
+                          NULL);
+    uint64_t b = it_rts(c);
+    int rc = ffb_stmt_execute(s, tx);
+    assert_int_equal(rc, FFB_E_SERVER);
+    assert_int_equal(it_rts(c) - b, 1);
+    const ffb_error *e = ffb_conn_error(c);
+    assert_int_equal(ffb_error_gds(e), FFB_GDS_ARITH_EXCEPT);
+    assert_string_equal(ffb_error_sqlstate(e), "22012");
+    /* No rows follow. */
+    assert_int_equal(ffb_stmt_fetch(s), 0);
+    /* A later batch: rows 1..99 come, row 100 divides by zero. */
+    ffb_stmt *l = prepare(c, tx,
+                          "select id, 1 / (id - 100) from %s where id < 200 "
+                          "order by id",
+                          t->table);
+    OK(c, ffb_stmt_set_fetch_size(l, 50));
+    OK(c, ffb_stmt_execute(l, tx));
+    int n = 0;
+    while ((rc = ffb_stmt_fetch(l)) == 1)
+        n++;
+    assert_int_equal(rc, FFB_E_SERVER);
+    assert_int_equal(n, 99);
+    assert_string_equal(ffb_error_sqlstate(ffb_conn_error(c)), "22012");
+    /* Both statements run again. */
+    OK(c, ffb_stmt_execute(l, tx));
+    assert_int_equal(ffb_stmt_fetch(l), 1);
+    ffb_stmt_free(l);
     ffb_stmt_free(s);
     OK(c, ffb_tx_rollback(tx));
     ffb_tx_free(tx);
@@ -1147,6 +1257,8 @@ int main(void) {
         cmocka_unit_test(test_budget_fresh_select_spare),
         cmocka_unit_test(test_describe_continuation),
         cmocka_unit_test(test_execute2_singleton),
+        cmocka_unit_test(test_rows_affected_execute_procedure),
+        cmocka_unit_test(test_first_fetch_error_from_execute),
         cmocka_unit_test(test_tx_options),
         cmocka_unit_test(test_prepare_without_tx),
         cmocka_unit_test(test_pipeline_same_statement),

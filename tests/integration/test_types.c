@@ -255,6 +255,48 @@ static void expect_no_more_rows(ffb_conn *c, ffb_stmt *s) {
     assert_int_equal(r, 0);
 }
 
+/* The current error has `gds` among its codes and SQLSTATE `sqlstate`. */
+static void expect_error(ffb_conn *c, int code, uint32_t gds,
+                         const char *sqlstate, const char *what) {
+    const ffb_error *e = ffb_conn_error(c);
+    if (ffb_error_code(e) != code || !ffb_error_has(e, gds) ||
+        strcmp(ffb_error_sqlstate(e), sqlstate) != 0)
+        fail_msg("%s: got %s, SQLSTATE %s, %s; expected %s with gds %u and "
+                 "SQLSTATE %s",
+                 what, ffb_err_name(ffb_error_code(e)), ffb_error_sqlstate(e),
+                 ffb_error_message(e), ffb_err_name(code), (unsigned)gds,
+                 sqlstate);
+}
+
+/*
+ * Text the client does not convert itself goes to the server as text in
+ * the same execute: binding it costs nothing, the execute exactly the one
+ * round trip it costs anyway, and the server refuses it with its own error
+ * (`gds` among the codes, `sqlstate`). `s` is an INSERT whose other
+ * parameters are bound; the row id is parameter 0.
+ */
+static void server_refuses(ffb_conn *c, ffb_tx *tx, ffb_stmt *s, unsigned idx,
+                           const char *text, uint32_t gds,
+                           const char *sqlstate) {
+    char what[160];
+    snprintf(what, sizeof(what), "parameter %u \"%s\"", idx + 1, text);
+    OK(c, ffb_stmt_bind_int64(s, 0, next_id++));
+    uint64_t b = it_rts(c);
+    OK(c, ffb_stmt_bind_text(s, idx, text, (size_t)-1));
+    assert_int_equal(it_rts(c) - b, 0);
+    int rc = ffb_stmt_execute(s, tx);
+    if (rc != FFB_E_SERVER)
+        fail_msg("%s: execute = %d (%s), expected the server's refusal", what,
+                 rc, ffb_error_message(ffb_conn_error(c)));
+    assert_int_equal(it_rts(c) - b, 1);
+    expect_error(c, FFB_E_SERVER, gds, sqlstate, what);
+    /* The server's own text names the value. */
+    if (!strstr(ffb_error_message(ffb_conn_error(c)), text) &&
+        gds == FFB_GDS_CONVERT_ERROR)
+        fail_msg("%s: the message does not show the value: %s", what,
+                 ffb_error_message(ffb_conn_error(c)));
+}
+
 /* ---- the round trip of text values --------------------------------------- */
 
 enum {
@@ -711,17 +753,44 @@ static void test_float(void **state) {
     const char *T = t->table[T_FLT];
 
     /* FLOAT holds binary32: -0.1 reads back as the float nearest -0.1,
-       printed with 9 significant digits. */
-    CHECK(c, tx, t, T_FLT, "f", V("1.5", "1.5"),
-          VO("-0.1", "-0.1", "-0.100000001"), V("0", "0"), V("-2.25", "-2.25"),
-          VO("3e38", "3e38", "3.00000001e+38"));
+       printed as the shortest text that reads back as that float ("-0.1",
+       where 9 digits would say -0.100000001). 1e-40 is below FLT_MIN: the
+       client sends it as text and the server makes it a subnormal, which
+       reads as "1e-40" again. */
+    CHECK(c, tx, t, T_FLT, "f", V("1.5", "1.5"), V("-0.1", "-0.1"), V("0", "0"),
+          V("-2.25", "-2.25"), VO("3e38", "3e38", "3e+38"),
+          VO("0.3", "0.3", "0.3"), VO("16777217", "16777217", "16777216"),
+          V("1e-40", "1e-40"));
     /* DOUBLE: the shortest text that reads back as the same double. */
     CHECK(c, tx, t, T_FLT, "d", VO("1e300", "1e300", "1e+300"),
           VO("-0.1", "-0.1", "-0.1"), V("1.5", "1.5"), V("-2.25", "-2.25"),
           VO("0.1", "0.1e0", "0.1"),
           VO("1.7976931348623157e308", NULL, "1.7976931348623157e+308"),
-          VO("4.9406564584124654e-324", NULL, "4.94065645841247e-324"),
           VO("123456789012345678", NULL, "1.2345678901234568e+17"));
+    /* What the server refuses as text for a double, so the client sends it
+       for the server to refuse (Firebird 3.0.11 and 4.0.5). */
+    {
+        ffb_stmt *ins =
+            prep(c, tx, "insert into %s (id, f, d) values (?, ?, ?)", T);
+        OK(c, ffb_stmt_bind_double(ins, 1, 1));
+        static const char *const cast[] = {"NaN", "inf", "0x1p3",
+                                           "1,5", "--1", "1e"};
+        for (size_t i = 0; i < N_ELEMS(cast); i++)
+            server_refuses(c, tx, ins, 2, cast[i], FFB_GDS_CONVERT_ERROR,
+                           "22018");
+        static const char *const range[] = {"1e400", "1e-400", "0e500",
+                                            "4.9406564584124654e-324",
+                                            "2.2250738585072014e-308"};
+        for (size_t i = 0; i < N_ELEMS(range); i++)
+            server_refuses(c, tx, ins, 2, range[i],
+                           FFB_GDS_NUMERIC_OUT_OF_RANGE, "22003");
+        OK(c, ffb_stmt_bind_double(ins, 2, 1));
+        server_refuses(c, tx, ins, 1, "3.5e38", FFB_GDS_NUMERIC_OUT_OF_RANGE,
+                       "22003");
+        /* Above FLT_MAX though C would round it to FLT_MAX. */
+        server_refuses(c, tx, ins, 1, "3.4028235e38",
+                       FFB_GDS_NUMERIC_OUT_OF_RANGE, "22003");
+    }
 
     ffb_stmt *sel = prep(c, tx, "select f, d from %s where id = ?", T);
     static const dbl2 vals[] = {
@@ -825,12 +894,16 @@ static void test_decfloat(void **state) {
         expect_str(c, srv, 1, "server's DECFLOAT(16) from double 0.1",
                    "0.1000000000000000");
     }
-    /* Beyond the range, or not a number: refused on the client. */
-    FAILS(c, ffb_stmt_bind_text(ins, 1, "1E+385", (size_t)-1), FFB_E_INVAL);
-    FAILS(c, ffb_stmt_bind_text(ins, 1, "9.9999999999999995E+384", (size_t)-1),
-          FFB_E_INVAL);
-    FAILS(c, ffb_stmt_bind_text(ins, 2, "1E+6145", (size_t)-1), FFB_E_INVAL);
-    FAILS(c, ffb_stmt_bind_text(ins, 1, "abc", (size_t)-1), FFB_E_INVAL);
+    /* Beyond the range, or not a number: text the client cannot encode
+       goes to the server, which refuses it (decfloat_overflow, or
+       decfloat_invalid_operation + convert_error). */
+    OK(c, ffb_stmt_bind_null(ins, 2));
+    server_refuses(c, tx, ins, 1, "1E+385", 335545142u, "22003");
+    server_refuses(c, tx, ins, 1, "9.9999999999999995E+384", 335545142u,
+                   "22003");
+    server_refuses(c, tx, ins, 1, "abc", FFB_GDS_CONVERT_ERROR, "22018");
+    OK(c, ffb_stmt_bind_null(ins, 1));
+    server_refuses(c, tx, ins, 2, "1E+6145", 335545142u, "22003");
 }
 
 /* Text with more digits than the format holds is rounded by the client as
@@ -947,8 +1020,16 @@ static void test_dates(void **state) {
           V("9999-12-31 23:59:59.9999", "TIMESTAMP '9999-12-31 23:59:59.9999'"),
           V("2024-02-29 13:45:30.1234", "TIMESTAMP '2024-02-29 13:45:30.1234'"),
           V("1858-11-17 00:00:00.0001", "TIMESTAMP '1858-11-17 00:00:00.0001'"),
-          VO("2024-02-29T08:00", NULL, "2024-02-29 08:00:00.0000"),
           VO("2024-02-29", "DATE '2024-02-29'", "2024-02-29 00:00:00.0000"));
+    /* Forms only the server reads: sent as text, converted by its rules. */
+    CHECK(c, tx, t, T_DT, "d",
+          VO("29.02.2024", "DATE '29.02.2024'", "2024-02-29"),
+          VO("1 JAN 2024", "DATE '1 JAN 2024'", "2024-01-01"),
+          VO("2/29/2024", "DATE '2/29/2024'", "2024-02-29"),
+          VO("29-FEB-2024", "DATE '29-FEB-2024'", "2024-02-29"));
+    CHECK(c, tx, t, T_DT, "ts",
+          VO("29.02.2024 13:45", "TIMESTAMP '29.02.2024 13:45'",
+             "2024-02-29 13:45:00.0000"));
 
     ffb_stmt *sel = prep(c, tx, "select d, t, ts from %s where id = ?", T);
     int id = insert_row(c, tx, T, "d, t, ts", 3, bind_dt_min, NULL);
@@ -972,20 +1053,79 @@ static void test_dates(void **state) {
     FAILS(c, ffb_stmt_get_date(sel, 1, &y, &mo, &d), FFB_E_INVAL);
     FAILS(c, ffb_stmt_get_double(sel, 0, &dbl), FFB_E_INVAL);
 
-    /* Invalid values are refused on the client. */
+    /* Invalid dates given as numbers are refused on the client; invalid
+       text goes to the server, which refuses it. */
     ffb_stmt *ins =
         prep(c, tx, "insert into %s (id, d, t, ts) values (?, ?, ?, ?)", T);
     FAILS(c, ffb_stmt_bind_date(ins, 1, 2023, 2, 29), FFB_E_INVAL);
     FAILS(c, ffb_stmt_bind_date(ins, 1, 0, 12, 31), FFB_E_INVAL);
-    FAILS(c, ffb_stmt_bind_text(ins, 1, "2023-02-29", (size_t)-1), FFB_E_INVAL);
-    FAILS(c, ffb_stmt_bind_text(ins, 1, "10000-01-01", (size_t)-1),
-          FFB_E_INVAL);
     FAILS(c, ffb_stmt_bind_time(ins, 2, 23, 59, 59, 10000), FFB_E_INVAL);
-    FAILS(c, ffb_stmt_bind_text(ins, 2, "24:00:00", (size_t)-1), FFB_E_INVAL);
-    FAILS(c, ffb_stmt_bind_text(ins, 2, "12:00:00.12345", (size_t)-1),
-          FFB_E_INVAL);
     FAILS(c, ffb_stmt_bind_date(ins, 2, 2024, 1, 1), FFB_E_INVAL);
+    expect_error(c, FFB_E_INVAL, FFB_GDS_CONVERT_ERROR, "22018",
+                 "a date for a TIME");
     FAILS(c, ffb_stmt_bind_int64(ins, 3, 1), FFB_E_INVAL);
+    expect_error(c, FFB_E_INVAL, FFB_GDS_CONVERT_ERROR, "22018",
+                 "a number for a TIMESTAMP");
+    OK(c, ffb_stmt_bind_null(ins, 2));
+    OK(c, ffb_stmt_bind_null(ins, 3));
+    server_refuses(c, tx, ins, 1, "2023-02-29", FFB_GDS_CONVERT_ERROR, "22018");
+    server_refuses(c, tx, ins, 1, "10000-01-01", FFB_GDS_CONVERT_ERROR,
+                   "22018");
+    server_refuses(c, tx, ins, 1, "someday", FFB_GDS_CONVERT_ERROR, "22018");
+    OK(c, ffb_stmt_bind_null(ins, 1));
+    server_refuses(c, tx, ins, 2, "24:00:00", FFB_GDS_CONVERT_ERROR, "22018");
+    server_refuses(c, tx, ins, 2, "12:00:00.12345", FFB_GDS_CONVERT_ERROR,
+                   "22018");
+    OK(c, ffb_stmt_bind_null(ins, 2));
+    /* No T between date and time: Firebird 3 cannot convert it, 4 reads
+       "T08:00" as a time zone. */
+    if (t->version >= 4)
+        server_refuses(c, tx, ins, 3, "2024-02-29T08:00", 335545214u, "22009");
+    else
+        server_refuses(c, tx, ins, 3, "2024-02-29T08:00", FFB_GDS_CONVERT_ERROR,
+                       "22018");
+}
+
+/* The words the server reads for dates and times - today, yesterday,
+   tomorrow, now - go to it as text and mean the server's clock, in the
+   execute's one round trip. */
+static void test_dates_server_words(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t, NULL);
+    ffb_tx *tx = begin(c);
+    ffb_stmt *s = prep(c, tx,
+                       "select cast(? as date) - current_date, "
+                       "datediff(second, cast(? as timestamp), "
+                       "localtimestamp), cast(? as date) from rdb$database");
+    static const struct {
+        const char *word;
+        int64_t days;
+    } w[] = {{"today", 0},
+             {"yesterday", -1},
+             {"tomorrow", 1},
+             {" TODAY ", 0},
+             {"Yesterday", -1}};
+    for (size_t i = 0; i < N_ELEMS(w); i++) {
+        uint64_t b = it_rts(c);
+        OK(c, ffb_stmt_bind_text(s, 0, w[i].word, (size_t)-1));
+        OK(c, ffb_stmt_bind_text(s, 1, "now", (size_t)-1));
+        OK(c, ffb_stmt_bind_text(s, 2, "29.02.2024", (size_t)-1));
+        assert_int_equal(it_rts(c) - b, 0);
+        OK(c, ffb_stmt_execute(s, tx));
+        assert_int_equal(it_rts(c) - b, 1);
+        assert_int_equal(ffb_stmt_fetch(s), 1);
+        int64_t days = 99, secs = 99;
+        OK(c, ffb_stmt_get_int64(s, 0, &days));
+        OK(c, ffb_stmt_get_int64(s, 1, &secs));
+        if (days != w[i].days)
+            fail_msg("'%s' is %lld days from CURRENT_DATE, expected %lld",
+                     w[i].word, (long long)days, (long long)w[i].days);
+        /* 'now' is the server's clock, at most a few seconds ago. */
+        if (secs < 0 || secs > 60)
+            fail_msg("'now' is %lld s from LOCALTIMESTAMP", (long long)secs);
+        expect_str(c, s, 2, "29.02.2024", "2024-02-29");
+        expect_no_more_rows(c, s);
+    }
 }
 
 /* ---- time zones (Firebird 4+) -------------------------------------------- */
@@ -1215,6 +1355,70 @@ static void skip_unless_intl(const target *t) {
     }
 }
 
+/*
+ * CHAR in a multi-byte character set is padded to its length in
+ * characters, for every such set: the server pads to the byte length
+ * (characters x the set's maximum bytes), the client drops the blanks
+ * beyond the declared characters. Over a NONE attachment each value comes
+ * in its column's own set; over UTF8 transliterated.
+ */
+static void test_char_padding_multibyte(void **state) {
+    target *t = *state;
+    if (!t->intl)
+        skip();
+    static const struct {
+        const char *cs;
+        const char *ch;   /* one character in `cs` */
+        const char *utf8; /* the same character in UTF-8 */
+    } sets[] = {
+        {"SJIS_0208", "\x82\xA0", "\xE3\x81\x82"},
+        {"CP943C", "\x82\xA0", "\xE3\x81\x82"},
+        {"EUCJ_0208", "\xA4\xA2", "\xE3\x81\x82"},
+        {"KSC_5601", "\xC7\xD1", "\xED\x95\x9C"},
+        {"BIG_5", "\xA4\xA4", "\xE4\xB8\xAD"},
+        {"GB_2312", "\xD6\xD0", "\xE4\xB8\xAD"},
+        {"GBK", "\xD6\xD0", "\xE4\xB8\xAD"},
+        {"GB18030", "\xD6\xD0", "\xE4\xB8\xAD"},
+        {"GB18030", "\x81\x30\x89\x38", "\xC3\x9F"}, /* 4 bytes: U+00DF */
+        {"UTF8", "\xC3\xA9", "\xC3\xA9"},
+        {"UNICODE_FSS", "\xC3\xA9", "\xC3\xA9"},
+    };
+    for (int utf8 = 0; utf8 < 2; utf8++) {
+        ffb_conn *c = open_conn(t, utf8 ? "UTF8" : "NONE");
+        ffb_tx *tx = begin(c);
+        for (size_t i = 0; i < N_ELEMS(sets); i++) {
+            const char *ch = utf8 ? sets[i].utf8 : sets[i].ch;
+            char want[32], what[96];
+            /* CHAR(3): the character, 'a', one blank of padding. */
+            snprintf(want, sizeof(want), "%sa ", ch);
+            snprintf(what, sizeof(what), "CHAR(3) %s over %s", sets[i].cs,
+                     utf8 ? "UTF8" : "NONE");
+            /* The literal is written in the connection's character set. */
+            char sql[512];
+            snprintf(sql, sizeof(sql),
+                     "select cast(_%s '%sa' as char(3) character set %s), "
+                     "cast(_%s '%s%s' as char(2) character set %s), "
+                     "cast(_%s '' as char(2) character set %s) from "
+                     "rdb$database",
+                     utf8 ? "UTF8" : sets[i].cs, ch, sets[i].cs,
+                     utf8 ? "UTF8" : sets[i].cs, ch, ch, sets[i].cs,
+                     utf8 ? "UTF8" : sets[i].cs, sets[i].cs);
+            ffb_stmt *s = prep(c, tx, "%s", sql);
+            OK(c, ffb_stmt_execute(s, tx));
+            assert_int_equal(ffb_stmt_fetch(s), 1);
+            expect_str(c, s, 0, what, want);
+            snprintf(want, sizeof(want), "%sa", ch);
+            expect_trimmed(c, s, 0, what, want, strlen(want));
+            /* Two characters in CHAR(2): no padding at all. */
+            snprintf(want, sizeof(want), "%s%s", ch, ch);
+            expect_str(c, s, 1, what, want);
+            /* Empty: two blanks, not 2 x the maximum bytes. */
+            expect_str(c, s, 2, what, "  ");
+            expect_no_more_rows(c, s);
+        }
+    }
+}
+
 static void test_charsets(void **state) {
     target *t = *state;
     skip_unless_intl(t);
@@ -1330,9 +1534,14 @@ static void test_boolean(void **state) {
     int64_t n = 0;
     OK(c, ffb_stmt_get_int64(cnt, 0, &n));
     assert_int_equal(n, 2);
-    FAILS(c, ffb_stmt_bind_text(ins, 1, "yes", (size_t)-1), FFB_E_INVAL);
-    FAILS(c, ffb_stmt_bind_text(ins, 1, "1", (size_t)-1), FFB_E_INVAL);
+    /* Only TRUE and FALSE: other text is the server's to refuse, a number
+       the client's (convert_error, as the server has it). */
+    server_refuses(c, tx, ins, 1, "yes", FFB_GDS_CONVERT_ERROR, "22018");
+    server_refuses(c, tx, ins, 1, "1", FFB_GDS_CONVERT_ERROR, "22018");
+    server_refuses(c, tx, ins, 1, "t", FFB_GDS_CONVERT_ERROR, "22018");
     FAILS(c, ffb_stmt_bind_int64(ins, 1, 1), FFB_E_INVAL);
+    expect_error(c, FFB_E_INVAL, FFB_GDS_CONVERT_ERROR, "22018",
+                 "1 for a BOOLEAN");
 }
 
 /* ---- blobs --------------------------------------------------------------- */
@@ -1468,6 +1677,49 @@ static void test_nulls(void **state) {
 
 /* ---- conversion errors on the client ------------------------------------- */
 
+/* The connection's error, field by field: the result code, the codes of
+   the status vector in order (warnings none), the arguments of code
+   `argc_at` (NULL: none checked), SQLCODE, SQLSTATE, and pieces the
+   message must contain (NULL-terminated). */
+static void expect_fields(ffb_conn *c, int code, const uint32_t *codes,
+                          size_t ncodes, int sqlcode, const char *sqlstate,
+                          size_t args_at, const char *const *args,
+                          const char *const *pieces) {
+    const ffb_error *e = ffb_conn_error(c);
+    const char *m = ffb_error_message(e);
+    assert_int_equal(ffb_error_code(e), code);
+    if (ffb_error_count(e) != ncodes)
+        fail_msg("%zu codes, expected %zu: %s", ffb_error_count(e), ncodes, m);
+    for (size_t i = 0; i < ncodes; i++)
+        if (ffb_error_gds_at(e, i) != codes[i])
+            fail_msg("code %zu is %u (%s), expected %u: %s", i,
+                     (unsigned)ffb_error_gds_at(e, i),
+                     ffb_error_symbol_at(e, i), (unsigned)codes[i], m);
+    assert_int_equal(ffb_error_gds(e), codes[0]);
+    assert_int_equal(ffb_error_sqlcode(e), sqlcode);
+    assert_string_equal(ffb_error_sqlstate(e), sqlstate);
+    for (size_t j = 0; args && args[j]; j++) {
+        const char *got = ffb_error_arg(e, args_at, j);
+        if (!got || strcmp(got, args[j]) != 0)
+            fail_msg("argument %zu of code %zu is %s, expected %s: %s", j,
+                     args_at, got ? got : "(none)", args[j], m);
+    }
+    for (size_t j = 0; pieces && pieces[j]; j++)
+        if (!strstr(m, pieces[j]))
+            fail_msg("the message lacks \"%s\": %s", pieces[j], m);
+}
+
+#define CODES(...)                                                             \
+    (const uint32_t[]){__VA_ARGS__}, N_ELEMS(((const uint32_t[]){__VA_ARGS__}))
+#define STRS(...)                                                              \
+    (const char *const[]) { __VA_ARGS__, NULL }
+#define RANGE_CODES                                                            \
+    CODES(FFB_GDS_DSQL_ERROR, 335544436u, FFB_GDS_ARITH_EXCEPT,                \
+          FFB_GDS_NUMERIC_OUT_OF_RANGE)
+#define TRUNC_CODES                                                            \
+    CODES(FFB_GDS_DSQL_ERROR, 335544436u, FFB_GDS_ARITH_EXCEPT,                \
+          FFB_GDS_STRING_TRUNCATION, 335545033u)
+
 static void test_client_conversion_errors(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t, NULL);
@@ -1475,40 +1727,362 @@ static void test_client_conversion_errors(void **state) {
     ffb_stmt *s =
         prep(c, tx, "insert into %s (id, s, i, b) values (?, ?, ?, ?)",
              t->table[T_INT]);
-    ffb_stmt *v =
-        prep(c, tx, "insert into %s (id, v) values (?, ?)", t->table[T_STR]);
+    ffb_stmt *v = prep(c, tx, "insert into %s (id, v, n) values (?, ?, ?)",
+                       t->table[T_STR]);
+    ffb_stmt *num =
+        prep(c, tx, "insert into %s (id, n93, d93) values (?, ?, ?)",
+             t->table[T_NUM]);
     uint64_t b = it_rts(c);
-    /* Text that is not a number. */
-    FAILS(c, ffb_stmt_bind_text(s, 2, "abc", (size_t)-1), FFB_E_INVAL);
-    if (!strstr(ffb_error_message(ffb_conn_error(c)), "parameter 3"))
-        fail_msg("message without the parameter: %s",
-                 ffb_error_message(ffb_conn_error(c)));
-    FAILS(c, ffb_stmt_bind_text(s, 2, "", 0), FFB_E_INVAL);
-    FAILS(c, ffb_stmt_bind_text(s, 2, "12x", (size_t)-1), FFB_E_INVAL);
-    FAILS(c, ffb_stmt_bind_text(s, 2, "NaN", (size_t)-1), FFB_E_INVAL);
     /* 2^40 does not fit a SMALLINT (nor an INTEGER). */
     FAILS(c, ffb_stmt_bind_int64(s, 1, 1LL << 40), FFB_E_INVAL);
+    expect_fields(c, FFB_E_INVAL, RANGE_CODES, -303, "22003", 1, STRS("-303"),
+                  STRS("parameter 2 (SMALLINT): 1099511627776 is out of range "
+                       "(-32768 .. 32767)",
+                       "[dsql_error, SQLSTATE 22003]"));
     FAILS(c, ffb_stmt_bind_numeric(s, 1, 1LL << 40, 0), FFB_E_INVAL);
     FAILS(c, ffb_stmt_bind_text(s, 1, "1099511627776", (size_t)-1),
           FFB_E_INVAL);
+    expect_fields(c, FFB_E_INVAL, RANGE_CODES, -303, "22003", 1, STRS("-303"),
+                  STRS("\"1099511627776\" is out of range"));
     FAILS(c, ffb_stmt_bind_double(s, 1, 1099511627776.0), FFB_E_INVAL);
     FAILS(c, ffb_stmt_bind_int64(s, 2, 1LL << 40), FFB_E_INVAL);
     FAILS(c, ffb_stmt_bind_text(s, 1, "32768", (size_t)-1), FFB_E_INVAL);
     FAILS(c, ffb_stmt_bind_text(s, 1, "-32769", (size_t)-1), FFB_E_INVAL);
     FAILS(c, ffb_stmt_bind_text(s, 3, "9223372036854775808", (size_t)-1),
           FFB_E_INVAL);
+    expect_fields(c, FFB_E_INVAL, RANGE_CODES, -303, "22003", 1, STRS("-303"),
+                  STRS("parameter 4 (BIGINT)"));
+    FAILS(c, ffb_stmt_bind_text(s, 3, "1e40", (size_t)-1), FFB_E_INVAL);
     FAILS(c, ffb_stmt_bind_numeric(s, 2, 1, 10), FFB_E_INVAL); /* 1e10 */
-    /* A 6-character string for VARCHAR(5); invalid UTF-8. */
+    /* The declared type, not its storage: DECIMAL(9,3) is an INTEGER. */
+    FAILS(c, ffb_stmt_bind_numeric(num, 2, 12345678901, -3), FFB_E_INVAL);
+    expect_fields(c, FFB_E_INVAL, RANGE_CODES, -303, "22003", 1, STRS("-303"),
+                  STRS("parameter 3 (DECIMAL(9,3)): 12345678.901 is out of "
+                       "range (-2147483.648 .. 2147483.647)"));
+    FAILS(c, ffb_stmt_bind_text(num, 1, "-2147483.6485", (size_t)-1),
+          FFB_E_INVAL);
+    expect_fields(c, FFB_E_INVAL, RANGE_CODES, -303, "22003", 1, STRS("-303"),
+                  STRS("parameter 2 (NUMERIC(9,3)): \"-2147483.6485\""));
+    /* A boolean is no number: the server's convert_error. */
+    FAILS(c, ffb_stmt_bind_bool(s, 2, 1), FFB_E_INVAL);
+    expect_fields(c, FFB_E_INVAL,
+                  CODES(FFB_GDS_DSQL_ERROR, 335544436u, FFB_GDS_CONVERT_ERROR),
+                  -303, "22018", 2, STRS("BOOLEAN"),
+                  STRS("parameter 3 (INTEGER): cannot take a boolean"));
+    /* A 6-character string for VARCHAR(5): characters counted. */
     FAILS(c, ffb_stmt_bind_text(v, 1, "abcdef", (size_t)-1), FFB_E_INVAL);
-    if (!strstr(ffb_error_message(ffb_conn_error(c)), "longer"))
-        fail_msg("message: %s", ffb_error_message(ffb_conn_error(c)));
+    expect_fields(c, FFB_E_INVAL, TRUNC_CODES, -303, "22001", 4, STRS("5", "6"),
+                  STRS("parameter 2 (VARCHAR(5) CHARACTER SET UTF8): "
+                       "\"abcdef\" is 6 characters long, longer than the 5",
+                       "[dsql_error, SQLSTATE 22001]"));
+    FAILS(c,
+          ffb_stmt_bind_text(v, 1,
+                             "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3"
+                             "\xA9\xC3\xA9",
+                             (size_t)-1),
+          FFB_E_INVAL);
+    expect_fields(c, FFB_E_INVAL, TRUNC_CODES, -303, "22001", 4, STRS("5", "6"),
+                  STRS("6 characters long"));
+    /* Six 'é' over UTF8 are 12 bytes for a NONE VARCHAR(10), which counts
+       bytes. */
+    FAILS(c,
+          ffb_stmt_bind_text(v, 2,
+                             "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3"
+                             "\xA9\xC3\xA9",
+                             (size_t)-1),
+          FFB_E_INVAL);
+    expect_fields(c, FFB_E_INVAL, TRUNC_CODES, -303, "22001", 4,
+                  STRS("10", "12"),
+                  STRS("parameter 3 (VARCHAR(10) CHARACTER SET NONE)",
+                       "12 bytes long, longer than the 10"));
+    /* Not UTF-8. */
     FAILS(c, ffb_stmt_bind_text(v, 1, "\xFF", 1), FFB_E_INVAL);
+    expect_fields(
+        c, FFB_E_INVAL,
+        CODES(FFB_GDS_DSQL_ERROR, 335544436u, FFB_GDS_MALFORMED_STRING), -303,
+        "42000", 1, STRS("-303"), STRS("not valid UTF-8"));
     /* Nothing of this reached the server. */
     assert_int_equal(it_rts(c) - b, 0);
+    /* Text that is no number goes to the server, whose error it is. */
+    OK(c, ffb_stmt_bind_int64(s, 1, 1));
+    OK(c, ffb_stmt_bind_int64(s, 3, 1));
+    server_refuses(c, tx, s, 2, "abc", FFB_GDS_CONVERT_ERROR, "22018");
+    expect_fields(c, FFB_E_SERVER,
+                  CODES(FFB_GDS_DSQL_ERROR, 335544436u, FFB_GDS_CONVERT_ERROR),
+                  -303, "22018", 2, STRS("abc"), STRS("\"abc\""));
+    server_refuses(c, tx, s, 2, "", FFB_GDS_CONVERT_ERROR, "22018");
+    server_refuses(c, tx, s, 2, "12x", FFB_GDS_CONVERT_ERROR, "22018");
+    server_refuses(c, tx, s, 2, "NaN", FFB_GDS_CONVERT_ERROR, "22018");
+    /* ... and what it accepts works: hexadecimal is Firebird's. */
+    OK(c, ffb_stmt_bind_int64(s, 0, next_id++));
+    OK(c, ffb_stmt_bind_text(s, 2, "0x10", (size_t)-1));
+    OK(c, ffb_stmt_execute(s, tx));
     /* The statement still works, with the values bound before. */
     OK(c, ffb_stmt_bind_int64(v, 0, next_id++));
     OK(c, ffb_stmt_bind_text(v, 1, "ok", 2));
+    OK(c, ffb_stmt_bind_null(v, 2));
     OK(c, ffb_stmt_execute(v, tx));
+}
+
+/*
+ * The same conversions refused by libfastfb on the client and by the
+ * server: each value goes once through a prepared statement's parameter
+ * (the client converts, or sends the text for the server to convert) and
+ * once by value through ffb_conn_execute_immediate_params(), which leaves
+ * the conversion to the server. The error fields must be the same: result
+ * aside, the codes in order, their arguments, SQLCODE and SQLSTATE.
+ */
+typedef struct cmpcase {
+    const char *type; /* the parameter's declared type */
+    ffb_value val;
+    int client; /* 1: refused on the client; 0: sent as text */
+    int min_version;
+} cmpcase;
+
+#define TXT(s_)                                                                \
+    { .type = FFB_VALUE_TEXT, .p = (s_), .len = sizeof(s_) - 1 }
+#define I64(i_)                                                                \
+    { .type = FFB_VALUE_INT64, .i = (i_) }
+
+static int bind_ffb_value(ffb_stmt *s, const ffb_value *v) {
+    switch (v->type) {
+    case FFB_VALUE_INT64:
+        return ffb_stmt_bind_int64(s, 0, v->i);
+    case FFB_VALUE_NUMERIC:
+        return ffb_stmt_bind_numeric(s, 0, v->i, v->scale);
+    case FFB_VALUE_DOUBLE:
+        return ffb_stmt_bind_double(s, 0, v->d);
+    case FFB_VALUE_BOOL:
+        return ffb_stmt_bind_bool(s, 0, (int)v->i);
+    case FFB_VALUE_BYTES:
+        return ffb_stmt_bind_bytes(s, 0, v->p, v->len);
+    default:
+        return ffb_stmt_bind_text(s, 0, v->p, v->len);
+    }
+}
+
+typedef struct errcopy {
+    int code, sqlcode;
+    char sqlstate[6];
+    size_t n;
+    uint32_t codes[8];
+    char args[8][4][64];
+    size_t nargs[8];
+    char message[1024];
+} errcopy;
+
+static void copy_error(const ffb_error *e, errcopy *o) {
+    memset(o, 0, sizeof(*o));
+    o->code = ffb_error_code(e);
+    o->sqlcode = ffb_error_sqlcode(e);
+    snprintf(o->sqlstate, sizeof(o->sqlstate), "%s", ffb_error_sqlstate(e));
+    o->n = ffb_error_count(e);
+    snprintf(o->message, sizeof(o->message), "%s", ffb_error_message(e));
+    for (size_t i = 0; i < o->n && i < 8; i++) {
+        o->codes[i] = ffb_error_gds_at(e, i);
+        o->nargs[i] = ffb_error_arg_count(e, i);
+        for (size_t j = 0; j < o->nargs[i] && j < 4; j++)
+            snprintf(o->args[i][j], sizeof(o->args[i][j]), "%s",
+                     ffb_error_arg(e, i, j));
+    }
+}
+
+static void test_client_errors_match_server(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t, NULL);
+    ffb_tx *tx = begin(c);
+    static const cmpcase cases[] = {
+        {"smallint", I64(1LL << 40), 1, 3},
+        {"smallint", TXT("99999"), 1, 3},
+        {"integer", TXT("1e10"), 1, 3},
+        {"integer", TXT("-2147483649"), 1, 3},
+        {"bigint", TXT("9223372036854775808"), 1, 3},
+        {"numeric(9,2)",
+         {.type = FFB_VALUE_NUMERIC, .i = 1234567890123, .scale = -3},
+         1,
+         3},
+        {"decimal(18,4)", TXT("1e15"), 1, 3},
+        {"numeric(4,1)", TXT("-3276.9"), 1, 3},
+        {"integer", {.type = FFB_VALUE_DOUBLE, .d = 1e300}, 1, 3},
+        {"float", {.type = FFB_VALUE_DOUBLE, .d = 1e300}, 1, 3},
+        {"int128", TXT("170141183460469231731687303715884105728"), 1, 4},
+        {"varchar(5)", TXT("abcdef"), 1, 3},
+        {"char(2)", TXT("\xC3\xA9\xC3\xA9\xC3\xA9"), 1, 3},
+        {"varchar(4) character set none", TXT("\xC3\xA9\xC3\xA9\xC3\xA9"), 1,
+         3},
+        {"varchar(5)", TXT("a\xFF"), 1, 3},
+        /* OCTETS pads with zero bytes: blanks beyond its length are
+           excess. */
+        {"varchar(4) character set octets",
+         {.type = FFB_VALUE_BYTES, .p = "ab    ", .len = 6},
+         1,
+         3},
+        {"char(2) character set octets",
+         {.type = FFB_VALUE_BYTES, .p = "abc", .len = 3},
+         1,
+         3},
+        {"integer", {.type = FFB_VALUE_BOOL, .i = 1}, 1, 3},
+        {"date", I64(5), 1, 3},
+        {"boolean", I64(5), 1, 3},
+        {"time", I64(-7), 1, 3},
+        /* Sent as text: the server's own conversion either way. */
+        {"integer", TXT("abc"), 0, 3},
+        {"numeric(9,2)", TXT("1.2.3"), 0, 3},
+        {"double precision", TXT("NaN"), 0, 3},
+        {"double precision", TXT("1e400"), 0, 3},
+        {"float", TXT("3.5e38"), 0, 3},
+        {"date", TXT("2024-02-30"), 0, 3},
+        {"date", TXT("yesterday's"), 0, 3},
+        {"time", TXT("25:00"), 0, 3},
+        {"timestamp", TXT("2024-02-29T10:00"), 0, 3},
+        {"boolean", TXT("maybe"), 0, 3},
+        {"integer", {.type = FFB_VALUE_BYTES, .p = "abc", .len = 3}, 0, 3},
+        {"date", {.type = FFB_VALUE_BYTES, .p = "12", .len = 2}, 0, 3},
+        {"decfloat(16)", TXT("1e400"), 0, 4},
+        {"decfloat(34)", TXT("abc"), 0, 4},
+        {"time with time zone", TXT("12:00 Mars/Olympus"), 0, 4},
+    };
+    size_t compared = 0;
+    for (size_t i = 0; i < N_ELEMS(cases); i++) {
+        const cmpcase *k = &cases[i];
+        if (t->version < k->min_version)
+            continue;
+        char sql[256], what[160];
+        snprintf(sql, sizeof(sql), "execute block (x %s = ?) as begin end",
+                 k->type);
+        snprintf(what, sizeof(what), "[%zu] %s", i, k->type);
+        /* The server converts the value it is given. */
+        int rc = ffb_conn_execute_immediate_params(c, tx, sql, (size_t)-1,
+                                                   &k->val, 1);
+        if (rc != FFB_E_SERVER)
+            fail_msg("%s: the server took the value (rc %d)", what, rc);
+        errcopy srv, cli;
+        copy_error(ffb_conn_error(c), &srv);
+        /* libfastfb converts it, or sends it as text. */
+        ffb_stmt *s = prep(c, tx, "%s", sql);
+        uint64_t b = it_rts(c);
+        rc = bind_ffb_value(s, &k->val);
+        if (k->client) {
+            if (rc != FFB_E_INVAL)
+                fail_msg("%s: bind = %d, expected a client-side refusal", what,
+                         rc);
+        } else {
+            OK(c, rc);
+            rc = ffb_stmt_execute(s, tx);
+            if (rc != FFB_E_SERVER)
+                fail_msg("%s: execute = %d, expected the server's error", what,
+                         rc);
+        }
+        assert_int_equal(it_rts(c) - b, k->client ? 0 : 1);
+        copy_error(ffb_conn_error(c), &cli);
+        if (cli.n != srv.n || cli.sqlcode != srv.sqlcode ||
+            strcmp(cli.sqlstate, srv.sqlstate) != 0)
+            fail_msg("%s: client %zu codes, SQLCODE %d, SQLSTATE %s (%s); "
+                     "server %zu codes, SQLCODE %d, SQLSTATE %s (%s)",
+                     what, cli.n, cli.sqlcode, cli.sqlstate, cli.message, srv.n,
+                     srv.sqlcode, srv.sqlstate, srv.message);
+        for (size_t j = 0; j < srv.n && j < 8; j++) {
+            if (cli.codes[j] != srv.codes[j] || cli.nargs[j] != srv.nargs[j])
+                fail_msg("%s: code %zu: client %u with %zu args, server %u "
+                         "with %zu (%s)",
+                         what, j, (unsigned)cli.codes[j], cli.nargs[j],
+                         (unsigned)srv.codes[j], srv.nargs[j], srv.message);
+            for (size_t a = 0; a < srv.nargs[j] && a < 4; a++)
+                if (strcmp(cli.args[j][a], srv.args[j][a]) != 0)
+                    fail_msg("%s: code %zu arg %zu: client \"%s\", server "
+                             "\"%s\"",
+                             what, j, a, cli.args[j][a], srv.args[j][a]);
+        }
+        compared++;
+    }
+    printf("# %s: %zu conversions give the same error fields from the client "
+           "and from the server\n",
+           t->name, compared);
+}
+
+/* The same comparison for parameters of ordinary statements (INSERT,
+   UPDATE, DELETE: ffb_conn_execute_immediate_params() runs no SELECT):
+   the value is the first parameter, an id the second. */
+static void compare_errors(ffb_conn *c, ffb_tx *tx, const char *sql,
+                           const ffb_value *val, int client, const char *what) {
+    ffb_value vals[2] = {*val, {.type = FFB_VALUE_INT64, .i = next_id++}};
+    int rc = ffb_conn_execute_immediate_params(c, tx, sql, (size_t)-1, vals, 2);
+    if (rc != FFB_E_SERVER)
+        fail_msg("%s: the server took the value (rc %d)", what, rc);
+    errcopy srv, cli;
+    copy_error(ffb_conn_error(c), &srv);
+    ffb_stmt *s = prep(c, tx, "%s", sql);
+    OK(c, ffb_stmt_bind_int64(s, 1, vals[1].i));
+    uint64_t b = it_rts(c);
+    rc = bind_ffb_value(s, val);
+    if (client) {
+        if (rc != FFB_E_INVAL)
+            fail_msg("%s: bind = %d, expected a client-side refusal", what, rc);
+    } else {
+        OK(c, rc);
+        rc = ffb_stmt_execute(s, tx);
+        if (rc != FFB_E_SERVER)
+            fail_msg("%s: execute = %d, expected the server's error", what, rc);
+    }
+    assert_int_equal(it_rts(c) - b, client ? 0 : 1);
+    copy_error(ffb_conn_error(c), &cli);
+    if (cli.n != srv.n || cli.sqlcode != srv.sqlcode ||
+        strcmp(cli.sqlstate, srv.sqlstate) != 0)
+        fail_msg("%s: client %zu codes, SQLCODE %d, SQLSTATE %s (%s); server "
+                 "%zu codes, SQLCODE %d, SQLSTATE %s (%s)",
+                 what, cli.n, cli.sqlcode, cli.sqlstate, cli.message, srv.n,
+                 srv.sqlcode, srv.sqlstate, srv.message);
+    for (size_t j = 0; j < srv.n && j < 8; j++) {
+        if (cli.codes[j] != srv.codes[j] || cli.nargs[j] != srv.nargs[j])
+            fail_msg("%s: code %zu: client %u, server %u (%s)", what, j,
+                     (unsigned)cli.codes[j], (unsigned)srv.codes[j],
+                     srv.message);
+        for (size_t a = 0; a < srv.nargs[j] && a < 4; a++)
+            if (strcmp(cli.args[j][a], srv.args[j][a]) != 0)
+                fail_msg("%s: code %zu arg %zu: client \"%s\", server \"%s\"",
+                         what, j, a, cli.args[j][a], srv.args[j][a]);
+    }
+}
+
+static void test_client_errors_match_server_statements(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t, NULL);
+    ffb_tx *tx = begin(c);
+    static const struct {
+        int table;
+        const char *sql; /* %s: the table */
+        ffb_value val;
+        int client;
+    } cases[] = {
+        {T_INT, "insert into %s (s, id) values (?, ?)", TXT("99999"), 1},
+        {T_INT, "insert into %s (b, id) values (?, ?)",
+         TXT("-9223372036854775809"), 1},
+        {T_INT, "update %s set i = ? where id = ?", I64(1LL << 33), 1},
+        {T_NUM,
+         "update %s set d93 = ? where id = ?",
+         {.type = FFB_VALUE_NUMERIC, .i = 12345678901, .scale = -3},
+         1},
+        {T_NUM, "delete from %s where n42 = ? and id = ?", TXT("327.68"), 1},
+        {T_STR, "insert into %s (v, id) values (?, ?)", TXT("abcdef"), 1},
+        {T_STR, "update %s set n = ? where id = ?",
+         TXT("\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"), 1},
+        {T_STR, "delete from %s where c = ? and id = ?", TXT("\xFF\xFE"), 1},
+        {T_BOOL, "insert into %s (b, id) values (?, ?)", I64(2), 1},
+        {T_DT, "insert into %s (d, id) values (?, ?)", I64(20240229), 1},
+        {T_INT, "delete from %s where i = ? and id = ?", TXT("abc"), 0},
+        {T_DT, "update %s set ts = ? where id = ?", TXT("2024-02-29 25:00"), 0},
+        {T_BOOL, "delete from %s where b = ? and id = ?", TXT("yes"), 0},
+        {T_FLT, "insert into %s (f, id) values (?, ?)", TXT("1e39"), 0},
+    };
+    for (size_t i = 0; i < N_ELEMS(cases); i++) {
+        char sql[256], what[300];
+        snprintf(sql, sizeof(sql), cases[i].sql, t->table[cases[i].table]);
+        snprintf(what, sizeof(what), "[%zu] %s", i, sql);
+        compare_errors(c, tx, sql, &cases[i].val, cases[i].client, what);
+    }
+    printf("# %s: %zu statements give the same error fields from the client "
+           "and from the server\n",
+           t->name, N_ELEMS(cases));
 }
 
 /* ---- getters ------------------------------------------------------------- */
@@ -1700,13 +2274,24 @@ int main(void) {
         target *t = &targets[i];
 #define T(fn) cmocka_unit_test_prestate_setup_teardown(fn, NULL, release_all, t)
         const struct CMUnitTest tests[] = {
-            T(test_integers), T(test_numeric),
-            T(test_int128),   T(test_float),
-            T(test_decfloat), T(test_decfloat_rounding),
-            T(test_dates),    T(test_timezones),
-            T(test_strings),  T(test_charsets),
-            T(test_boolean),  T(test_blobs),
-            T(test_nulls),    T(test_client_conversion_errors),
+            T(test_integers),
+            T(test_numeric),
+            T(test_int128),
+            T(test_float),
+            T(test_decfloat),
+            T(test_decfloat_rounding),
+            T(test_dates),
+            T(test_dates_server_words),
+            T(test_timezones),
+            T(test_strings),
+            T(test_charsets),
+            T(test_char_padding_multibyte),
+            T(test_boolean),
+            T(test_blobs),
+            T(test_nulls),
+            T(test_client_conversion_errors),
+            T(test_client_errors_match_server),
+            T(test_client_errors_match_server_statements),
             T(test_getters),
         };
 #undef T

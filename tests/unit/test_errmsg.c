@@ -282,6 +282,71 @@ static void test_errmsg_format_without_text(void **state) {
     assert_string_equal(buf, "Firebird error 337117187: \"arg1\"");
 }
 
+/* Arguments beyond those a text uses follow it: none is lost. */
+static void test_errmsg_format_extra_args(void **state) {
+    const char *args[] = {"5", "6", "spare", "7"};
+    char buf[256];
+    int len;
+
+    (void)state;
+    /* trunc_limits: "expected length @1, actual @2". */
+    len = ffb__gds_format(buf, sizeof buf, 335545033u, args, 4);
+    assert_string_equal(buf, "expected length 5, actual 6 (\"spare\", 7)");
+    assert_int_equal(len, (int)strlen(buf));
+    len = ffb__gds_format(buf, sizeof buf, 335545033u, args, 2);
+    assert_string_equal(buf, "expected length 5, actual 6");
+    /* A text without arguments (numeric_out_of_range) given one. */
+    ffb__gds_format(buf, sizeof buf, 335544916u, args + 2, 1);
+    assert_non_null(strstr(buf, "out of range (\"spare\")"));
+}
+
+/* Our wording covers every named code of the engine (JRD), DSQL, DYN and
+   SQLERR facilities - what a connection meets: DSQL errors (with
+   isc_dsql_error and isc_sqlerr), DDL (DYN), constraints, locks, security,
+   I/O - except the write-ahead log and journal codes of InterBase, which
+   Firebird no longer raises. */
+static void test_errmsg_server_codes_have_text(void **state) {
+    static const char *const obsolete[] = {
+        "no_wal_no_jrn", "walw_err", "logh_small", "logh_inv_version",
+        "logh_open_flag", "logh_open_flag2", "logh_diff_dbname",
+        "logf_unexpected_eof", "logr_incomplete", "logr_header_small",
+        "logb_small", "wal_illegal_attach", "wal_invalid_wpb",
+        "wal_err_rollover", "no_wal", "drop_wal", "wal_subsys_error",
+        "wal_subsys_corrupt", "no_archive", "wal_bugcheck", "wal_cant_expand",
+        "cache_restart", "jrn_present", "wal_err_rollover2",
+        "wal_err_jrn_comm", "wal_err_expansion", "wal_err_setup",
+        "wal_err_ww_sync", "wal_err_ww_start", "wal_cache_err", "no_jrn",
+        "start_cm_for_wal", "wal_ovflow_log_required", "wal_shadow_err",
+        "jrn_format_err", "log_redef", "log_too_small", "partition_too_small",
+        "partition_not_supp", "log_length_spec"};
+    size_t missing = 0, checked = 0, skipped = 0;
+
+    (void)state;
+    for (size_t i = 0; i < ffb__gds_count(); i++) {
+        const struct ffb__gds_entry *e = ffb__gds_at(i);
+        unsigned facility = (e->code >> 16) & 0x1F;
+        if (e->symbol == NULL ||
+            (facility != 0 && facility != 7 && facility != 8 && facility != 13))
+            continue;
+        int old = 0;
+        for (size_t k = 0; k < sizeof obsolete / sizeof obsolete[0]; k++)
+            old |= strcmp(e->symbol, obsolete[k]) == 0;
+        if (old) {
+            skipped++;
+            continue;
+        }
+        checked++;
+        if (e->text == NULL) {
+            print_error("no text for %u (%s, SQLSTATE %s)\n",
+                        (unsigned)e->code, e->symbol, e->sqlstate);
+            missing++;
+        }
+    }
+    assert_int_equal(skipped, sizeof obsolete / sizeof obsolete[0]);
+    assert_true(checked > 1000);
+    assert_int_equal(missing, 0);
+}
+
 static void test_errmsg_format_unknown_code(void **state) {
     const char *args[] = {"x", "12"};
     char buf[128];
@@ -413,6 +478,8 @@ int main(void) {
         cmocka_unit_test(test_errmsg_format_with_args),
         cmocka_unit_test(test_errmsg_format_missing_args),
         cmocka_unit_test(test_errmsg_format_without_text),
+        cmocka_unit_test(test_errmsg_format_extra_args),
+        cmocka_unit_test(test_errmsg_server_codes_have_text),
         cmocka_unit_test(test_errmsg_format_unknown_code),
         cmocka_unit_test(test_errmsg_format_truncates),
         cmocka_unit_test(test_errmsg_sqlcode_from_sqlerr),
