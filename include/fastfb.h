@@ -1837,7 +1837,8 @@ FFB_API int ffb_pool_new(const ffb_pool_options *opts, ffb_pool **out);
  * in the order they came.
  *
  * `timeout_ms`: how long to wait, -1 = the pool's acquire_timeout_ms, 0 =
- * do not wait. A connect this thread has started is not cut short by it
+ * do not wait (an idle connection that needs no validation ping, else
+ * FFB_E_TIMEOUT at once). A connect this thread has started is not cut short by it
  * (the connection options' connect_timeout_ms bounds that); when it ends
  * after the time, the acquire times out and the new connection stays
  * idle in the pool.
@@ -1852,7 +1853,6 @@ FFB_API int ffb_pool_new(const ffb_pool_options *opts, ffb_pool **out);
  *   FFB_E_TIMEOUT  no connection within the time;
  *   a connect code when the connect made for this thread failed (the
  *                  pool then waits a little before connecting again);
- *   FFB_E_STATE    the pool is being freed;
  *   FFB_E_INVAL    NULL arguments, timeout below -1, or the pool's
  *                  options were refused.
  * ffb_pool_error() has the message of every failure.

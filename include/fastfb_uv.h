@@ -234,7 +234,8 @@ FFB_API int ffb_uv_pool_new(uv_loop_t *loop, const ffb_pool_options *opts,
 /**
  * Ask for a connection; `cb` gets it (or why not) on a later pass of the
  * loop. `timeout_ms`: -1 = the pool's acquire_timeout_ms, 0 = only an
- * idle one (else FFB_E_TIMEOUT at once), n = at most n ms. Waiters are
+ * idle one that needs no validation ping (else FFB_E_TIMEOUT at once), n =
+ * at most n ms. Waiters are
  * served in the order they asked. A connection that broke while idle in
  * the pool (the server went away) is never handed out: it is discarded and
  * replaced, and the waiter gets another (or, past its timeout,

@@ -268,16 +268,12 @@ int ffb_conn_reset(ffb_conn *conn) {
     if (rc < 0)
         return rc;
     ffb__sync sync = {0};
-    int queued = ffb__queue_reset(conn, &sync);
+    unsigned gen = ++conn->reset_gen;
+    int queued = ffb__queue_reset(conn, &sync, gen);
     if ((rc = ffb__await(conn, queued, &sync)) < 0)
         return rc;
     /* Only the last rollback carries the completion: check the others. */
-    for (ffb_tx *tx = conn->txs; queued == 0 && tx; tx = tx->next)
-        if (ffb__tx_needs_rollback(tx))
-            return ffb__error_set(&conn->err, FFB_E_SERVER,
-                                  "resetting the connection: a transaction "
-                                  "could not be rolled back");
-    return 0;
+    return queued == 0 ? ffb__reset_check(conn, gen) : 0;
 }
 
 /* ---- transactions ---- */

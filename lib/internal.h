@@ -420,6 +420,7 @@ struct ffb_conn {
     struct ffb__cache_entry *cache;  /* lib/cache.c */
     size_t cache_n;
     struct ffb__memo *memo;
+    unsigned reset_gen;   /* resets queued (lib/reset.c) */
     size_t memo_n;
     uint64_t cache_tick;
     uint16_t spare[16];    /* statement handles kept for reuse */
@@ -454,6 +455,7 @@ struct ffb_tx {
     int freed;           /* ffb_tx_free() called */
     ffb_tx *next;        /* conn->txs list */
     ffb_error *start_err; /* why the start failed */
+    unsigned reset_gen;  /* the reset that rolled it back (lib/reset.c) */
 };
 
 typedef struct ffb__col {
@@ -776,6 +778,10 @@ struct ffb_result {
     ffb__simple simple;  /* the answer of a simple request */
     struct ffb_blob *blob; /* referenced while queued */
     struct ffb_batch *batch; /* referenced while queued */
+    /* Run when the result completes, before it is delivered (NULL: none):
+       it may correct the status. */
+    void (*finish)(ffb_conn *conn, struct ffb_result *res);
+    unsigned gen;        /* the finish function's own */
     struct ffb_result *next;
 };
 
@@ -894,7 +900,10 @@ int ffb__tx_end_check(ffb_tx *tx);
    application has not freed; 1 when there is none, 0 when `sync`
    completes with the last rollback. */
 int ffb__tx_needs_rollback(const ffb_tx *tx);
-int ffb__queue_reset(ffb_conn *conn, ffb__sync *sync);
+int ffb__queue_reset(ffb_conn *conn, ffb__sync *sync, unsigned gen);
+/* A reset whose transactions (tx->reset_gen == gen) are not all rolled
+   back: FFB_E_SERVER with a message (0 when they are). */
+int ffb__reset_check(ffb_conn *conn, unsigned gen);
 
 /* ---- engine (lib/engine.c) ---------------------------------------------- */
 

@@ -82,6 +82,8 @@ void ffb__results_poll(ffb_conn *conn) {
         if (!conn->rq_head)
             conn->rq_tail = NULL;
         r->next = NULL;
+        if (r->finish)
+            r->finish(conn, r);
         if (r->sync.has_rows)
             r->rows = r->sync.rows; /* this execution's own count */
         else if (r->stmt && r->sync.rc == 0)

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/crypto.h>
+
 #include "lib/internal.h"
 #include "lib/poolcore.h"
 
@@ -243,6 +245,12 @@ static int work(ffb_pool *pool) {
             break;
         }
     }
+    /* The core's next deadline may have moved earlier (a failed connect
+       starts its backoff; a release may make room): the first waiter
+       sleeps on the old one. Wake it to wait again, for the new one - it
+       then ticks the core and makes the retry itself. */
+    if (pool->core.wait_head)
+        pthread_cond_signal(&((pool_waiter *)pool->core.wait_head->data)->cv);
     return last_rc;
 }
 
@@ -420,6 +428,17 @@ static int unusable(const ffb_conn *conn) {
 static int give_back(ffb_pool *pool, ffb_conn *conn, int broken) {
     if (!pool || !conn)
         return FFB_E_INVAL;
+    lock(pool);
+    if (!ffb__poolcore_lent(&pool->core, conn)) {
+        /* Not looked at: it may be freed, or another thread's. */
+        set_error(pool, FFB_E_INVAL, NULL,
+                  "the connection given back is not one handed out by this "
+                  "pool");
+        unlock(pool);
+        return FFB_E_INVAL;
+    }
+    unlock(pool);
+    /* The caller owns it until the release below: read it unlocked. */
     if (!broken)
         broken = unusable(conn);
     lock(pool);
@@ -514,7 +533,7 @@ void ffb_pool_free(ffb_pool *pool) {
     }
     for (int i = 0; i < NSTR; i++)
         if (pool->strs[i]) {
-            memset(pool->strs[i], 0, strlen(pool->strs[i]));
+            OPENSSL_cleanse(pool->strs[i], strlen(pool->strs[i]));
             ffb__free(pool->alloc, pool->strs[i]);
         }
     pthread_mutex_destroy(&pool->mu);

@@ -447,6 +447,10 @@ int ffb__poolcore_withdraw(ffb__poolcore *core, ffb__pool_waiter *w) {
     return st;
 }
 
+int ffb__poolcore_lent(const ffb__poolcore *core, const void *conn) {
+    return core && find((ffb__poolcore *)core, (void *)conn, S_LENT) >= 0;
+}
+
 int ffb__poolcore_release(ffb__poolcore *core, void *conn, int64_t now,
                           int broken) {
     if (!core)

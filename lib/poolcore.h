@@ -216,6 +216,10 @@ int ffb__poolcore_acquire(ffb__poolcore *core, int64_t now, int64_t deadline,
  */
 int ffb__poolcore_withdraw(ffb__poolcore *core, ffb__pool_waiter *w);
 
+/* 1 when `conn` is a connection of `core` handed out now (a caller checks
+   this before it looks at a connection given back). */
+int ffb__poolcore_lent(const ffb__poolcore *core, const void *conn);
+
 /*
  * The connection `conn` handed out earlier comes back. `broken` = it must
  * not be used again (closed and replaced as needed); otherwise it is closed

@@ -32,7 +32,7 @@ int ffb__tx_needs_rollback(const ffb_tx *tx) {
 
 /* Queue the rollbacks: 1 when there was none to queue, 0 when `sync`
    completes with the last one, or an error. */
-int ffb__queue_reset(ffb_conn *conn, ffb__sync *sync) {
+int ffb__queue_reset(ffb_conn *conn, ffb__sync *sync, unsigned gen) {
     int rc = ffb__need_ready(conn);
     if (rc < 0)
         return rc;
@@ -47,11 +47,35 @@ int ffb__queue_reset(ffb_conn *conn, ffb__sync *sync) {
     for (ffb_tx *tx = conn->txs; tx; tx = tx->next) {
         if (!ffb__tx_needs_rollback(tx))
             continue;
+        tx->reset_gen = gen;
         rc = ffb__tx_queue_end(tx, FFBP_OP_ROLLBACK, tx == last ? sync : NULL);
         if (rc < 0)
             return rc;
     }
     return 0;
+}
+
+int ffb__reset_check(ffb_conn *conn, unsigned gen) {
+    for (ffb_tx *tx = conn->txs; tx; tx = tx->next)
+        if (tx->reset_gen == gen && ffb__tx_needs_rollback(tx))
+            return ffb__error_set(&conn->err, FFB_E_SERVER,
+                                  "resetting the connection: a transaction "
+                                  "could not be rolled back");
+    return 0;
+}
+
+/* Only the last rollback carries the result: the others are checked when
+   it completes. */
+static void reset_finish(ffb_conn *conn, struct ffb_result *r) {
+    if (r->sync.rc != 0)
+        return;
+    int rc = ffb__reset_check(conn, r->gen);
+    if (rc < 0) {
+        ffb_error *e = ffb__sync_error(conn, &r->sync);
+        if (e != &conn->err)
+            *e = conn->err;
+        r->sync.rc = rc;
+    }
 }
 
 int ffb_conn_queue_reset(ffb_conn *conn, ffb_cb cb, void *data) {
@@ -69,7 +93,9 @@ int ffb_conn_queue_reset(ffb_conn *conn, ffb_cb cb, void *data) {
     struct ffb_result *r = ffb__result_new(conn, FFB_OP_RESET, cb, data);
     if (!r)
         return FFB_E_NOMEM;
-    rc = ffb__queue_reset(conn, &r->sync);
+    r->finish = reset_finish;
+    r->gen = ++conn->reset_gen;
+    rc = ffb__queue_reset(conn, &r->sync, r->gen);
     if (rc != 0 && !r->sync.done)
         ffb__result_drop(conn, r);
     return rc;

@@ -43,6 +43,7 @@ typedef struct acq {
     void *data;
     int status;       /* decided at once (no wait): 0 or FFB_E_TIMEOUT */
     int64_t deadline; /* of the acquire (FFB__POOL_NEVER: none) */
+    unsigned pass;    /* the pool_run() pass it was made in (or before) */
     struct acq *next; /* decided at once, delivered by pool_run() */
 } acq;
 
@@ -80,11 +81,13 @@ struct ffb_uv_pool {
     uv_timer_t timer;
     uv_prepare_t prepare;
     uv_check_t check;
+    uv_idle_t idle; /* runs while answers wait for the next pass */
     int handles;
     int closing; /* 0, 1 = shut down, 2 = handles closing */
     ffb_uv_pool_close_cb close_cb;
     void *close_data;
     int in_run;
+    unsigned pass; /* pool_run() passes begun */
     int create_rc; /* code of the last connect that failed */
     ffb_pool_error_info last;
 };
@@ -181,7 +184,20 @@ static void pool_create(ffb_uv_pool *p, int64_t now) {
 }
 
 static void deliver(ffb_uv_pool *p, acq *a, ffb_conn *conn, int status) {
-    (void)p;
+    if (p->in_run && a->pass == p->pass) {
+        /* Asked for by a callback of this pass: answered on the next one
+           (a callback that acquires again in a loop must not keep the
+           loop here). */
+        a->status = status;
+        a->w.conn = conn;
+        a->next = NULL;
+        if (p->now_tail)
+            p->now_tail->next = a;
+        else
+            p->now_head = a;
+        p->now_tail = a;
+        return;
+    }
     ffb_uv_acquire_cb cb = a->cb;
     void *data = a->data;
     ffb_uv_pool *pool = a->pool;
@@ -194,6 +210,11 @@ static void deliver(ffb_uv_pool *p, acq *a, ffb_conn *conn, int status) {
    (closed, replaced as needed) and the waiter asks again, keeping its
    deadline, until it gets a working one or its answer is decided. */
 static void hand(ffb_uv_pool *p, acq *a, ffb_conn *conn, int64_t now) {
+    if (p->closing) { /* served before the close, told after it */
+        ffb__poolcore_release(&p->core, conn, now, 1);
+        deliver(p, a, NULL, FFB_E_CANCELLED);
+        return;
+    }
     while (!ffb_conn_is_attached(conn)) {
         ffb__poolcore_release(&p->core, conn, now, 1);
         int rc = ffb__poolcore_acquire(&p->core, now, a->deadline, &a->w);
@@ -252,6 +273,7 @@ static void take(ffb_uv_pool *p, const ffb__pool_action *act, int64_t now) {
 }
 
 static void pool_timer(uv_timer_t *t);
+static void pool_idle(uv_idle_t *h);
 static void pool_handle_closed(uv_handle_t *h);
 
 /* Take every action the core decided; set the timer; end a close. */
@@ -259,14 +281,17 @@ static void pool_run(ffb_uv_pool *p) {
     if (p->in_run || p->closing == 2)
         return;
     p->in_run = 1;
+    p->pass++;
     int64_t now = ffb_now_ms();
     ffb__poolcore_tick(&p->core, now);
+    /* Outcomes decided before this pass; those decided during it (by the
+       callbacks it runs) wait for the next. */
+    acq *batch = p->now_head;
+    p->now_head = p->now_tail = NULL;
     for (;;) {
-        acq *a = p->now_head;
+        acq *a = batch;
         if (a) {
-            p->now_head = a->next;
-            if (!p->now_head)
-                p->now_tail = NULL;
+            batch = a->next;
             if (a->status == 0)
                 hand(p, a, a->w.conn, now);
             else
@@ -280,6 +305,13 @@ static void pool_run(ffb_uv_pool *p) {
     }
     p->in_run = 0;
     int64_t d = ffb__poolcore_next_deadline(&p->core);
+    /* Answers for the next pass: the idle handle keeps the poll from
+       blocking until they are given (a timer of 0 would run again within
+       this turn of the loop's timers). */
+    if (p->now_head && p->closing != 2)
+        uv_idle_start(&p->idle, pool_idle);
+    else
+        uv_idle_stop(&p->idle);
     if (d != p->armed) {
         p->armed = d;
         if (d == FFB__POOL_NEVER)
@@ -291,7 +323,7 @@ static void pool_run(ffb_uv_pool *p) {
     ffb__pool_counts c;
     ffb__poolcore_counts(&p->core, &c);
     /* Keep the loop alive while an acquire waits or a close runs. */
-    if (c.waiting || p->closing)
+    if (c.waiting || p->now_head || p->closing)
         uv_ref((uv_handle_t *)&p->prepare);
     else
         uv_unref((uv_handle_t *)&p->prepare);
@@ -301,6 +333,7 @@ static void pool_run(ffb_uv_pool *p) {
         uv_close((uv_handle_t *)&p->timer, pool_handle_closed);
         uv_close((uv_handle_t *)&p->prepare, pool_handle_closed);
         uv_close((uv_handle_t *)&p->check, pool_handle_closed);
+        uv_close((uv_handle_t *)&p->idle, pool_handle_closed);
     }
 }
 
@@ -312,7 +345,15 @@ static void pool_timer(uv_timer_t *t) {
 
 static void pool_prepare(uv_prepare_t *h) { pool_run(h->data); }
 
+static void pool_idle(uv_idle_t *h) { pool_run(h->data); }
+
 static void pool_check(uv_check_t *h) { pool_run(h->data); }
+
+/* Zero a string before it is freed, in a way the compiler keeps. */
+static void wipe(char *str) {
+    for (volatile char *v = str; v && *v; v++)
+        *v = 0;
+}
 
 static void pool_handle_closed(uv_handle_t *h) {
     ffb_uv_pool *p = h->data;
@@ -320,8 +361,10 @@ static void pool_handle_closed(uv_handle_t *h) {
         return;
     if (p->close_cb)
         p->close_cb(p, p->close_data);
-    for (int i = 0; i < PS_N; i++)
+    for (int i = 0; i < PS_N; i++) {
+        wipe(p->strs[i]); /* the password among them */
         pfree(p, p->strs[i]);
+    }
     pfree(p, p->slots);
     p->magic = 0;
     pfree(p, p);
@@ -410,8 +453,9 @@ int ffb_uv_pool_new(uv_loop_t *loop, const ffb_pool_options *opts,
     uv_timer_init(loop, &p->timer);
     uv_prepare_init(loop, &p->prepare);
     uv_check_init(loop, &p->check);
-    p->timer.data = p->prepare.data = p->check.data = p;
-    p->handles = 3;
+    uv_idle_init(loop, &p->idle);
+    p->timer.data = p->prepare.data = p->check.data = p->idle.data = p;
+    p->handles = 4;
     uv_prepare_start(&p->prepare, pool_prepare);
     uv_check_start(&p->check, pool_check);
     uv_unref((uv_handle_t *)&p->prepare);
@@ -439,6 +483,7 @@ int ffb_uv_pool_acquire(ffb_uv_pool *pool, int timeout_ms, ffb_uv_acquire_cb cb,
     a->cb = cb;
     a->data = data;
     a->w.data = a;
+    a->pass = p->pass;
     int64_t now = ffb_now_ms();
     int t = timeout_ms == -1 ? p->acquire_timeout_ms : timeout_ms;
     int64_t deadline = t < 0 ? FFB__POOL_NEVER : now + t;
@@ -465,6 +510,12 @@ static int give_back(ffb_uv_pool *pool, ffb_conn *conn, int broken) {
     ffb_uv_pool *p = pool_get(pool);
     if (!p || !conn)
         return FFB_E_INVAL;
+    if (!ffb__poolcore_lent(&p->core, conn)) {
+        /* Not looked at: it may be freed, or another user's. */
+        pool_error(p, FFB_E_INVAL, NULL,
+                   "not a connection handed out by this pool");
+        return FFB_E_INVAL;
+    }
     /* A connection that broke, or with requests still pending (their
        callbacks would reach the next user), is not handed out again. */
     if (!ffb_conn_is_attached(conn) || ffb_conn_pending(conn) > 0)
