@@ -37,6 +37,7 @@
 #include "include/fastfb.h"
 #include "include/fastfb_uv.h"
 #include "tests/support/it.h"
+#include "tests/support/proxy.h"
 
 typedef it_target target;
 
@@ -1051,139 +1052,19 @@ static void test_close_while_connecting(void **state) {
 
 /* ---- through ffb-proxy (bench/proxy.c): delays and faults ---------------- */
 
-static char proxy_path[PATH_MAX];
+typedef it_proxy proxy;
 
-typedef struct proxy {
-    pid_t pid;
-    int out_fd, in_fd; /* its stdout; its stdin (closing it ends it) */
-    char buf[4096];
-    size_t len;
-    int port;
-} proxy;
-
-static int find_proxy(void) {
-    const char *env = getenv("FFB_PROXY");
-    if (env) {
-        snprintf(proxy_path, sizeof(proxy_path), "%s", env);
-        return access(proxy_path, X_OK) == 0;
-    }
-    char self[PATH_MAX - 32];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0)
-        return 0;
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    if (!slash)
-        return 0;
-    *slash = '\0';
-    snprintf(proxy_path, sizeof(proxy_path), "%s/../bench/ffb-proxy", self);
-    return access(proxy_path, X_OK) == 0;
-}
-
-static int proxy_line(proxy *p, char *line, size_t size) {
-    int64_t deadline = ffb_now_ms() + 10000;
-    for (;;) {
-        char *nl = memchr(p->buf, '\n', p->len);
-        if (nl) {
-            size_t n = (size_t)(nl - p->buf);
-            snprintf(line, size, "%.*s", (int)n, p->buf);
-            p->len -= n + 1;
-            memmove(p->buf, nl + 1, p->len);
-            return 0;
-        }
-        int64_t left = deadline - ffb_now_ms();
-        if (left <= 0 || p->len == sizeof(p->buf))
-            return -1;
-        struct pollfd pf = {p->out_fd, POLLIN, 0};
-        int r = poll(&pf, 1, (int)left);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        ssize_t n = read(p->out_fd, p->buf + p->len, sizeof(p->buf) - p->len);
-        if (n <= 0)
-            return -1;
-        p->len += (size_t)n;
-    }
-}
-
-/* ffb-proxy in front of the target's server, with `args`; skips the test
-   when the proxy is not built. */
 static void proxy_start(proxy *p, const target *t, const char *const *args) {
-    if (!find_proxy())
-        skip();
-    char up[64];
-    const char *slash = strchr(t->dsn, '/'), *colon = strchr(t->dsn, ':');
-    assert_true(slash && colon && colon > slash);
-    snprintf(up, sizeof(up), "%.*s:%.*s", (int)(slash - t->dsn), t->dsn,
-             (int)(colon - slash - 1), slash + 1);
-    const char *argv[32];
-    size_t n = 0;
-    argv[n++] = proxy_path;
-    argv[n++] = "--upstream";
-    argv[n++] = up;
-    argv[n++] = "--port";
-    argv[n++] = "0";
-    argv[n++] = "--quiet";
-    argv[n++] = "--exit-on-stdin-eof";
-    for (size_t i = 0; args[i] && n < 31; i++)
-        argv[n++] = args[i];
-    argv[n] = NULL;
-    int out[2], in[2];
-    assert_int_equal(pipe(out), 0);
-    assert_int_equal(pipe(in), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        close(in[0]);
-        close(in[1]);
-        close(out[0]);
-        close(out[1]);
-        execv(proxy_path, (char *const *)argv);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    fcntl(in[1], F_SETFD, FD_CLOEXEC);
-    fcntl(out[0], F_SETFD, FD_CLOEXEC);
-    memset(p, 0, sizeof(*p));
-    p->pid = pid;
-    p->out_fd = out[0];
-    p->in_fd = in[1];
-    char line[256];
-    if (proxy_line(p, line, sizeof(line)) < 0 ||
-        sscanf(line, "port %d", &p->port) != 1)
-        fail_msg("ffb-proxy did not report its port");
+    it_proxy_start(p, t->dsn, args);
 }
 
-/* The client turns the proxy counted (SIGUSR1 prints its stats). */
-static uint64_t proxy_turns(proxy *p) {
-    assert_int_equal(kill(p->pid, SIGUSR1), 0);
-    char line[1024];
-    for (;;) {
-        if (proxy_line(p, line, sizeof(line)) < 0)
-            fail_msg("ffb-proxy did not answer SIGUSR1");
-        if (strncmp(line, "stats ", 6) == 0 && strstr(line, " why=signal"))
-            break;
-    }
-    const char *f = strstr(line, " turns=");
-    assert_non_null(f);
-    return strtoull(f + 7, NULL, 10);
-}
+static uint64_t proxy_turns(proxy *p) { return it_proxy_turns(p); }
 
-static void proxy_stop(proxy *p) {
-    close(p->in_fd);
-    kill(p->pid, SIGTERM);
-    int st;
-    waitpid(p->pid, &st, 0);
-    close(p->out_fd);
-}
+static void proxy_stop(proxy *p) { it_proxy_stop(p); }
 
 static void proxy_options(const target *t, const proxy *p, char *dsn,
                           size_t size, ffb_conn_options *o) {
-    snprintf(dsn, size, "127.0.0.1/%d:%s", p->port, strchr(t->dsn, ':') + 1);
+    it_proxy_dsn(p, t->dsn, dsn, size);
     options(t, o);
     o->dsn = dsn;
 }
