@@ -1570,6 +1570,330 @@ static void test_pool_connect_failure(void **state) {
     pool_done(&loop, pool);
 }
 
+/* ---- the async pool through a server restart ----------------------------- */
+
+#define RCLIENTS 4
+
+enum { RS_OK, RS_BROKEN, RS_TIMEOUT, RS_CONNECT, RS_N };
+
+typedef struct rrun rrun;
+
+/* A client on the loop: acquire, a query with its own value, release,
+   again, until told to stop. */
+typedef struct rclient {
+    rrun *r;
+    int id, i, phase, stopped;
+    ffb_conn *conn;
+    ffb_tx *tx;
+    ffb_stmt *s;
+    uint64_t n[3][RS_N], ok_after;
+} rclient;
+
+struct rrun {
+    ffb_uv_pool *pool;
+    rclient cl[RCLIENTS];
+    int phase, stop, nstopped, failures;
+    char first_failure[512];
+};
+
+static void rclient_next(rclient *k);
+
+static void rclient_fail(rclient *k, const char *what) {
+    if (k->r->failures++ == 0)
+        snprintf(k->r->first_failure, sizeof(k->r->first_failure),
+                 "client %d, phase %d, iteration %d: %s", k->id, k->phase,
+                 k->i, what);
+}
+
+/* An iteration ended: count it in the phase it began in (a failure that
+   ends after the cut counts in the cut's phase), start the next. */
+static void rclient_end(rclient *k, int outcome) {
+    int phase = k->phase;
+    if (outcome != RS_OK && phase == 0 && k->r->phase > 0)
+        phase = 1;
+    k->n[phase][outcome]++;
+    if (phase == 2 && outcome == RS_OK)
+        k->ok_after++;
+    k->i++;
+    rclient_next(k);
+}
+
+static int conn_error(int rc) { return rc == FFB_E_CLOSED || rc == FFB_E_IO; }
+
+/* The query failed: free its objects and give the connection back as it
+   is (the pool must see it broke), or fail the test. */
+static void rclient_broken(rclient *k, int rc, const char *what) {
+    ffb_stmt_free(k->s);
+    ffb_tx_free(k->tx);
+    k->s = NULL;
+    k->tx = NULL;
+    if (!conn_error(rc) || ffb_conn_is_attached(k->conn)) {
+        char msg[400];
+        snprintf(msg, sizeof(msg), "%s: %s (attached %d): %s", what,
+                 ffb_err_name(rc), ffb_conn_is_attached(k->conn),
+                 ffb_error_message(ffb_conn_error(k->conn)));
+        rclient_fail(k, msg);
+    }
+    if (ffb_uv_pool_release(k->r->pool, k->conn) < 0)
+        rclient_fail(k, "release refused");
+    rclient_end(k, RS_BROKEN);
+}
+
+static void rclient_committed(ffb_conn *c, const ffb_result *res, void *data) {
+    (void)c;
+    rclient *k = data;
+    if (ffb_result_status(res) < 0) {
+        rclient_broken(k, ffb_result_status(res), "commit");
+        return;
+    }
+    ffb_tx_free(k->tx);
+    k->tx = NULL;
+    if (ffb_uv_pool_release(k->r->pool, k->conn) < 0)
+        rclient_fail(k, "release refused");
+    rclient_end(k, RS_OK);
+}
+
+static int64_t rclient_value(const rclient *k) {
+    return (int64_t)k->id * 100000000 + k->i;
+}
+
+static void rclient_executed(ffb_conn *c, const ffb_result *res, void *data) {
+    (void)c;
+    rclient *k = data;
+    int rc = ffb_result_status(res);
+    if (rc < 0) {
+        rclient_broken(k, rc, "execute");
+        return;
+    }
+    int64_t got = -1;
+    if ((rc = ffb_stmt_fetch(k->s)) != 1 ||
+        ffb_stmt_get_int64(k->s, 0, &got) < 0 ||
+        got != rclient_value(k) + 1) {
+        rclient_fail(k, "wrong answer");
+        rclient_broken(k, FFB_E_STATE, "fetch");
+        return;
+    }
+    ffb_stmt_free(k->s);
+    k->s = NULL;
+    rc = ffb_tx_queue_commit(k->tx, rclient_committed, k);
+    if (rc < 0)
+        rclient_broken(k, rc, "queue commit");
+}
+
+static void rclient_prepared(ffb_conn *c, const ffb_result *res, void *data) {
+    rclient *k = data;
+    int rc = ffb_result_status(res);
+    if (rc >= 0 && (rc = ffb_stmt_bind_int64(k->s, 0, rclient_value(k))) >= 0)
+        rc = ffb_stmt_queue_execute(k->s, k->tx, rclient_executed, k);
+    if (rc < 0)
+        rclient_broken(k, rc, "prepare");
+    (void)c;
+}
+
+static void rclient_got(ffb_uv_pool *pool, ffb_conn *conn, int status,
+                        void *data) {
+    rclient *k = data;
+    if (status == FFB_E_TIMEOUT && !conn) {
+        rclient_end(k, RS_TIMEOUT);
+        return;
+    }
+    if (status < 0) {
+        if (!conn && (conn_error(status) || status == FFB_E_TIMEOUT)) {
+            rclient_end(k, RS_CONNECT);
+            return;
+        }
+        rclient_fail(k, ffb_err_name(status));
+        rclient_end(k, RS_CONNECT);
+        return;
+    }
+    k->conn = conn;
+    /* Broken while idle (the cut): handed out closed, as documented. */
+    if (!ffb_conn_is_attached(conn)) {
+        if (ffb_uv_pool_discard(pool, conn) < 0)
+            rclient_fail(k, "discard refused");
+        rclient_end(k, RS_BROKEN);
+        return;
+    }
+    int rc;
+    if ((rc = ffb_tx_begin(conn, NULL, &k->tx)) < 0 ||
+        (rc = ffb_stmt_new(conn, &k->s)) < 0 ||
+        (rc = ffb_stmt_queue_prepare(k->s, k->tx,
+                                     "select cast(? as bigint) + 1 from "
+                                     "rdb$database",
+                                     (size_t)-1, rclient_prepared, k)) < 0)
+        rclient_broken(k, rc, "queue");
+}
+
+static void rclient_next(rclient *k) {
+    if (k->r->stop) {
+        k->stopped = 1;
+        k->r->nstopped++;
+        return;
+    }
+    k->phase = k->r->phase;
+    if (ffb_uv_pool_acquire(k->r->pool, -1, rclient_got, k) < 0) {
+        rclient_fail(k, "acquire refused");
+        k->stopped = 1;
+        k->r->nstopped++;
+    }
+}
+
+static uint64_t rrun_ok(const rrun *r, int phase) {
+    uint64_t n = 0;
+    for (int i = 0; i < RCLIENTS; i++)
+        n += r->cl[i].n[phase][RS_OK];
+    return n;
+}
+
+static void run_ms(uv_loop_t *loop, int ms) {
+    int64_t until = ffb_now_ms() + ms;
+    uv_timer_t g;
+    uv_timer_init(loop, &g);
+    uv_timer_start(&g, guard_tick, 5, 5);
+    while (ffb_now_ms() < until)
+        uv_run(loop, UV_RUN_ONCE);
+    uv_close((uv_handle_t *)&g, NULL);
+    uv_run(loop, UV_RUN_NOWAIT);
+}
+
+/* Run the loop until `done(r)`, at most 15 s. */
+static void run_until(uv_loop_t *loop, rrun *r, int (*done)(const rrun *),
+                      const char *what) {
+    int64_t until = ffb_now_ms() + 15000;
+    while (!done(r) && !r->failures && ffb_now_ms() < until)
+        run_ms(loop, 20);
+    if (r->failures)
+        fail_msg("%d failures; first: %s", r->failures, r->first_failure);
+    if (!done(r))
+        fail_msg("gave up waiting for %s", what);
+}
+
+/* 100 good iterations, and min_size reached with no connect pending, so
+   the cut finds only established connections. */
+static int served_before(const rrun *r) {
+    ffb_pool_counters pc;
+    if (ffb_uv_pool_stats(r->pool, &pc, sizeof(pc)) < 0)
+        return 0;
+    return rrun_ok(r, 0) >= 100 && pc.pending == 0 && pc.total >= 2;
+}
+
+static int served_after(const rrun *r) {
+    for (int i = 0; i < RCLIENTS; i++)
+        if (r->cl[i].ok_after < 10)
+            return 0;
+    return 1;
+}
+
+static int all_stopped(const rrun *r) { return r->nstopped == RCLIENTS; }
+
+/*
+ * The async pool (3 connections, 4 clients on the loop) through the
+ * proxy: every connection cut at once, new ones refused for 400 ms, then
+ * held for 400 ms, then let through. Connections broken while idle are
+ * handed out closed and discarded, the ones under a query fail with a
+ * connection error and are released broken; acquires meanwhile time out
+ * (300 ms) or get the refused connect's error; afterwards every client is
+ * served again, and the pool's counts agree with the clients'.
+ */
+static void test_pool_server_restart(void **state) {
+    target *t = *state;
+    proxy p;
+    const char *const args[] = {NULL};
+    proxy_start(&p, t, args);
+    char dsn[600];
+    ffb_conn_options co;
+    proxy_options(t, &p, dsn, sizeof(dsn), &co);
+    co.connect_timeout_ms = 5000;
+    co.io_timeout_ms = 5000;
+    ffb_pool_options po;
+    ffb_pool_options_init(&po);
+    po.conn = &co;
+    po.min_size = 2;
+    po.max_size = 3;
+    po.acquire_timeout_ms = 300;
+    po.validate_after_ms = -1;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    rrun *r = calloc(1, sizeof(*r));
+    assert_int_equal(0, ffb_uv_pool_new(&loop, &po, &r->pool));
+    for (int i = 0; i < RCLIENTS; i++) {
+        r->cl[i].r = r;
+        r->cl[i].id = i + 1;
+        rclient_next(&r->cl[i]);
+    }
+    run_until(&loop, r, served_before, "service before the cut");
+    ffb_pool_counters before;
+    assert_int_equal(0, ffb_uv_pool_stats(r->pool, &before, sizeof(before)));
+    r->phase = 1;
+    it_proxy_command(&p, "refuse");
+    unsigned cut = it_proxy_command(&p, "cut");
+    run_ms(&loop, 400);
+    it_proxy_command(&p, "hold");
+    run_ms(&loop, 400);
+    r->phase = 2;
+    unsigned held = it_proxy_command(&p, "open");
+    run_until(&loop, r, served_after, "service after the restart");
+    r->stop = 1;
+    run_until(&loop, r, all_stopped, "the clients to stop");
+    uint64_t n[3][RS_N];
+    memset(n, 0, sizeof(n));
+    for (int i = 0; i < RCLIENTS; i++)
+        for (int ph = 0; ph < 3; ph++)
+            for (int k = 0; k < RS_N; k++)
+                n[ph][k] += r->cl[i].n[ph][k];
+    ffb_pool_counters pc;
+    assert_int_equal(0, ffb_uv_pool_stats(r->pool, &pc, sizeof(pc)));
+    ffb_pool_error_info e;
+    assert_int_equal(0, ffb_uv_pool_error(r->pool, &e, sizeof(e)));
+    for (int ph = 0; ph < 3; ph++)
+        printf("# %s: async pool %s: %llu ok, %llu broken, %llu timed out, "
+               "%llu connects failed\n",
+               t->name,
+               ph == 0   ? "before the cut"
+               : ph == 1 ? "cut, refused, held"
+                         : "after",
+               (unsigned long long)n[ph][RS_OK],
+               (unsigned long long)n[ph][RS_BROKEN],
+               (unsigned long long)n[ph][RS_TIMEOUT],
+               (unsigned long long)n[ph][RS_CONNECT]);
+    printf("# %s: %u cut, %u held; pool: created %llu (%llu before), "
+           "discarded %llu, create failures %llu, timeouts %llu; last "
+           "error: %s\n",
+           t->name, cut, held, (unsigned long long)pc.created,
+           (unsigned long long)before.created,
+           (unsigned long long)pc.discarded,
+           (unsigned long long)pc.create_failures,
+           (unsigned long long)pc.timeouts, e.message);
+    for (int k = RS_BROKEN; k < RS_N; k++)
+        assert_int_equal(n[0][k], 0); /* nothing failed before the cut */
+    /* Every connection was cut: those idle were handed out closed and
+       discarded, those in use failed their query and were released. */
+    assert_int_equal(cut, before.total);
+    assert_int_equal(n[1][RS_BROKEN] + n[2][RS_BROKEN], cut);
+    assert_true(pc.create_failures >= 1);
+    assert_true(n[1][RS_TIMEOUT] + n[1][RS_CONNECT] >= 1);
+    assert_true(pc.created >= before.created + 1);
+    uint64_t ok = 0, broken = 0, timeouts = 0, connects = 0;
+    for (int ph = 0; ph < 3; ph++) {
+        ok += n[ph][RS_OK];
+        broken += n[ph][RS_BROKEN];
+        timeouts += n[ph][RS_TIMEOUT];
+        connects += n[ph][RS_CONNECT];
+    }
+    assert_int_equal(pc.acquired, ok + broken);
+    assert_int_equal(pc.timeouts, timeouts);
+    assert_int_equal(pc.failed_waits, connects);
+    assert_int_equal(pc.discarded, broken);
+    assert_int_equal(pc.created - pc.discarded - pc.evicted - pc.expired,
+                     pc.total);
+    assert_int_equal(pc.in_use, 0);
+    assert_int_equal(pc.waiting, 0);
+    ffb_uv_pool *pool = r->pool;
+    free(r);
+    pool_done(&loop, pool);
+    proxy_stop(&p);
+}
+
 /* ---- the loop never stalls ----------------------------------------------- */
 
 #define NCONN 100
@@ -2157,6 +2481,7 @@ int main(void) {
         cmocka_unit_test(test_pool_timeout_and_close),
         cmocka_unit_test(test_pool_release_resets),
         cmocka_unit_test(test_pool_connect_failure),
+        cmocka_unit_test(test_pool_server_restart),
         cmocka_unit_test(test_loop_never_stalls),
     };
     return it_main("UV", names, sizeof(names) / sizeof(names[0]), tests,
