@@ -1297,7 +1297,6 @@ static void test_pool_server_restart(void **state) {
     /* Connects were refused, and acquires timed out while they were
        held. */
     assert_true(s.create_failures >= 1);
-    assert_int_equal(s.failed_waits, n[1][OUT_CONNECT] + n[2][OUT_CONNECT]);
     assert_true(n[1][OUT_TIMEOUT] + n[2][OUT_TIMEOUT] >= 1);
     /* Service resumed on new connections. */
     assert_true(s.created >= before.created + 1);
@@ -1309,9 +1308,13 @@ static void test_pool_server_restart(void **state) {
         ok += n[ph][OUT_OK];
         timeouts += n[ph][OUT_TIMEOUT];
     }
+    uint64_t connects = n[1][OUT_CONNECT] + n[2][OUT_CONNECT];
     assert_int_equal(s.discarded, broken);
     assert_int_equal(s.acquired, ok + broken);
-    assert_int_equal(s.timeouts, timeouts);
+    /* Together, not each: a waiter failed by a connect another thread
+       made can get FFB_E_TIMEOUT instead of the connect's code
+       (test_pool_waiter_gets_connect_code). */
+    assert_int_equal(s.timeouts + s.failed_waits, timeouts + connects);
     assert_int_equal(s.created - s.discarded - s.evicted - s.expired,
                      s.total);
     assert_int_equal(s.in_use, 0);
@@ -1321,6 +1324,7 @@ static void test_pool_server_restart(void **state) {
     ffb_pool_free(p);
     it_proxy_stop(&px);
 }
+
 
 int main(void) {
     signal(SIGPIPE, SIG_IGN);      /* the proxy's pipes */
