@@ -1326,6 +1326,128 @@ static void test_pool_server_restart(void **state) {
 }
 
 
+/* ---- the code a waiter gets when a connect made for it fails ----------- */
+
+#define CF_WAITERS 6
+#define CF_SPINNERS 2
+
+typedef struct cf_run {
+    ffb_pool *pool;
+    pthread_mutex_t mu;
+    int stop;
+    int rc[CF_WAITERS];
+    int64_t waited[CF_WAITERS];
+    uint64_t spins;
+} cf_run;
+
+typedef struct cf_arg {
+    cf_run *r;
+    int id;
+} cf_arg;
+
+static void *cf_waiter(void *arg) {
+    cf_arg *a = arg;
+    ffb_conn *c = NULL;
+    int64_t t0 = ffb_now_ms();
+    int rc = ffb_pool_acquire(a->r->pool, 10000, &c);
+    a->r->waited[a->id] = ffb_now_ms() - t0;
+    a->r->rc[a->id] = rc;
+    if (rc == 0)
+        ffb_pool_release(a->r->pool, c);
+    return NULL;
+}
+
+/* acquire(0) again and again: each times out at once (and runs the work
+   the pool has due, as every pool call does). */
+static void *cf_spinner(void *arg) {
+    cf_run *r = arg;
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        int stop = r->stop;
+        r->spins++;
+        pthread_mutex_unlock(&r->mu);
+        if (stop)
+            return NULL;
+        ffb_conn *c = NULL;
+        if (ffb_pool_acquire(r->pool, 0, &c) == 0)
+            ffb_pool_release(r->pool, c);
+        sleep_ms(1);
+    }
+}
+
+/*
+ * Every connect fails (the proxy refuses: the stream ends before
+ * op_connect is answered) while six threads wait with 10 s and two others
+ * call ffb_pool_acquire(pool, 0) in a loop. Each failed connect fails the
+ * oldest waiter (docs/pool.md), which must get that connect's code
+ * (FFB_E_CLOSED or FFB_E_IO) - never FFB_E_TIMEOUT long before its
+ * deadline - and the pool's failed_waits must count exactly those.
+ */
+static void test_pool_waiter_gets_connect_code(void **state) {
+    target *t = *state;
+    it_proxy px;
+    const char *const args[] = {NULL};
+    it_proxy_start(&px, t->dsn, args);
+    it_proxy_command(&px, "refuse");
+    char dsn[600];
+    it_proxy_dsn(&px, t->dsn, dsn, sizeof dsn);
+    ffb_conn_options o;
+    conn_opts(t, &o);
+    o.dsn = dsn;
+    o.connect_timeout_ms = 5000;
+    ffb_pool_options po;
+    ffb_pool_options_init(&po);
+    po.conn = &o;
+    po.max_size = 2;
+    ffb_pool *p = NULL;
+    assert_int_equal(ffb_pool_new(&po, &p), 0);
+    cf_run *r = calloc(1, sizeof *r);
+    r->pool = p;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_t wt[CF_WAITERS], st[CF_SPINNERS];
+    cf_arg args_w[CF_WAITERS];
+    for (int i = 0; i < CF_SPINNERS; i++)
+        assert_int_equal(pthread_create(&st[i], NULL, cf_spinner, r), 0);
+    for (int i = 0; i < CF_WAITERS; i++) {
+        args_w[i] = (cf_arg){r, i};
+        assert_int_equal(pthread_create(&wt[i], NULL, cf_waiter, &args_w[i]),
+                         0);
+    }
+    for (int i = 0; i < CF_WAITERS; i++)
+        pthread_join(wt[i], NULL);
+    pthread_mutex_lock(&r->mu);
+    r->stop = 1;
+    pthread_mutex_unlock(&r->mu);
+    for (int i = 0; i < CF_SPINNERS; i++)
+        pthread_join(st[i], NULL);
+    ffb_pool_counters s = stats(p);
+    int connect_codes = 0, bad = -1;
+    for (int i = 0; i < CF_WAITERS; i++) {
+        printf("# %s: waiter %d: %s after %lld ms\n", t->name, i,
+               ffb_err_name(r->rc[i]), (long long)r->waited[i]);
+        if (is_connection_error(r->rc[i]))
+            connect_codes++;
+        else if (bad < 0)
+            bad = i;
+    }
+    printf("# %s: %llu spins; pool: create failures %llu, failed waits "
+           "%llu, timeouts %llu\n",
+           t->name, (unsigned long long)r->spins,
+           (unsigned long long)s.create_failures,
+           (unsigned long long)s.failed_waits, (unsigned long long)s.timeouts);
+    int bad_rc = bad >= 0 ? r->rc[bad] : 0;
+    int64_t bad_ms = bad >= 0 ? r->waited[bad] : 0;
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+    ffb_pool_free(p);
+    it_proxy_stop(&px);
+    if (bad >= 0)
+        fail_msg("waiter %d got %s after %lld ms (deadline 10000 ms): a "
+                 "failed connect's waiter must get the connect's code",
+                 bad, ffb_err_name(bad_rc), (long long)bad_ms);
+    assert_int_equal(s.failed_waits, (uint64_t)connect_codes);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);      /* the proxy's pipes */
     if (getenv("FFB_TEST_FILTER")) /* e.g. "test_pool_hammer" */
@@ -1347,6 +1469,7 @@ int main(void) {
         cmocka_unit_test(test_pool_threads),
         cmocka_unit_test(test_pool_hammer),
         cmocka_unit_test(test_pool_server_restart),
+        cmocka_unit_test(test_pool_waiter_gets_connect_code),
     };
     return it_main("POOL", names, sizeof(names) / sizeof(names[0]), tests,
                    sizeof(tests) / sizeof(tests[0]), setup_target,
