@@ -8,13 +8,13 @@
  */
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -877,7 +877,6 @@ static void test_pool_threads(void **state) {
     ffb_pool_free(p);
 }
 
-
 /* ---- faults: broken connections and timeouts through ffb-proxy --------- */
 
 /* How an iteration of acquire/query/release ended. */
@@ -902,8 +901,8 @@ static int is_connection_error(int rc) {
  * the reason in `why`.
  */
 static enum outcome iteration(ffb_pool *p, int timeout_ms, int64_t want,
-                              int commit, const int *connect_codes,
-                              char *why, size_t size) {
+                              int commit, const int *connect_codes, char *why,
+                              size_t size) {
     ffb_conn *c = NULL;
     int rc = ffb_pool_acquire(p, timeout_ms, &c);
     if (rc == FFB_E_TIMEOUT && c == NULL)
@@ -934,8 +933,7 @@ static enum outcome iteration(ffb_pool *p, int timeout_ms, int64_t want,
     step = "fetch";
     if ((rc = ffb_stmt_fetch(s)) != 1) {
         if (rc >= 0) {
-            snprintf(why, size, "fetch: %d rows for %lld", rc,
-                     (long long)want);
+            snprintf(why, size, "fetch: %d rows for %lld", rc, (long long)want);
             rc = FFB_E_STATE; /* not a connection error */
         }
         goto failed;
@@ -1021,11 +1019,15 @@ static void *hammer_main(void *arg) {
  */
 static void test_pool_hammer(void **state) {
     target *t = *state;
-    int iterations =
-        env_int("FFB_TEST_HAMMER_ITERATIONS", RUNNING_ON_VALGRIND ? 200 : 10000);
+    int iterations = env_int("FFB_TEST_HAMMER_ITERATIONS",
+                             RUNNING_ON_VALGRIND ? 200 : 10000);
     it_proxy px;
-    const char *const args[] = {"--close-after-bytes", HAMMER_CUT_BYTES,
-                                "--fault-random", "--fault-turn", "4", NULL};
+    const char *const args[] = {"--close-after-bytes",
+                                HAMMER_CUT_BYTES,
+                                "--fault-random",
+                                "--fault-turn",
+                                "4",
+                                NULL};
     it_proxy_start(&px, t->dsn, args);
     char dsn[600];
     it_proxy_dsn(&px, t->dsn, dsn, sizeof dsn);
@@ -1234,8 +1236,8 @@ static void test_pool_server_restart(void **state) {
     for (int i = 0; i < RESTART_THREADS; i++) {
         r->w[i].r = r;
         r->w[i].id = i + 1;
-        assert_int_equal(
-            pthread_create(&th[i], NULL, restarter_main, &r->w[i]), 0);
+        assert_int_equal(pthread_create(&th[i], NULL, restarter_main, &r->w[i]),
+                         0);
     }
     wait_ok(r, 0, 200);
     /* min_size reached and no connect pending: the cut finds only
@@ -1288,8 +1290,7 @@ static void test_pool_server_restart(void **state) {
            "before), discarded %llu, create failures %llu, timeouts %llu; "
            "last error: %s\n",
            t->name, cut, held, (unsigned long long)s.created,
-           (unsigned long long)before.created,
-           (unsigned long long)s.discarded,
+           (unsigned long long)before.created, (unsigned long long)s.discarded,
            (unsigned long long)s.create_failures,
            (unsigned long long)s.timeouts, e.message);
     /* Before the cut nothing failed. */
@@ -1322,8 +1323,7 @@ static void test_pool_server_restart(void **state) {
        made can get FFB_E_TIMEOUT instead of the connect's code
        (test_pool_waiter_gets_connect_code). */
     assert_int_equal(s.timeouts + s.failed_waits, timeouts + connects);
-    assert_int_equal(s.created - s.discarded - s.evicted - s.expired,
-                     s.total);
+    assert_int_equal(s.created - s.discarded - s.evicted - s.expired, s.total);
     assert_int_equal(s.in_use, 0);
     assert_int_equal(s.waiting, 0);
     pthread_mutex_destroy(&r->mu);
@@ -1331,7 +1331,6 @@ static void test_pool_server_restart(void **state) {
     ffb_pool_free(p);
     it_proxy_stop(&px);
 }
-
 
 /* ---- the code a waiter gets when a connect made for it fails ----------- */
 

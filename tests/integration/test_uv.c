@@ -17,14 +17,9 @@
 #include <string.h>
 
 #include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -1601,8 +1596,8 @@ static void rclient_next(rclient *k);
 static void rclient_fail(rclient *k, const char *what) {
     if (k->r->failures++ == 0)
         snprintf(k->r->first_failure, sizeof(k->r->first_failure),
-                 "client %d, phase %d, iteration %d: %s", k->id, k->phase,
-                 k->i, what);
+                 "client %d, phase %d, iteration %d: %s", k->id, k->phase, k->i,
+                 what);
 }
 
 /* An iteration ended: count it in the phase it began in (a failure that
@@ -1667,8 +1662,7 @@ static void rclient_executed(ffb_conn *c, const ffb_result *res, void *data) {
     }
     int64_t got = -1;
     if ((rc = ffb_stmt_fetch(k->s)) != 1 ||
-        ffb_stmt_get_int64(k->s, 0, &got) < 0 ||
-        got != rclient_value(k) + 1) {
+        ffb_stmt_get_int64(k->s, 0, &got) < 0 || got != rclient_value(k) + 1) {
         rclient_fail(k, "wrong answer");
         rclient_broken(k, FFB_E_STATE, "fetch");
         return;
@@ -1860,8 +1854,7 @@ static void test_pool_server_restart(void **state) {
            "discarded %llu, create failures %llu, timeouts %llu; last "
            "error: %s\n",
            t->name, cut, held, (unsigned long long)pc.created,
-           (unsigned long long)before.created,
-           (unsigned long long)pc.discarded,
+           (unsigned long long)before.created, (unsigned long long)pc.discarded,
            (unsigned long long)pc.create_failures,
            (unsigned long long)pc.timeouts, e.message);
     for (int k = RS_BROKEN; k < RS_N; k++)
@@ -1916,8 +1909,17 @@ static void test_pool_server_restart(void **state) {
  *   S_CHECK    begin tx3; the range select again: 2 + NBATCH rows
  *   S_CLOSE    the polite close (op_detach)
  */
-enum step { S_CONNECT, S_PREPARE, S_DML, S_SELECT, S_BLOB, S_BATCH, S_CHECK,
-            S_CLOSE, S_N };
+enum step {
+    S_CONNECT,
+    S_PREPARE,
+    S_DML,
+    S_SELECT,
+    S_BLOB,
+    S_BATCH,
+    S_CHECK,
+    S_CLOSE,
+    S_N
+};
 
 static const char *const step_name[S_N] = {
     "connect", "prepare", "dml", "select", "blob", "batch", "check", "close"};
@@ -1955,8 +1957,8 @@ struct many {
 static void many_fail(one *o, const char *what, const char *msg) {
     if (o->m->failures++ == 0)
         snprintf(o->m->first_failure, sizeof(o->m->first_failure),
-                 "connection %d, %s, %s: %s", o->idx, step_name[o->step],
-                 what, msg);
+                 "connection %d, %s, %s: %s", o->idx, step_name[o->step], what,
+                 msg);
 }
 
 static void many_closed(ffb_conn *c, int status, void *data) {
@@ -2113,8 +2115,8 @@ static void blob_bytes(ffb_conn *c, const ffb_result *r, void *data) {
         return;
     for (;;) {
         size_t n = 0;
-        int rc = ffb_blob_read(o->blob, o->back + o->got, o->len + 1 - o->got,
-                               &n);
+        int rc =
+            ffb_blob_read(o->blob, o->back + o->got, o->len + 1 - o->got, &n);
         if (rc == FFB_E_AGAIN) {
             rc = ffb_blob_queue_read(o->blob, blob_bytes, o);
             if (rc == 0)
@@ -2175,10 +2177,10 @@ static void start_prepare(one *o) {
         ffb_blob_queue_close(o->blob, step_result, o) < 0 ||
         ffb_stmt_new(c, &o->ins) < 0 || ffb_stmt_new(c, &o->sel) < 0 ||
         ffb_stmt_new(c, &o->range) < 0 ||
-        ffb_stmt_queue_prepare(o->ins, o->tx, ins, (size_t)-1, step_result,
+        ffb_stmt_queue_prepare(o->ins, o->tx, ins, (size_t)-1, step_result, o) <
+            0 ||
+        ffb_stmt_queue_prepare(o->sel, o->tx, sel, sizeof(sel) - 1, step_result,
                                o) < 0 ||
-        ffb_stmt_queue_prepare(o->sel, o->tx, sel, sizeof(sel) - 1,
-                               step_result, o) < 0 ||
         ffb_stmt_queue_prepare(o->range, o->tx, range, (size_t)-1, step_done,
                                o) < 0)
         queued_failed(o, "queue");
@@ -2418,9 +2420,8 @@ static void test_loop_never_stalls(void **state) {
         one *x = &m->conns[i];
         if (!x->closed || x->close_status != 0 || x->attachment <= 0) {
             bad = i;
-            snprintf(why, sizeof(why),
-                     "closed %d, status %d, attachment %lld", x->closed,
-                     x->close_status, (long long)x->attachment);
+            snprintf(why, sizeof(why), "closed %d, status %d, attachment %lld",
+                     x->closed, x->close_status, (long long)x->attachment);
         }
         for (int j = 0; j < i && bad < 0; j++) /* an attachment each */
             if (m->conns[j].attachment == x->attachment) {
