@@ -108,7 +108,9 @@ typedef struct conn {
     int faulty;      /* the fault options apply to this connection */
     int fault_armed; /* offsets now count from fault_base */
     uint64_t fault_base;
+    int64_t fault_at; /* the fault's offset (drawn with --fault-random) */
     int flipped;
+    int held; /* accepted under "hold": upstream connect not started */
 } conn;
 
 typedef struct options {
@@ -124,6 +126,7 @@ typedef struct options {
     enum dir_id fault_dir;
     uint64_t fault_turn;
     unsigned fault_conn;
+    int fault_random;
     const char *stats_file;
     unsigned stats_interval_ms;
     uint64_t seed;
@@ -141,6 +144,8 @@ static options opt = {
 
 static uv_loop_t *loop;
 static uv_tcp_t listener;
+/* What happens to new connections, set by the stdin commands. */
+static enum { ADMIT_OPEN, ADMIT_REFUSE, ADMIT_HOLD } admit;
 static struct sockaddr_storage upstream_addr;
 static conn *conns;
 static unsigned next_conn_id = 1;
@@ -432,32 +437,29 @@ static size_t apply_faults(direction *d, unsigned char *p, size_t len,
     if (!c->faulty || d->id != opt.fault_dir || !c->fault_armed)
         return len;
     uint64_t rel = d->bytes_in - c->fault_base;
-    if (opt.flip_at >= 0 && !c->flipped && (uint64_t)opt.flip_at >= rel &&
-        (uint64_t)opt.flip_at < rel + len) {
-        p[opt.flip_at - (int64_t)rel] ^= 0xFF;
+    int64_t at = c->fault_at; /* only one of the three is set */
+    if (opt.flip_at >= 0 && !c->flipped && (uint64_t)at >= rel &&
+        (uint64_t)at < rel + len) {
+        p[at - (int64_t)rel] ^= 0xFF;
         c->flipped = 1;
         totals.faults++;
         note("conn %u: flipped %s byte %" PRId64, c->id,
-             d->id == UP ? "c2s" : "s2c", opt.flip_at);
+             d->id == UP ? "c2s" : "s2c", at);
     }
-    if (opt.close_after >= 0 && (uint64_t)opt.close_after <= rel + len) {
-        uint64_t keep = (uint64_t)opt.close_after > rel
-                            ? (uint64_t)opt.close_after - rel
-                            : 0;
+    if (opt.close_after >= 0 && (uint64_t)at <= rel + len) {
+        uint64_t keep = (uint64_t)at > rel ? (uint64_t)at - rel : 0;
         *close_after = 1;
         totals.faults++;
-        note("conn %u: closing after %" PRId64 " %s bytes", c->id,
-             opt.close_after, d->id == UP ? "c2s" : "s2c");
+        note("conn %u: closing after %" PRId64 " %s bytes", c->id, at,
+             d->id == UP ? "c2s" : "s2c");
         return (size_t)keep;
     }
-    if (opt.stall_after >= 0 && (uint64_t)opt.stall_after <= rel + len) {
-        uint64_t keep = (uint64_t)opt.stall_after > rel
-                            ? (uint64_t)opt.stall_after - rel
-                            : 0;
+    if (opt.stall_after >= 0 && (uint64_t)at <= rel + len) {
+        uint64_t keep = (uint64_t)at > rel ? (uint64_t)at - rel : 0;
         d->stalled = 1;
         totals.faults++;
         note("conn %u: stalling %s after %" PRId64 " bytes", c->id,
-             d->id == UP ? "c2s" : "s2c", opt.stall_after);
+             d->id == UP ? "c2s" : "s2c", at);
         return (size_t)keep;
     }
     return len;
@@ -631,6 +633,18 @@ static void on_upstream(uv_connect_t *req, int status) {
     pump(&c->dir[UP]);
 }
 
+static void connect_upstream(conn *c) {
+    c->held = 0;
+    c->connect_req.data = c;
+    int rc =
+        uv_tcp_connect(&c->connect_req, &c->server,
+                       (const struct sockaddr *)&upstream_addr, on_upstream);
+    if (rc < 0) {
+        note("conn %u: upstream %s: %s", c->id, opt.upstream, uv_strerror(rc));
+        conn_close(c);
+    }
+}
+
 static void on_accept(uv_stream_t *server, int status) {
     if (status < 0) {
         note("accept: %s", uv_strerror(status));
@@ -644,6 +658,11 @@ static void on_accept(uv_stream_t *server, int status) {
     c->saw_server = 1; /* the first client bytes are a turn */
     c->faulty = opt.fault_conn == 0 || opt.fault_conn == c->id;
     c->fault_armed = opt.fault_turn == 0;
+    c->fault_at = opt.close_after >= 0   ? opt.close_after
+                  : opt.stall_after >= 0 ? opt.stall_after
+                                         : opt.flip_at;
+    if (opt.fault_random && c->fault_at > 0)
+        c->fault_at = (int64_t)(rng_unit() * (double)(c->fault_at + 1));
     uv_tcp_init(loop, &c->client);
     uv_tcp_init(loop, &c->server);
     c->client.data = c->server.data = c;
@@ -664,16 +683,15 @@ static void on_accept(uv_stream_t *server, int status) {
         return;
     }
     uv_tcp_nodelay(&c->client, 1);
-    c->connect_req.data = c;
-    int rc =
-        uv_tcp_connect(&c->connect_req, &c->server,
-                       (const struct sockaddr *)&upstream_addr, on_upstream);
-    if (rc < 0) {
-        note("conn %u: upstream %s: %s", c->id, opt.upstream, uv_strerror(rc));
+    if (admit == ADMIT_REFUSE) { /* the client sees the stream end */
         conn_close(c);
         return;
     }
-    resume_source(&c->dir[UP]);
+    c->held = admit == ADMIT_HOLD;
+    if (!c->held)
+        connect_upstream(c);
+    if (c->state == ST_CONNECTING)
+        resume_source(&c->dir[UP]);
 }
 
 /* ---- process ------------------------------------------------------------ */
@@ -706,11 +724,54 @@ static void on_stdin_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
     *buf = uv_buf_init(b, sizeof(b));
 }
 
+/* One command line from stdin (bench/README.md, "Commands"); answered
+   with "ok COMMAND N" on stdout once done (N: connections affected). */
+static void command(const char *line) {
+    unsigned n = 0;
+    if (!strcmp(line, "cut")) {
+        for (conn *c = conns; c; c = c->next)
+            if (c->state != ST_CLOSING) {
+                conn_close(c);
+                n++;
+            }
+        totals.faults += n;
+    } else if (!strcmp(line, "refuse")) {
+        admit = ADMIT_REFUSE;
+    } else if (!strcmp(line, "hold")) {
+        admit = ADMIT_HOLD;
+    } else if (!strcmp(line, "open")) {
+        admit = ADMIT_OPEN;
+        for (conn *c = conns; c; c = c->next)
+            if (c->held && c->state == ST_CONNECTING) {
+                connect_upstream(c);
+                n++;
+            }
+    } else {
+        note("unknown command \"%s\"", line);
+        printf("error %s\n", line);
+        fflush(stdout);
+        return;
+    }
+    printf("ok %s %u\n", line, n);
+    fflush(stdout);
+}
+
 static void on_stdin(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+    static char line[256];
+    static size_t len;
     (void)s;
-    (void)buf;
     if (nread < 0)
         finish("stdin-eof");
+    for (ssize_t i = 0; i < nread; i++) {
+        char ch = buf->base[i];
+        if (ch == '\n') {
+            line[len] = 0;
+            len = 0;
+            command(line);
+        } else if (len < sizeof(line) - 1) {
+            line[len++] = ch;
+        }
+    }
 }
 
 static void usage(FILE *f) {
@@ -740,12 +801,20 @@ static void usage(FILE *f) {
         "                          (0 = from the connection's start)\n"
         "  --fault-conn K          faults only on the K-th connection\n"
         "                          (0 = every connection)\n"
+        "  --fault-random          each connection's fault offset is drawn\n"
+        "                          from 0..N (see --seed)\n"
         "  --stats-file PATH       counters, replaced atomically on SIGUSR1,\n"
         "                          every --stats-interval-ms and on exit\n"
         "  --stats-interval-ms MS  periodic stats-file updates (0 = off)\n"
-        "  --seed N                jitter seed (default: time)\n"
+        "  --seed N                jitter and --fault-random seed\n"
+        "                          (default: time)\n"
         "  --exit-on-stdin-eof     exit when stdin closes (for test\n"
-        "                          harnesses: no orphan proxies)\n"
+        "                          harnesses: no orphan proxies); stdin\n"
+        "                          lines are then commands: cut (close\n"
+        "                          every connection), refuse / hold (new\n"
+        "                          connections are closed at once / not\n"
+        "                          forwarded), open (back to normal, held\n"
+        "                          ones forwarded); each answered \"ok ...\"\n"
         "  --quiet                 no diagnostics on stderr\n"
         "  --help                  this text\n"
         "\n"
@@ -797,6 +866,10 @@ static void parse_args(int argc, char **argv) {
         }
         if (!strcmp(name, "--exit-on-stdin-eof")) {
             opt.exit_on_stdin_eof = 1;
+            continue;
+        }
+        if (!strcmp(name, "--fault-random")) {
+            opt.fault_random = 1;
             continue;
         }
         if (!v) {

@@ -34,6 +34,7 @@
 typedef struct pool_waiter {
     ffb__pool_waiter w;
     pthread_cond_t cv;
+    int rc; /* FAIL: the code of the connect that failed it */
 } pool_waiter;
 
 /* The string fields of ffb_conn_options, copied. */
@@ -48,6 +49,7 @@ struct ffb_pool {
     char *strs[NSTR];
     int acquire_timeout_ms; /* < 0: no limit */
     int bad;                /* the options were refused: this code */
+    int create_rc;          /* the last failed connect's code */
     ffb_pool_error_info last;
 };
 
@@ -193,9 +195,15 @@ static int work(ffb_pool *pool) {
     while (ffb__poolcore_next_action(&pool->core, ffb_now_ms(), &a)) {
         ffb_conn *conn = a.conn;
         switch (a.kind) {
+        case FFB__PA_FAIL:
+            /* Told here, under the lock: the pool's error may be another
+               failure's by the time the waiter reads it. */
+            ((pool_waiter *)a.waiter->data)->rc =
+                pool->create_rc < 0 ? pool->create_rc : FFB_E_IO;
+            pthread_cond_signal(&((pool_waiter *)a.waiter->data)->cv);
+            break;
         case FFB__PA_HAND:
         case FFB__PA_TIMEOUT:
-        case FFB__PA_FAIL:
             pthread_cond_signal(&((pool_waiter *)a.waiter->data)->cv);
             break;
         case FFB__PA_CREATE: {
@@ -213,6 +221,7 @@ static int work(ffb_pool *pool) {
                               "connecting a pool connection failed: %s",
                               ffb_strerror(rc));
                 last_rc = rc;
+                pool->create_rc = rc;
             }
             ffb__poolcore_created(&pool->core, conn, ffb_now_ms());
             if (failed) {
@@ -385,10 +394,9 @@ int ffb_pool_acquire(ffb_pool *pool, int timeout_ms, ffb_conn **out) {
                 set_error(pool, FFB_E_STATE, NULL, "the pool is closing");
                 rc = FFB_E_STATE;
             } else {
-                /* The pool's error is that connect's. */
-                rc = connect_rc < 0        ? connect_rc
-                     : pool->last.code < 0 ? pool->last.code
-                                           : FFB_E_IO;
+                /* The code of the connect that failed this waiter (made
+                   by this thread or another). */
+                rc = pw.rc < 0 ? pw.rc : connect_rc < 0 ? connect_rc : FFB_E_IO;
             }
             break;
         }

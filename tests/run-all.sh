@@ -7,6 +7,8 @@
 #   1. gcc, release: every suite (unit, engine, fuzz replay, api, lint,
 #      integration against the real servers)
 #   2. clang, ASan + UBSan (halt on error): unit, engine, fuzz, integration
+#   2b. clang, ThreadSanitizer (halt on error): the pool core's unit tests
+#      (poolcore, pooloptions) and the pool and uv integration suites
 #   3. valgrind: unit and engine
 #   3b. 32-bit (i386) build: unit, engine and fuzz replay, where size_t,
 #      long and pointers are 32 bits (tests/i386-cross.ini)
@@ -98,6 +100,18 @@ ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     run_suites "asan+ubsan" build-ci-asan \
     --suite unit --suite engine --suite fuzz --suite integration
+
+stage "2b. clang ThreadSanitizer build: poolcore, pooloptions, pool, uv"
+# The threads of the blocking pool (test_pool_hammer: 8 threads through a
+# faulty proxy) and the loop of the async one. libuv, OpenSSL and zlib are
+# not instrumented; none of their use has needed a suppression (the uv
+# adapter runs on one thread, each pool thread has its own connections).
+rm -rf build-ci-tsan
+CC=clang meson setup build-ci-tsan --buildtype=debug \
+    -Db_sanitize=thread -Db_lundef=false >/dev/null
+ninja -C build-ci-tsan
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    run_suites "tsan" build-ci-tsan poolcore pooloptions pool uv
 
 stage "3. valgrind: unit and engine"
 run_suites "valgrind" build-ci-release --setup valgrind --suite unit --suite engine

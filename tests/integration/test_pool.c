@@ -8,6 +8,7 @@
  */
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,9 +18,15 @@
 #include <time.h>
 
 #include <cmocka.h>
+#ifdef FFB_HAVE_VALGRIND_H
+#include <valgrind/valgrind.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#endif
 
 #include "include/fastfb.h"
 #include "tests/support/it.h"
+#include "tests/support/proxy.h"
 
 typedef it_target target;
 
@@ -870,7 +877,587 @@ static void test_pool_threads(void **state) {
     ffb_pool_free(p);
 }
 
+/* ---- faults: broken connections and timeouts through ffb-proxy --------- */
+
+/* How an iteration of acquire/query/release ended. */
+enum outcome {
+    OUT_OK,      /* the right answer, committed or rolled back */
+    OUT_BROKEN,  /* the connection failed under the query (FFB_E_CLOSED or
+                    FFB_E_IO): released broken, the pool closes it */
+    OUT_TIMEOUT, /* the acquire timed out (FFB_E_TIMEOUT) */
+    OUT_CONNECT, /* the acquire got the error of a connect made for it */
+    OUT_UNEXPECTED,
+    OUT_N
+};
+
+static int is_connection_error(int rc) {
+    return rc == FFB_E_CLOSED || rc == FFB_E_IO;
+}
+
+/*
+ * One acquire, `select cast(? as bigint) + 1` with `want`, and the
+ * release. A failure with a connection error must leave the connection
+ * broken; any other failure, or a wrong answer, is OUT_UNEXPECTED with
+ * the reason in `why`.
+ */
+static enum outcome iteration(ffb_pool *p, int timeout_ms, int64_t want,
+                              int commit, const int *connect_codes, char *why,
+                              size_t size) {
+    ffb_conn *c = NULL;
+    int rc = ffb_pool_acquire(p, timeout_ms, &c);
+    if (rc == FFB_E_TIMEOUT && c == NULL)
+        return OUT_TIMEOUT;
+    if (rc < 0) {
+        for (const int *k = connect_codes; k && *k; k++)
+            if (rc == *k && c == NULL)
+                return OUT_CONNECT;
+        snprintf(why, size, "acquire: %s", ffb_err_name(rc));
+        return OUT_UNEXPECTED;
+    }
+    ffb_tx *tx = NULL;
+    ffb_stmt *s = NULL;
+    int64_t got = -1;
+    const char *step = "begin";
+    if ((rc = ffb_tx_begin(c, NULL, &tx)) < 0)
+        goto failed;
+    step = "prepare";
+    if ((rc = ffb_conn_prepare(c, tx,
+                               "select cast(? as bigint) + 1 from "
+                               "rdb$database",
+                               (size_t)-1, &s)) < 0)
+        goto failed;
+    step = "execute";
+    if ((rc = ffb_stmt_bind_int64(s, 0, want)) < 0 ||
+        (rc = ffb_stmt_execute(s, tx)) < 0)
+        goto failed;
+    step = "fetch";
+    if ((rc = ffb_stmt_fetch(s)) != 1) {
+        if (rc >= 0) {
+            snprintf(why, size, "fetch: %d rows for %lld", rc, (long long)want);
+            rc = FFB_E_STATE; /* not a connection error */
+        }
+        goto failed;
+    }
+    if ((rc = ffb_stmt_get_int64(s, 0, &got)) < 0 || got != want + 1) {
+        snprintf(why, size, "%lld for %lld", (long long)got, (long long)want);
+        rc = FFB_E_STATE;
+        goto failed;
+    }
+    ffb_stmt_free(s);
+    s = NULL;
+    /* Committed, or freed active: its rollback rides with the next
+       user's first request. */
+    step = "commit";
+    if (commit && (rc = ffb_tx_commit(tx)) < 0)
+        goto failed;
+    ffb_tx_free(tx);
+    if ((rc = ffb_pool_release(p, c)) < 0) {
+        snprintf(why, size, "release: %s", ffb_err_name(rc));
+        return OUT_UNEXPECTED;
+    }
+    return OUT_OK;
+
+failed:;
+    int broken = ffb_conn_is_broken(c);
+    if (!why[0])
+        snprintf(why, size, "%s: %s (broken %d): %s", step, ffb_err_name(rc),
+                 broken, ffb_error_message(ffb_conn_error(c)));
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    /* Given back as it is: the pool must see that it is broken. */
+    if (ffb_pool_release(p, c) < 0 || !is_connection_error(rc) || !broken)
+        return OUT_UNEXPECTED;
+    why[0] = '\0';
+    return OUT_BROKEN;
+}
+
+static int env_int(const char *name, int def) {
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : def;
+}
+
+/* Through a proxy that cuts every connection at a random point of the
+   server's answers after the connect: answers up to --close-after-bytes
+   (drawn per connection from 0..N, --fault-random), counted from turn 4,
+   the first request after the 3 turns of an encrypted connect. */
+#define HAMMER_CUT_BYTES "60000"
+
+typedef struct hammer {
+    ffb_pool *pool;
+    int id, iterations;
+    uint64_t n[OUT_N];
+    char error[512];
+} hammer;
+
+static void *hammer_main(void *arg) {
+    hammer *h = arg;
+    for (int i = 0; i < h->iterations; i++) {
+        /* Every 5th acquire will not wait (0: an idle connection or
+           FFB_E_TIMEOUT at once); the others wait up to 10 s. */
+        int timeout = i % 5 == 0 ? 0 : 10000;
+        int64_t want = (int64_t)h->id * 100000000 + i;
+        char why[512] = "";
+        enum outcome o =
+            iteration(h->pool, timeout, want, i % 2, NULL, why, sizeof why);
+        h->n[o]++;
+        if (o == OUT_UNEXPECTED) {
+            snprintf(h->error, sizeof h->error, "iteration %d: %.400s", i, why);
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+/*
+ * 8 threads x FFB_TEST_HAMMER_ITERATIONS (default 10000, the full count
+ * of issue 10; 200 under valgrind) of acquire/query/release on a pool of
+ * 3, through a
+ * proxy that breaks every connection at a random point: every iteration
+ * got its own right answer, or failed with a connection error on a
+ * broken connection, or timed out in the acquire; and the pool's counts
+ * agree with the threads' exactly.
+ */
+static void test_pool_hammer(void **state) {
+    target *t = *state;
+    int iterations = env_int("FFB_TEST_HAMMER_ITERATIONS",
+                             RUNNING_ON_VALGRIND ? 200 : 10000);
+    it_proxy px;
+    const char *const args[] = {"--close-after-bytes",
+                                HAMMER_CUT_BYTES,
+                                "--fault-random",
+                                "--fault-turn",
+                                "4",
+                                NULL};
+    it_proxy_start(&px, t->dsn, args);
+    char dsn[600];
+    it_proxy_dsn(&px, t->dsn, dsn, sizeof dsn);
+    ffb_conn_options o;
+    conn_opts(t, &o);
+    o.dsn = dsn;
+    o.connect_timeout_ms = 30000;
+    ffb_pool_options po;
+    ffb_pool_options_init(&po);
+    po.conn = &o;
+    po.max_size = 3;
+    po.validate_after_ms = -1; /* no pings: every break is seen by a query */
+    ffb_pool *p = NULL;
+    assert_int_equal(ffb_pool_new(&po, &p), 0);
+    pthread_t th[NTHREADS];
+    hammer h[NTHREADS];
+    int64_t t0 = ffb_now_ms();
+    for (int i = 0; i < NTHREADS; i++) {
+        memset(&h[i], 0, sizeof h[i]);
+        h[i].pool = p;
+        h[i].id = i + 1;
+        h[i].iterations = iterations;
+        assert_int_equal(pthread_create(&th[i], NULL, hammer_main, &h[i]), 0);
+    }
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL);
+    int64_t took = ffb_now_ms() - t0;
+    uint64_t n[OUT_N] = {0};
+    for (int i = 0; i < NTHREADS; i++) {
+        if (h[i].error[0])
+            fail_msg("thread %d: %s", i + 1, h[i].error);
+        uint64_t sum = 0;
+        for (int k = 0; k < OUT_N; k++) {
+            n[k] += h[i].n[k];
+            sum += h[i].n[k];
+        }
+        assert_int_equal(sum, (uint64_t)iterations); /* none lost */
+    }
+    ffb_pool_counters s = stats(p);
+    printf("# %s: %d x %d iterations in %lld ms: %llu ok, %llu broken, %llu "
+           "timed out; pool: created %llu, discarded %llu, timeouts %llu, "
+           "open %zu\n",
+           t->name, NTHREADS, iterations, (long long)took,
+           (unsigned long long)n[OUT_OK], (unsigned long long)n[OUT_BROKEN],
+           (unsigned long long)n[OUT_TIMEOUT], (unsigned long long)s.created,
+           (unsigned long long)s.discarded, (unsigned long long)s.timeouts,
+           s.total);
+    assert_int_equal(n[OUT_CONNECT], 0); /* the handshakes are not cut */
+    /* The faults happened: connections broke, and acquires timed out. */
+    assert_true(n[OUT_BROKEN] > 0);
+    assert_true(n[OUT_TIMEOUT] > 0);
+    /* Each broken connection was seen by exactly one query, released
+       broken and closed; every other handed-out connection was reset. */
+    assert_int_equal(s.acquired, n[OUT_OK] + n[OUT_BROKEN]);
+    assert_int_equal(s.discarded, n[OUT_BROKEN]);
+    assert_int_equal(s.resets, n[OUT_OK]);
+    assert_int_equal(s.resets_failed, 0);
+    assert_int_equal(s.timeouts, n[OUT_TIMEOUT]);
+    assert_int_equal(s.failed_waits, 0);
+    assert_int_equal(s.create_failures, 0);
+    assert_int_equal(s.validations, 0);
+    assert_int_equal(s.evicted + s.expired, 0);
+    /* created - discarded = open; nothing in use, nobody waiting. */
+    assert_int_equal(s.created - s.discarded, s.total);
+    assert_true(s.total >= 1 && s.total <= 3);
+    assert_int_equal(s.in_use, 0);
+    assert_int_equal(s.waiting, 0);
+    assert_int_equal(s.pending, 0);
+    assert_int_equal(s.idle, s.total);
+    ffb_pool_free(p);
+    it_proxy_stop(&px);
+}
+
+/* ---- a server restart: every connection cut, new ones refused, then
+   held, then let through ------------------------------------------------ */
+
+#define RESTART_THREADS 4
+
+typedef struct restart_run restart_run;
+
+typedef struct restarter {
+    restart_run *r;
+    int id;
+    uint64_t n[3][OUT_N]; /* per phase: before, during, after */
+    uint64_t ok_after;
+    char error[512];
+} restarter;
+
+struct restart_run {
+    ffb_pool *pool;
+    restarter w[RESTART_THREADS];
+    pthread_mutex_t mu;
+    int phase; /* 0 before the cut, 1 until "open", 2 after */
+    int stop;
+};
+
+static const int restart_connect_codes[] = {FFB_E_CLOSED, FFB_E_IO,
+                                            FFB_E_TIMEOUT, 0};
+
+static void *restarter_main(void *arg) {
+    restarter *w = arg;
+    restart_run *r = w->r;
+    for (int i = 0;; i++) {
+        pthread_mutex_lock(&r->mu);
+        int phase = r->phase, stop = r->stop;
+        pthread_mutex_unlock(&r->mu);
+        if (stop)
+            return NULL;
+        char why[512] = "";
+        enum outcome o =
+            iteration(r->pool, -1, (int64_t)w->id * 100000000 + i, i % 2,
+                      restart_connect_codes, why, sizeof why);
+        /* An iteration that began before the phase changed counts in the
+           phase it began in, except that anything may fail that ends
+           after the cut. */
+        pthread_mutex_lock(&r->mu);
+        int now = r->phase;
+        pthread_mutex_unlock(&r->mu);
+        if (o != OUT_OK && phase == 0 && now > 0)
+            phase = 1;
+        w->n[phase][o]++;
+        if (phase == 2 && o == OUT_OK)
+            w->ok_after++;
+        if (o == OUT_UNEXPECTED) {
+            snprintf(w->error, sizeof w->error, "phase %d, iteration %d: %.400s",
+                     phase, i, why);
+            return NULL;
+        }
+    }
+}
+
+static void set_phase(restart_run *r, int phase) {
+    pthread_mutex_lock(&r->mu);
+    r->phase = phase;
+    pthread_mutex_unlock(&r->mu);
+}
+
+static uint64_t total_ok(restart_run *r, int phase) {
+    uint64_t n = 0;
+    pthread_mutex_lock(&r->mu);
+    for (int i = 0; i < RESTART_THREADS; i++)
+        n += phase == 2 ? r->w[i].ok_after : r->w[i].n[phase][OUT_OK];
+    pthread_mutex_unlock(&r->mu);
+    return n;
+}
+
+/* Wait (10 s at most) until every thread has had `n` good iterations in
+   phase 2, or the threads have `n` in phase 0 all together. */
+static void wait_ok(restart_run *r, int phase, uint64_t n) {
+    int64_t until = ffb_now_ms() + 10000;
+    for (;;) {
+        int done = 1;
+        if (phase == 2) {
+            pthread_mutex_lock(&r->mu);
+            for (int i = 0; i < RESTART_THREADS; i++)
+                if (r->w[i].ok_after < n && !r->w[i].error[0])
+                    done = 0;
+            pthread_mutex_unlock(&r->mu);
+        } else {
+            done = total_ok(r, phase) >= n;
+        }
+        if (done)
+            return;
+        if (ffb_now_ms() > until)
+            fail_msg("service did not resume: %llu good iterations in phase "
+                     "%d",
+                     (unsigned long long)total_ok(r, phase), phase);
+        sleep_ms(5);
+    }
+}
+
+/*
+ * Four threads use a pool of 3 through the proxy; then every connection
+ * is cut at once and for 400 ms new ones are refused (the stream ends
+ * before op_connect is answered), then for 400 ms held (accepted, never
+ * answered), then let through. Meanwhile iterations fail only with a
+ * connection error on a cut connection, an acquire timeout (300 ms), or
+ * the error of a refused connect; afterwards every thread is served again
+ * on new connections, and the counts add up.
+ */
+static void test_pool_server_restart(void **state) {
+    target *t = *state;
+    it_proxy px;
+    const char *const args[] = {NULL};
+    it_proxy_start(&px, t->dsn, args);
+    char dsn[600];
+    it_proxy_dsn(&px, t->dsn, dsn, sizeof dsn);
+    ffb_conn_options o;
+    conn_opts(t, &o);
+    o.dsn = dsn;
+    o.connect_timeout_ms = 5000;
+    o.io_timeout_ms = 5000;
+    ffb_pool_options po;
+    ffb_pool_options_init(&po);
+    po.conn = &o;
+    po.min_size = 2;
+    po.max_size = 3;
+    po.acquire_timeout_ms = 300;
+    po.validate_after_ms = -1;
+    ffb_pool *p = NULL;
+    assert_int_equal(ffb_pool_new(&po, &p), 0);
+    restart_run *r = calloc(1, sizeof *r);
+    r->pool = p;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_t th[RESTART_THREADS];
+    for (int i = 0; i < RESTART_THREADS; i++) {
+        r->w[i].r = r;
+        r->w[i].id = i + 1;
+        assert_int_equal(pthread_create(&th[i], NULL, restarter_main, &r->w[i]),
+                         0);
+    }
+    wait_ok(r, 0, 200);
+    /* min_size reached and no connect pending: the cut finds only
+       established connections. */
+    ffb_pool_counters before;
+    int64_t until = ffb_now_ms() + 10000;
+    while ((before = stats(p)).pending != 0 || before.total < 2) {
+        if (ffb_now_ms() > until)
+            fail_msg("the pool never settled");
+        sleep_ms(2);
+    }
+    set_phase(r, 1);
+    it_proxy_command(&px, "refuse");
+    unsigned cut = it_proxy_command(&px, "cut");
+    pass_ms(400);
+    it_proxy_command(&px, "hold");
+    pass_ms(400);
+    set_phase(r, 2);
+    unsigned held = it_proxy_command(&px, "open");
+    wait_ok(r, 2, 20);
+    pthread_mutex_lock(&r->mu);
+    r->stop = 1;
+    pthread_mutex_unlock(&r->mu);
+    for (int i = 0; i < RESTART_THREADS; i++)
+        pthread_join(th[i], NULL);
+    uint64_t n[3][OUT_N];
+    memset(n, 0, sizeof n);
+    for (int i = 0; i < RESTART_THREADS; i++) {
+        if (r->w[i].error[0])
+            fail_msg("thread %d: %s", i + 1, r->w[i].error);
+        for (int ph = 0; ph < 3; ph++)
+            for (int k = 0; k < OUT_N; k++)
+                n[ph][k] += r->w[i].n[ph][k];
+    }
+    ffb_pool_counters s = stats(p);
+    ffb_pool_error_info e;
+    ffb_pool_error(p, &e, sizeof e);
+    for (int ph = 0; ph < 3; ph++)
+        printf("# %s: %s: %llu ok, %llu broken, %llu timed out, %llu "
+               "connects failed\n",
+               t->name,
+               ph == 0   ? "before the cut"
+               : ph == 1 ? "cut, refused, held"
+                         : "after",
+               (unsigned long long)n[ph][OUT_OK],
+               (unsigned long long)n[ph][OUT_BROKEN],
+               (unsigned long long)n[ph][OUT_TIMEOUT],
+               (unsigned long long)n[ph][OUT_CONNECT]);
+    printf("# %s: %u connections cut, %u held; pool: created %llu (%llu "
+           "before), discarded %llu, create failures %llu, timeouts %llu; "
+           "last error: %s\n",
+           t->name, cut, held, (unsigned long long)s.created,
+           (unsigned long long)before.created, (unsigned long long)s.discarded,
+           (unsigned long long)s.create_failures,
+           (unsigned long long)s.timeouts, e.message);
+    /* Before the cut nothing failed. */
+    for (int k = OUT_BROKEN; k < OUT_N; k++)
+        assert_int_equal(n[0][k], 0);
+    /* Every open connection was cut; each one used since failed its
+       query and was closed (one may still wait unused at the bottom of
+       the idle stack). */
+    assert_int_equal(cut, before.total);
+    assert_true(n[1][OUT_BROKEN] + n[2][OUT_BROKEN] >= 1);
+    assert_true(n[1][OUT_BROKEN] + n[2][OUT_BROKEN] <= cut);
+    /* Connects were refused, and acquires timed out while they were
+       held. */
+    assert_true(s.create_failures >= 1);
+    assert_true(n[1][OUT_TIMEOUT] + n[2][OUT_TIMEOUT] >= 1);
+    /* Service resumed on new connections. */
+    assert_true(s.created >= before.created + 1);
+    /* The counts add up: every broken iteration's connection was
+       discarded (one query each), nothing is in use. */
+    uint64_t broken = 0, ok = 0, timeouts = 0;
+    for (int ph = 0; ph < 3; ph++) {
+        broken += n[ph][OUT_BROKEN];
+        ok += n[ph][OUT_OK];
+        timeouts += n[ph][OUT_TIMEOUT];
+    }
+    uint64_t connects = n[1][OUT_CONNECT] + n[2][OUT_CONNECT];
+    assert_int_equal(s.discarded, broken);
+    assert_int_equal(s.acquired, ok + broken);
+    /* Each apart: a waiter failed by a connect another thread made gets
+       that connect's code (test_pool_waiter_gets_connect_code). */
+    assert_int_equal(s.timeouts, timeouts);
+    assert_int_equal(s.failed_waits, connects);
+    assert_int_equal(s.created - s.discarded - s.evicted - s.expired, s.total);
+    assert_int_equal(s.in_use, 0);
+    assert_int_equal(s.waiting, 0);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+    ffb_pool_free(p);
+    it_proxy_stop(&px);
+}
+
+/* ---- the code a waiter gets when a connect made for it fails ----------- */
+
+#define CF_WAITERS 6
+#define CF_SPINNERS 2
+
+typedef struct cf_run {
+    ffb_pool *pool;
+    pthread_mutex_t mu;
+    int stop;
+    int rc[CF_WAITERS];
+    int64_t waited[CF_WAITERS];
+    uint64_t spins;
+} cf_run;
+
+typedef struct cf_arg {
+    cf_run *r;
+    int id;
+} cf_arg;
+
+static void *cf_waiter(void *arg) {
+    cf_arg *a = arg;
+    ffb_conn *c = NULL;
+    int64_t t0 = ffb_now_ms();
+    int rc = ffb_pool_acquire(a->r->pool, 10000, &c);
+    a->r->waited[a->id] = ffb_now_ms() - t0;
+    a->r->rc[a->id] = rc;
+    if (rc == 0)
+        ffb_pool_release(a->r->pool, c);
+    return NULL;
+}
+
+/* acquire(0) again and again: each times out at once (and runs the work
+   the pool has due, as every pool call does). */
+static void *cf_spinner(void *arg) {
+    cf_run *r = arg;
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        int stop = r->stop;
+        r->spins++;
+        pthread_mutex_unlock(&r->mu);
+        if (stop)
+            return NULL;
+        ffb_conn *c = NULL;
+        if (ffb_pool_acquire(r->pool, 0, &c) == 0)
+            ffb_pool_release(r->pool, c);
+        sleep_ms(1);
+    }
+}
+
+/*
+ * Every connect fails (the proxy refuses: the stream ends before
+ * op_connect is answered) while six threads wait with 10 s and two others
+ * call ffb_pool_acquire(pool, 0) in a loop. Each failed connect fails the
+ * oldest waiter (docs/pool.md), which must get that connect's code
+ * (FFB_E_CLOSED or FFB_E_IO) - never FFB_E_TIMEOUT long before its
+ * deadline - and the pool's failed_waits must count exactly those.
+ */
+static void test_pool_waiter_gets_connect_code(void **state) {
+    target *t = *state;
+    it_proxy px;
+    const char *const args[] = {NULL};
+    it_proxy_start(&px, t->dsn, args);
+    it_proxy_command(&px, "refuse");
+    char dsn[600];
+    it_proxy_dsn(&px, t->dsn, dsn, sizeof dsn);
+    ffb_conn_options o;
+    conn_opts(t, &o);
+    o.dsn = dsn;
+    o.connect_timeout_ms = 5000;
+    ffb_pool_options po;
+    ffb_pool_options_init(&po);
+    po.conn = &o;
+    po.max_size = 2;
+    ffb_pool *p = NULL;
+    assert_int_equal(ffb_pool_new(&po, &p), 0);
+    cf_run *r = calloc(1, sizeof *r);
+    r->pool = p;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_t wt[CF_WAITERS], st[CF_SPINNERS];
+    cf_arg args_w[CF_WAITERS];
+    for (int i = 0; i < CF_SPINNERS; i++)
+        assert_int_equal(pthread_create(&st[i], NULL, cf_spinner, r), 0);
+    for (int i = 0; i < CF_WAITERS; i++) {
+        args_w[i] = (cf_arg){r, i};
+        assert_int_equal(pthread_create(&wt[i], NULL, cf_waiter, &args_w[i]),
+                         0);
+    }
+    for (int i = 0; i < CF_WAITERS; i++)
+        pthread_join(wt[i], NULL);
+    pthread_mutex_lock(&r->mu);
+    r->stop = 1;
+    pthread_mutex_unlock(&r->mu);
+    for (int i = 0; i < CF_SPINNERS; i++)
+        pthread_join(st[i], NULL);
+    ffb_pool_counters s = stats(p);
+    int connect_codes = 0, bad = -1;
+    for (int i = 0; i < CF_WAITERS; i++) {
+        printf("# %s: waiter %d: %s after %lld ms\n", t->name, i,
+               ffb_err_name(r->rc[i]), (long long)r->waited[i]);
+        if (is_connection_error(r->rc[i]))
+            connect_codes++;
+        else if (bad < 0)
+            bad = i;
+    }
+    printf("# %s: %llu spins; pool: create failures %llu, failed waits "
+           "%llu, timeouts %llu\n",
+           t->name, (unsigned long long)r->spins,
+           (unsigned long long)s.create_failures,
+           (unsigned long long)s.failed_waits, (unsigned long long)s.timeouts);
+    int bad_rc = bad >= 0 ? r->rc[bad] : 0;
+    int64_t bad_ms = bad >= 0 ? r->waited[bad] : 0;
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+    ffb_pool_free(p);
+    it_proxy_stop(&px);
+    if (bad >= 0)
+        fail_msg("waiter %d got %s after %lld ms (deadline 10000 ms): a "
+                 "failed connect's waiter must get the connect's code",
+                 bad, ffb_err_name(bad_rc), (long long)bad_ms);
+    assert_int_equal(s.failed_waits, (uint64_t)connect_codes);
+}
+
 int main(void) {
+    signal(SIGPIPE, SIG_IGN);      /* the proxy's pipes */
+    if (getenv("FFB_TEST_FILTER")) /* e.g. "test_pool_hammer" */
+        cmocka_set_test_filter(getenv("FFB_TEST_FILTER"));
     static const char *const names[] = {"FB3", "FB4"};
     static const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reset_round_trips),
@@ -886,6 +1473,9 @@ int main(void) {
         cmocka_unit_test(test_pool_killed_in_use),
         cmocka_unit_test(test_pool_errors),
         cmocka_unit_test(test_pool_threads),
+        cmocka_unit_test(test_pool_hammer),
+        cmocka_unit_test(test_pool_server_restart),
+        cmocka_unit_test(test_pool_waiter_gets_connect_code),
     };
     return it_main("POOL", names, sizeof(names) / sizeof(names[0]), tests,
                    sizeof(tests) / sizeof(tests[0]), setup_target,
