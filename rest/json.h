@@ -1,0 +1,36 @@
+/*
+ * ffb-rest: the JSON row writer (spec rest.md A9): every Firebird type
+ * exact, no DOM. And the error body of A10.
+ */
+#ifndef FFB_REST_JSON_H
+#define FFB_REST_JSON_H
+
+#include <stddef.h>
+
+#include "buf.h"
+#include "url.h"
+
+#include "fastfb.h"
+
+/* A JSON string literal of `n` bytes (UTF-8 passed through, controls
+   escaped). */
+void json_string(rbuf *b, const char *s, size_t n);
+
+/* The value of column `col` of the current row of `stmt`, as JSON. */
+int json_column(rbuf *b, ffb_stmt *stmt, unsigned col,
+                const ffb_column_info *ci);
+
+/* A double as the shortest text that reads back the same; NaN/Inf: null. */
+void json_double(rbuf *b, double d);
+
+/* "a decimal number as JSON allows" (for DECFLOAT text). */
+int json_is_number(const char *s, size_t n);
+
+/* {"code":..,"message":..,"details":..,"hint":..} (A10). */
+void json_error(rbuf *b, const rest_err *e, int minimal);
+
+/* Map a libfastfb error (a failed request) to A10's status and shape. */
+void rest_err_from_ffb(rest_err *e, int code, const ffb_error *fe,
+                       int has_jwt);
+
+#endif
