@@ -320,12 +320,17 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
     if (order_by(&g, q, opts, &plan->sql) < 0)
         goto fail;
 
-    /* Paging (A4.5): a Range header overrides limit/offset; db-max-rows
-       caps the page. */
+    /* Paging (A4.5): the Range header and limit/offset intersect (as in
+       PostgREST); db-max-rows caps the page. */
     int64_t off = q->offset, lim = q->limit;
     if (q->has_range) {
-        off = q->range_from;
-        lim = q->range_to >= 0 ? q->range_to - q->range_from + 1 : -1;
+        /* PostgREST intersects the Range header with limit/offset */
+        int64_t lo = q->range_from > off ? q->range_from : off;
+        int64_t hi = q->range_to; /* -1: open */
+        if (lim >= 0 && (hi < 0 || off + lim - 1 < hi))
+            hi = off + lim - 1;
+        off = lo;
+        lim = hi < 0 ? -1 : (hi >= lo ? hi - lo + 1 : 0);
     }
     if (opts->max_rows >= 0 && (lim < 0 || lim > opts->max_rows))
         lim = opts->max_rows;

@@ -166,7 +166,8 @@ static int field_name(parser *ps, const char *s, size_t n, size_t *i,
         return rc;
     }
     size_t st = *i;
-    while (*i < n && is_name_byte((unsigned char)s[*i]))
+    while (*i < n && is_name_byte((unsigned char)s[*i]) &&
+           !(s[*i] == '-' && *i + 1 < n && s[*i + 1] == '>'))
         (*i)++;
     span sp = trim((span){s + st, *i - st});
     if (sp.n == 0)
