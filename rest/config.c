@@ -39,6 +39,7 @@ void rest_config_defaults(rest_config *c) {
     c->server_max_filters = 64;
     c->server_max_in_list = 1000;
     c->log_level = 1;
+    c->db_probe_rows = 1000;
     replace(&c->server_host, "!4", 2);
     replace(&c->db_schemas, "public", 6);
 }
@@ -255,6 +256,13 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
             return fail(err, errlen, origin, key,
                         "expected a non-negative integer");
         c->db_max_rows = x;
+        return 0;
+    }
+    if (strcmp(key, "db-probe-rows") == 0) {
+        if (parse_int(v, 1, 9999, &x) < 0)
+            return fail(err, errlen, origin, key,
+                        "expected an integer from 1 to 9999");
+        c->db_probe_rows = x;
         return 0;
     }
     if (strcmp(key, "db-null-order") == 0) {

@@ -37,6 +37,8 @@ typedef struct rest_config {
     size_t server_max_filters;       /* server-max-filters */
     size_t server_max_in_list;       /* server-max-in-list */
     int log_level;                   /* 0 crit 1 error 2 warn 3 info */
+    long long db_probe_rows;         /* ffb-rest's own: reads without a
+                                        limit ask for this + 1 rows */
 } rest_config;
 
 void rest_config_defaults(rest_config *c);

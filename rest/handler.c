@@ -43,6 +43,7 @@ struct rreq {
     int singular;
     int count_exact;
     int commit_queued;
+    int overflow; /* more rows than the probe: read again without it */
     ffb_conn *conn;
     ffb_tx *tx;
     ffb_stmt *stmt;
@@ -55,14 +56,18 @@ struct rreq {
     int failed;
     rest_err err;
     char **keyjson; /* "\"key\":" per output column */
+    const char *name; /* the table as the client named it */
 };
 
 /* ---- responses ---------------------------------------------------------- */
 
 static void add_header(h2o_req_t *req, const char *name, const char *value,
                        size_t vlen) {
-    h2o_add_header_by_str(&req->pool, &req->res.headers, name, strlen(name),
-                          1, NULL, value, vlen);
+    /* h2o keeps the pointers: copy both into the request's pool */
+    h2o_iovec_t n = h2o_strdup(&req->pool, name, strlen(name));
+    h2o_iovec_t v = h2o_strdup(&req->pool, value, vlen);
+    h2o_add_header_by_str(&req->pool, &req->res.headers, n.base, n.len, 1,
+                          NULL, v.base, v.len);
 }
 
 static const char *reason(int status) {
@@ -282,9 +287,39 @@ static void respond(rreq *rr, uint64_t rts) {
               rr->body.len, rr->head);
 }
 
+static void start(rreq *rr);
+
 /* The last step of a read: everything is answered. */
 static void finish(rreq *rr) {
     uint64_t rts = 0;
+    if (rr->overflow && !rr->failed && rr->conn) {
+        /* the probe found more rows than one fetch holds: plan again
+           without it and read the whole answer on the same connection */
+        rest_err err;
+        rest_plan_opts po = {rr->app->cfg->db_max_rows,
+                             rr->app->cfg->db_null_order_pg,
+                             rr->count_exact, 0};
+        ffb_stmt_free(rr->stmt);
+        ffb_stmt_free(rr->cstmt);
+        ffb_tx_free(rr->tx);
+        rr->stmt = rr->cstmt = NULL;
+        rr->tx = NULL;
+        rest_plan_free(&rr->plan);
+        rr->has_plan = 0;
+        rr->overflow = 0;
+        rr->commit_queued = 0;
+        rr->nrows = 0;
+        rr->total = -1;
+        rbuf_reset(&rr->body);
+        if (rest_plan_read(&rr->arena, rr->app->schema, rr->name, &rr->q, &po,
+                           &rr->plan, &err) == 0) {
+            rr->has_plan = 1;
+            start(rr);
+            return;
+        }
+        rr->failed = 1;
+        rr->err = err;
+    }
     if (rr->conn) {
         rts = conn_rts(rr->conn) - rr->rt0;
         ffb_stmt_free(rr->stmt);
@@ -345,6 +380,14 @@ static int rows(rreq *rr) {
     for (;;) {
         int rc = ffb_stmt_fetch(rr->stmt);
         if (rc == 1) {
+            if (rr->plan.probe > 0 && rr->nrows == rr->plan.probe) {
+                /* one row more than the probe: the answer is longer than
+                   one fetch; the commit is on its way, so read it again
+                   without the probe (run_again) */
+                rr->overflow = 1;
+                done = 1;
+                goto out;
+            }
             rbuf_addc(&rr->body, rr->nrows ? ',' : '[');
             rbuf_addc(&rr->body, '{');
             for (unsigned c = 0; c < ncol; c++) {
@@ -383,7 +426,7 @@ static int rows(rreq *rr) {
         goto out;
     }
 out:
-    if (done && !rr->failed) {
+    if (done && !rr->failed && !rr->overflow) {
         if (rr->nrows == 0)
             rbuf_addc(&rr->body, '[');
         rbuf_addc(&rr->body, ']');
@@ -448,6 +491,7 @@ static int bind_params(rreq *rr, ffb_stmt *st, size_t n) {
    can go in the same write. */
 #define REST_MAX_FETCH 10000
 
+
 /* Both statements are usable: bind, execute, count, commit: one write. */
 static void run(rreq *rr) {
     int rc = bind_params(rr, rr->stmt, rr->plan.nparams);
@@ -459,9 +503,10 @@ static void run(rreq *rr) {
         finish(rr);
         return;
     }
-    int bounded = rr->plan.limit >= 0 && rr->plan.limit < REST_MAX_FETCH;
+    int64_t page = rr->plan.probe > 0 ? rr->plan.probe + 1 : rr->plan.limit;
+    int bounded = page >= 0 && page < REST_MAX_FETCH;
     if (bounded)
-        ffb_stmt_set_fetch_size(rr->stmt, (int)rr->plan.limit + 1);
+        ffb_stmt_set_fetch_size(rr->stmt, (int)page + 1);
     rc = ffb_stmt_queue_execute(rr->stmt, rr->tx, on_exec, rr);
     if (rc == 0 && rr->cstmt)
         rc = ffb_stmt_queue_execute(rr->cstmt, rr->tx, on_count, rr);
@@ -511,6 +556,12 @@ static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status,
     }
     rr->conn = conn;
     rr->rt0 = conn_rts(conn);
+    start(rr);
+}
+
+/* On the connection: the transaction, the statements from the cache. */
+static void start(rreq *rr) {
+    ffb_conn *conn = rr->conn;
     ffb_tx_options to = FFB_TX_OPTIONS_INIT;
     to.read_only = 1;
     to.isolation = FFB_ISO_READ_COMMITTED;
@@ -580,11 +631,14 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
         goto fail;
     rr->count_exact = prefer_count_exact(req);
     rest_plan_opts po = {cfg->db_max_rows, cfg->db_null_order_pg,
-                         rr->count_exact};
+                         rr->count_exact, cfg->db_probe_rows};
     if (rest_plan_read(&rr->arena, app->schema, name, &rr->q, &po, &rr->plan,
                        &err) < 0)
         goto fail;
     rr->has_plan = 1;
+    rr->name = rarena_strndup(&rr->arena, name, strlen(name));
+    if (!rr->name)
+        goto nomem;
     rr->keyjson = rarena_alloc(&rr->arena,
                                (rr->plan.nkeys + 1) * sizeof *rr->keyjson);
     if (!rr->keyjson)

@@ -211,12 +211,21 @@ static int loop_init(rest_app *app, rest_loop *lp, int index, char *err,
     return 0;
 }
 
+static void on_grace(uv_timer_t *t) { (void)t; }
+
 static void run_loop(void *arg) {
     rest_loop *lp = arg;
     uv_run(&lp->loop, UV_RUN_DEFAULT);
-    /* after uv_stop: let the closes finish */
-    while (uv_run(&lp->loop, UV_RUN_NOWAIT))
-        ;
+    /* After uv_stop: let the pool detach its connections (h2o's own
+       timers keep the loop alive, so wait for the pool, at most 5 s). */
+    uv_timer_t grace;
+    uv_timer_init(&lp->loop, &grace);
+    uv_timer_start(&grace, on_grace, 50, 50);
+    uint64_t end = uv_now(&lp->loop) + 5000;
+    while (lp->pool && uv_now(&lp->loop) < end)
+        uv_run(&lp->loop, UV_RUN_ONCE);
+    uv_close((uv_handle_t *)&grace, NULL);
+    uv_run(&lp->loop, UV_RUN_NOWAIT);
 }
 
 int main(int argc, char **argv) {
@@ -302,9 +311,9 @@ int main(int argc, char **argv) {
         uv_thread_join(&loops[i].thread);
     for (int i = 0; i < nloops; i++) {
         h2o_context_dispose(&loops[i].ctx);
-        while (uv_run(&loops[i].loop, UV_RUN_NOWAIT))
-            ;
-        uv_loop_close(&loops[i].loop);
+        uv_run(&loops[i].loop, UV_RUN_NOWAIT);
+        /* h2o may leave a handle open: the process ends anyway */
+        (void)uv_loop_close(&loops[i].loop);
     }
     free(loops);
     h2o_config_dispose(&app.h2o);

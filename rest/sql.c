@@ -336,14 +336,19 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
         lim = opts->max_rows;
     plan->offset = off;
     plan->limit = lim;
-    if (off > 0 || lim >= 0) {
+    int64_t fetch = lim;
+    if (lim < 0 && opts->probe > 0) {
+        plan->probe = opts->probe;
+        fetch = opts->probe + 1;
+    }
+    if (off > 0 || fetch >= 0) {
         rest_param p = {1, off, NULL};
         rbuf_adds(&plan->sql, " OFFSET ? ROWS");
         if (add_param(&g, &p) < 0)
             goto fail;
     }
-    if (lim >= 0) {
-        rest_param p = {1, lim, NULL};
+    if (fetch >= 0) {
+        rest_param p = {1, fetch, NULL};
         rbuf_adds(&plan->sql, " FETCH NEXT ? ROWS ONLY");
         if (add_param(&g, &p) < 0)
             goto fail;
@@ -386,6 +391,8 @@ void rest_plan_dump(const rest_plan *plan, rbuf *b) {
             rbuf_addc(b, '\'');
         }
     }
+    if (plan->probe)
+        rbuf_printf(b, " (probe %lld)", (long long)plan->probe);
     rbuf_adds(b, "\nkeys:");
     for (size_t i = 0; i < plan->nkeys; i++) {
         rbuf_addc(b, ' ');

@@ -23,6 +23,11 @@ typedef struct rest_plan_opts {
     int64_t max_rows;  /* db-max-rows, -1: none */
     int null_order_pg; /* 1: PostgreSQL's null placement (A4.4) */
     int count_exact;   /* Prefer: count=exact */
+    int64_t probe;     /* > 0: a read without a limit asks for probe + 1
+                          rows, so that the whole answer fits one fetch
+                          (and the commit can ride with it); more rows
+                          than that and the server reads again without
+                          the probe */
 } rest_plan_opts;
 
 typedef struct rest_plan {
@@ -35,6 +40,8 @@ typedef struct rest_plan {
     size_t nkeys;
     int64_t offset;    /* effective */
     int64_t limit;     /* effective, -1: none */
+    int64_t probe;     /* > 0: the SQL's FETCH is probe + 1 rows although
+                          the client set no limit */
 } rest_plan;
 
 /*

@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     rbuf_free(&dump);
     for (size_t t = 0; t < 3; t++) {
         rest_plan plan;
-        rest_plan_opts o = {t == 0 ? 100 : -1, (int)(t & 1), 1};
+        rest_plan_opts o = {t == 0 ? 100 : -1, (int)(t & 1), 1, t == 2 ? 5 : 0};
         if (rest_plan_read(&a, &schema, tables[t], &q, &o, &plan, &e) < 0) {
             FUZZ_CHECK(e.status >= 400 && e.status < 600);
             continue;

@@ -12,7 +12,7 @@
 static rest_schema schema;
 
 static void run_case(const char *in, rbuf *out) {
-    char line[8192], range[256], prefer[256], maxrows[32];
+    char line[8192], range[256], prefer[256], maxrows[32], probe[32];
     rarena a;
     rest_query q;
     rest_plan plan;
@@ -30,8 +30,10 @@ static void run_case(const char *in, rbuf *out) {
         qs = qm + 1;
     }
     rarena_init(&a, 1u << 20);
+    const char *pr = golden_tag(in, "X ", probe, sizeof probe);
     rest_plan_opts o = {m ? atoll(m) : -1, 1,
-                        p && strstr(p, "count=exact") != NULL};
+                        p && strstr(p, "count=exact") != NULL,
+                        pr ? atoll(pr) : 0};
     if (p && strstr(p, "nulls=firebird"))
         o.null_order_pg = 0;
     if (rest_parse_query(&a, qs, strlen(qs), r, r ? strlen(r) : 0, NULL, &q,
