@@ -36,6 +36,9 @@
 typedef it_target target;
 
 static const char *server_path;
+/* A server that did not stop cleanly (exit status 0 after SIGTERM: with
+   ASan, leaks make it non-zero) fails the suite. */
+static int server_exit_failed;
 
 /* The running ffb-rest of the current target. */
 static struct {
@@ -382,8 +385,10 @@ static int teardown(void **state) {
     target *t = *state;
     char sql[256];
     int st = stop_server();
-    if (st != 0)
+    if (st != 0) {
         fprintf(stderr, "ffb-rest exited with %d; log:\n%s\n", st, srv.log);
+        server_exit_failed = 1;
+    }
     ffb_conn *c = open_conn(t);
     snprintf(sql, sizeof sql, "DROP TABLE %s", t->table);
     exec_sql(c, sql);
@@ -679,7 +684,7 @@ static void test_rest_errors(void **state) {
 /* Garbage, a client that leaves mid-request, pipelined requests: the
    server answers what it can and keeps serving. */
 static void test_rest_bad_clients(void **state) {
-    (void)state;
+    target *t = *state;
     resp r;
     char p[512];
     static const char garbage[] = "\x01\x02NOT HTTP AT ALL\r\n\r\n";
@@ -720,7 +725,15 @@ static void test_rest_bad_clients(void **state) {
     path(p, sizeof p, tname, "select=id&id=eq.1");
     http("GET", p, NULL, &r);
     EXPECT(&r, 200, "[{\"id\":1}]");
-    /* warm (the same text ran in the pipelined requests): 1 */
+    /* The abandoned requests made the pool open its second connection
+       and may have been the last to give one back: this request then
+       runs on the connection that has not prepared the text yet (cold:
+       FB4 2, FB3 3), else on the one that has (1). */
+    int cold = t->version == 3 ? 3 : 2;
+    assert_true(rts(&r) == 1 || rts(&r) == cold);
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200, "[{\"id\":1}]");
+    /* now the connection used last has it: 1 */
     assert_int_equal(rts(&r), 1);
 }
 
@@ -772,6 +785,7 @@ int main(int argc, char **argv) {
     }
     server_path = argv[1];
     signal(SIGPIPE, SIG_IGN);
-    return it_main("REST", names, 2, tests, sizeof tests / sizeof tests[0],
-                   setup, teardown);
+    int rc = it_main("REST", names, 2, tests, sizeof tests / sizeof tests[0],
+                     setup, teardown);
+    return rc ? rc : server_exit_failed;
 }
