@@ -24,8 +24,7 @@ void rbuf_reset(rbuf *b) {
 static int grow(rbuf *b, size_t extra) {
     if (b->failed)
         return -1;
-    if (extra > SIZE_MAX - b->len - 1 ||
-        (b->max && b->len + extra > b->max)) {
+    if (extra > SIZE_MAX - b->len - 1 || (b->max && b->len + extra > b->max)) {
         b->failed = 1;
         return -1;
     }

@@ -117,8 +117,8 @@ static char *pct(const char *s, size_t n) {
     return o;
 }
 
-static int set_uri(rest_config *c, const char *v, const char *origin,
-                   char *err, size_t errlen) {
+static int set_uri(rest_config *c, const char *v, const char *origin, char *err,
+                   size_t errlen) {
     static const char scheme[] = "firebird://";
     const char *key = "db-uri";
     if (strncmp(v, scheme, sizeof scheme - 1) != 0)
@@ -216,12 +216,23 @@ static int set_uri(rest_config *c, const char *v, const char *origin,
 /* PostgREST keys that ffb-rest knows but does not do yet: refusing them
    is safer than running without (a JWT secret ignored would let every
    request in). */
-static const char *const later[] = {
-    "jwt-secret", "jwt-secret-is-base64", "jwt-aud", "jwt-role-claim-key",
-    "jwt-cache-max-entries", "db-pre-request", "db-tx-end",
-    "db-prepared-statements", "db-request-context", "openapi-mode",
-    "server-cors-allowed-origins", "db-plan-enabled", "db-extra-search-path",
-    "db-root-spec", "db-pre-config", "db-channel", "db-channel-enabled"};
+static const char *const later[] = {"jwt-secret",
+                                    "jwt-secret-is-base64",
+                                    "jwt-aud",
+                                    "jwt-role-claim-key",
+                                    "jwt-cache-max-entries",
+                                    "db-pre-request",
+                                    "db-tx-end",
+                                    "db-prepared-statements",
+                                    "db-request-context",
+                                    "openapi-mode",
+                                    "server-cors-allowed-origins",
+                                    "db-plan-enabled",
+                                    "db-extra-search-path",
+                                    "db-root-spec",
+                                    "db-pre-config",
+                                    "db-channel",
+                                    "db-channel-enabled"};
 
 int rest_config_set(rest_config *c, const char *key, const char *v,
                     const char *origin, char *err, size_t errlen) {
@@ -355,8 +366,8 @@ static const char *skip_ws(const char *p, const char *e) {
     return p;
 }
 
-int rest_config_parse_text(rest_config *c, const char *text,
-                           const char *origin, char *err, size_t errlen) {
+int rest_config_parse_text(rest_config *c, const char *text, const char *origin,
+                           char *err, size_t errlen) {
     const char *p = text;
     int line = 0;
     while (*p) {
@@ -407,9 +418,9 @@ int rest_config_parse_text(rest_config *c, const char *text,
                 val = dupn(v, (size_t)(ve - v));
             }
             char *key = dupn(s, (size_t)(ke - s));
-            int rc = key && val ? rest_config_set(c, key, val, where, err,
-                                                  errlen)
-                                : -1;
+            int rc = key && val
+                         ? rest_config_set(c, key, val, where, err, errlen)
+                         : -1;
             free(key);
             free(val);
             if (rc < 0)
@@ -425,8 +436,7 @@ int rest_config_load(rest_config *c, const char *path, char *const *envp,
     if (path) {
         FILE *f = fopen(path, "rb");
         if (!f) {
-            snprintf(err, errlen, "%s: cannot open: %s", path,
-                     strerror(errno));
+            snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
             return -1;
         }
         char *text = NULL;
@@ -476,8 +486,9 @@ int rest_config_load(rest_config *c, const char *path, char *const *envp,
             return -1;
     }
     if (!c->db_host || !c->db_database) {
-        snprintf(err, errlen, "db-uri is required (file key db-uri or "
-                              "PGRST_DB_URI)");
+        snprintf(err, errlen,
+                 "db-uri is required (file key db-uri or "
+                 "PGRST_DB_URI)");
         return -1;
     }
     return 0;

@@ -21,24 +21,24 @@ typedef struct rest_config {
     char *db_database;
     int db_wire_crypt; /* enum ffb_crypt_level */
     int db_compress;
-    char *db_schemas;  /* accepted; Firebird before 6 has one schema */
-    char *db_anon_role;/* the Firebird role of anonymous requests */
-    int db_pool;       /* connections per server thread... in total */
+    char *db_schemas;   /* accepted; Firebird before 6 has one schema */
+    char *db_anon_role; /* the Firebird role of anonymous requests */
+    int db_pool;        /* connections per server thread... in total */
     int db_pool_acquisition_timeout; /* seconds */
     long long db_max_rows;           /* -1: none */
     int db_null_order_pg;            /* db-null-order = postgres|firebird */
     char *server_host;
     int server_port;
     int server_threads;
-    int server_timing;               /* server-timing-enabled */
-    int admin_server_port;           /* 0: none */
-    int client_error_minimal;        /* client-error-verbosity */
-    size_t server_max_url;           /* server-max-url-length */
-    size_t server_max_filters;       /* server-max-filters */
-    size_t server_max_in_list;       /* server-max-in-list */
-    int log_level;                   /* 0 crit 1 error 2 warn 3 info */
-    long long db_probe_rows;         /* ffb-rest's own: reads without a
-                                        limit ask for this + 1 rows */
+    int server_timing;         /* server-timing-enabled */
+    int admin_server_port;     /* 0: none */
+    int client_error_minimal;  /* client-error-verbosity */
+    size_t server_max_url;     /* server-max-url-length */
+    size_t server_max_filters; /* server-max-filters */
+    size_t server_max_in_list; /* server-max-in-list */
+    int log_level;             /* 0 crit 1 error 2 warn 3 info */
+    long long db_probe_rows;   /* ffb-rest's own: reads without a
+                                  limit ask for this + 1 rows */
 } rest_config;
 
 void rest_config_defaults(rest_config *c);
@@ -52,7 +52,7 @@ int rest_config_set(rest_config *c, const char *key, const char *value,
 int rest_config_load(rest_config *c, const char *path, char *const *envp,
                      char *err, size_t errlen);
 /* Text of a whole file; used by the loader and tests. */
-int rest_config_parse_text(rest_config *c, const char *text,
-                           const char *origin, char *err, size_t errlen);
+int rest_config_parse_text(rest_config *c, const char *text, const char *origin,
+                           char *err, size_t errlen);
 
 #endif

@@ -55,7 +55,7 @@ struct rreq {
     int64_t total; /* -1: unknown */
     int failed;
     rest_err err;
-    char **keyjson; /* "\"key\":" per output column */
+    char **keyjson;   /* "\"key\":" per output column */
     const char *name; /* the table as the client named it */
 };
 
@@ -66,8 +66,8 @@ static void add_header(h2o_req_t *req, const char *name, const char *value,
     /* h2o keeps the pointers: copy both into the request's pool */
     h2o_iovec_t n = h2o_strdup(&req->pool, name, strlen(name));
     h2o_iovec_t v = h2o_strdup(&req->pool, value, vlen);
-    h2o_add_header_by_str(&req->pool, &req->res.headers, n.base, n.len, 1,
-                          NULL, v.base, v.len);
+    h2o_add_header_by_str(&req->pool, &req->res.headers, n.base, n.len, 1, NULL,
+                          v.base, v.len);
 }
 
 static const char *reason(int status) {
@@ -114,8 +114,8 @@ static void send_body(h2o_req_t *req, int status, const char *ctype,
     h2o_send_inline(req, head ? "" : body, head ? 0 : len);
 }
 
-static void send_error(h2o_req_t *req, const rest_app *app,
-                       const rest_err *e, int head) {
+static void send_error(h2o_req_t *req, const rest_app *app, const rest_err *e,
+                       int head) {
     rbuf b;
     char ps[64];
     rbuf_init(&b, 0);
@@ -123,11 +123,10 @@ static void send_error(h2o_req_t *req, const rest_app *app,
     snprintf(ps, sizeof ps, "ffb-rest; error=%s", e->code);
     add_header(req, "proxy-status", ps, strlen(ps));
     if (b.failed)
-        send_body(req, 500, "application/json; charset=utf-8", "{}", 2,
-                  head);
+        send_body(req, 500, "application/json; charset=utf-8", "{}", 2, head);
     else
-        send_body(req, e->status, "application/json; charset=utf-8", b.p,
-                  b.len, head);
+        send_body(req, e->status, "application/json; charset=utf-8", b.p, b.len,
+                  head);
     rbuf_free(&b);
 }
 
@@ -297,8 +296,8 @@ static void finish(rreq *rr) {
            without it and read the whole answer on the same connection */
         rest_err err;
         rest_plan_opts po = {rr->app->cfg->db_max_rows,
-                             rr->app->cfg->db_null_order_pg,
-                             rr->count_exact, 0};
+                             rr->app->cfg->db_null_order_pg, rr->count_exact,
+                             0};
         ffb_stmt_free(rr->stmt);
         ffb_stmt_free(rr->cstmt);
         ffb_tx_free(rr->tx);
@@ -478,9 +477,9 @@ static void on_count(ffb_conn *conn, const ffb_result *res, void *data) {
 static int bind_params(rreq *rr, ffb_stmt *st, size_t n) {
     for (size_t i = 0; i < n; i++) {
         const rest_param *p = &rr->plan.params[i];
-        int rc = p->is_int ? ffb_stmt_bind_int64(st, (unsigned)i, p->i)
-                           : ffb_stmt_bind_text(st, (unsigned)i, p->text,
-                                                (size_t)-1);
+        int rc = p->is_int
+                     ? ffb_stmt_bind_int64(st, (unsigned)i, p->i)
+                     : ffb_stmt_bind_text(st, (unsigned)i, p->text, (size_t)-1);
         if (rc < 0)
             return rc;
     }
@@ -490,7 +489,6 @@ static int bind_params(rreq *rr, ffb_stmt *st, size_t n) {
 /* The largest page whose rows ride with the execute, so that the commit
    can go in the same write. */
 #define REST_MAX_FETCH 10000
-
 
 /* Both statements are usable: bind, execute, count, commit: one write. */
 static void run(rreq *rr) {
@@ -534,8 +532,7 @@ static void on_prepared(ffb_conn *conn, const ffb_result *res, void *data) {
     run(rr);
 }
 
-static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status,
-                    void *data) {
+static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
     rreq *rr = data;
     if (status < 0) {
         ffb_pool_error_info pe;
@@ -639,8 +636,8 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
     rr->name = rarena_strndup(&rr->arena, name, strlen(name));
     if (!rr->name)
         goto nomem;
-    rr->keyjson = rarena_alloc(&rr->arena,
-                               (rr->plan.nkeys + 1) * sizeof *rr->keyjson);
+    rr->keyjson =
+        rarena_alloc(&rr->arena, (rr->plan.nkeys + 1) * sizeof *rr->keyjson);
     if (!rr->keyjson)
         goto nomem;
     for (size_t i = 0; i < rr->plan.nkeys; i++) {
@@ -654,15 +651,13 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
         if (!rr->keyjson[i])
             goto nomem;
     }
-    rr->slot = h2o_mem_alloc_shared(&req->pool, sizeof *rr->slot,
-                                    slot_dispose);
+    rr->slot = h2o_mem_alloc_shared(&req->pool, sizeof *rr->slot, slot_dispose);
     rr->slot->rr = rr;
-    int rc = ffb_uv_pool_acquire(lp->pool,
-                                 cfg->db_pool_acquisition_timeout * 1000,
-                                 on_conn, rr);
+    int rc = ffb_uv_pool_acquire(
+        lp->pool, cfg->db_pool_acquisition_timeout * 1000, on_conn, rr);
     if (rc < 0) {
-        rest_err_set(&err, 503, "PGRST001", NULL,
-                     "Database client error: %s", ffb_strerror(rc));
+        rest_err_set(&err, 503, "PGRST001", NULL, "Database client error: %s",
+                     ffb_strerror(rc));
         goto fail;
     }
     return 0;
@@ -740,7 +735,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
     return handle_read(h, req, name, head);
 }
 
-/* ---- admin: /live and /ready ---------------------------------------------- */
+/* ---- admin: /live and /ready ----------------------------------------------
+ */
 
 typedef struct ready_req {
     h2o_req_t *req;

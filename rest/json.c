@@ -342,8 +342,7 @@ void rest_err_from_ffb(rest_err *e, int code, const ffb_error *fe,
         snprintf(e->code, sizeof e->code, "%s", state);
         e->status = http_status(fe, state, has_jwt);
     } else if (code == FFB_E_SERVER) {
-        snprintf(e->code, sizeof e->code, "FB%u",
-                 (unsigned)ffb_error_gds(fe));
+        snprintf(e->code, sizeof e->code, "FB%u", (unsigned)ffb_error_gds(fe));
         e->status = http_status(fe, NULL, has_jwt);
     } else if (code == FFB_E_INVAL) {
         /* a value the client sent does not convert to the column's type:

@@ -30,7 +30,6 @@ int json_is_number(const char *s, size_t n);
 void json_error(rbuf *b, const rest_err *e, int minimal);
 
 /* Map a libfastfb error (a failed request) to A10's status and shape. */
-void rest_err_from_ffb(rest_err *e, int code, const ffb_error *fe,
-                       int has_jwt);
+void rest_err_from_ffb(rest_err *e, int code, const ffb_error *fe, int has_jwt);
 
 #endif

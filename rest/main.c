@@ -185,8 +185,7 @@ static int loop_init(rest_app *app, rest_loop *lp, int index, char *err,
         uv_tcp_init(&lp->loop, &lp->admin_listener);
         uv_tcp_open(&lp->admin_listener, fd);
         lp->admin_listener.data = lp;
-        uv_listen((uv_stream_t *)&lp->admin_listener, 511,
-                  on_admin_connection);
+        uv_listen((uv_stream_t *)&lp->admin_listener, 511, on_admin_connection);
         lp->has_admin = 1;
     }
     uv_async_init(&lp->loop, &lp->stop, on_stop);

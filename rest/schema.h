@@ -18,18 +18,18 @@ typedef struct rest_column {
     int length;
     int charlen;
     int precision;
-    int charset;   /* -1: none */
+    int charset; /* -1: none */
     int notnull;
-    int computed;  /* COMPUTED BY */
+    int computed; /* COMPUTED BY */
     int has_default;
-    int identity;  /* RDB$IDENTITY_TYPE, -1: not an identity */
+    int identity; /* RDB$IDENTITY_TYPE, -1: not an identity */
 } rest_column;
 
 typedef struct rest_fk {
     char *name;      /* the constraint: a future embed hint */
     char *ref_table; /* stored name */
     size_t ncols;
-    char **cols;     /* stored names, in key order */
+    char **cols; /* stored names, in key order */
     char **ref_cols;
 } rest_fk;
 

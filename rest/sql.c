@@ -53,8 +53,8 @@ static int text_param(gen *g, const char *s) {
 static const rest_column *column(gen *g, const char *name) {
     const rest_column *c = rest_table_find(g->t, name);
     if (!c) {
-        rest_err_set(g->err, 400, "42703", NULL,
-                     "column %s.%s does not exist", g->t->exposed, name);
+        rest_err_set(g->err, 400, "42703", NULL, "column %s.%s does not exist",
+                     g->t->exposed, name);
     }
     return c;
 }
@@ -251,8 +251,8 @@ static int select_list(gen *g, const rest_query *q, rbuf *b) {
             return -1;
     }
     if (first) {
-        rest_err_set(g->err, 400, "PGRST100", NULL,
-                     "table %s has no columns", g->t->exposed);
+        rest_err_set(g->err, 400, "PGRST100", NULL, "table %s has no columns",
+                     g->t->exposed);
         return -1;
     }
     return 0;

@@ -14,7 +14,7 @@
 #include "url.h"
 
 typedef struct rest_param {
-    int is_int;       /* OFFSET/FETCH values */
+    int is_int; /* OFFSET/FETCH values */
     int64_t i;
     const char *text; /* values from the URL, bound as text */
 } rest_param;
@@ -31,17 +31,17 @@ typedef struct rest_plan_opts {
 } rest_plan_opts;
 
 typedef struct rest_plan {
-    rbuf sql;          /* the page query */
-    rbuf count_sql;    /* the count query (when asked) */
+    rbuf sql;       /* the page query */
+    rbuf count_sql; /* the count query (when asked) */
     rest_param *params;
     size_t nparams;
     size_t nwhere;     /* the first nwhere params belong to WHERE (count) */
     const char **keys; /* the JSON key of each output column */
     size_t nkeys;
-    int64_t offset;    /* effective */
-    int64_t limit;     /* effective, -1: none */
-    int64_t probe;     /* > 0: the SQL's FETCH is probe + 1 rows although
-                          the client set no limit */
+    int64_t offset; /* effective */
+    int64_t limit;  /* effective, -1: none */
+    int64_t probe;  /* > 0: the SQL's FETCH is probe + 1 rows although
+                       the client set no limit */
 } rest_plan;
 
 /*

@@ -26,15 +26,15 @@ void rest_err_set(rest_err *e, int status, const char *code,
         snprintf(e->details, sizeof e->details, "%s", details);
 }
 
-static const char *const op_names[] = {
-    "eq", "neq", "gt", "gte", "lt", "lte", "like", "ilike", "in", "is",
-    "isdistinct"};
+static const char *const op_names[] = {"eq", "neq", "gt",        "gte",
+                                       "lt", "lte", "like",      "ilike",
+                                       "in", "is",  "isdistinct"};
 
 /* Operators of PostgREST that Firebird cannot do (spec A2: "no"), and
    the v2 ones: PGRST127. */
 static const char *const op_unsupported[] = {
-    "match", "imatch", "fts", "plfts", "phfts", "wfts", "cs", "cd", "ov",
-    "sl", "sr", "nxr", "nxl", "adj"};
+    "match", "imatch", "fts", "plfts", "phfts", "wfts", "cs",
+    "cd",    "ov",     "sl",  "sr",    "nxr",   "nxl",  "adj"};
 
 const char *rest_op_name(int op) {
     if (op < 0 || (size_t)op >= sizeof op_names / sizeof op_names[0])
@@ -73,8 +73,7 @@ static int perr(parser *ps, const char *details, const char *fmt, ...) {
 }
 
 static int not_impl(parser *ps, const char *what) {
-    rest_err_set(ps->err, 400, "PGRST127", what,
-                 "Feature not implemented");
+    rest_err_set(ps->err, 400, "PGRST127", what, "Feature not implemented");
     return -1;
 }
 
@@ -171,8 +170,7 @@ static int field_name(parser *ps, const char *s, size_t n, size_t *i,
         (*i)++;
     span sp = trim((span){s + st, *i - st});
     if (sp.n == 0)
-        return perr(ps, "expecting field name", "\"failed to parse %s\"",
-                    what);
+        return perr(ps, "expecting field name", "\"failed to parse %s\"", what);
     *out = rarena_strndup(ps->arena, sp.p, sp.n);
     return *out ? 0 : nomem(ps);
 }
@@ -203,8 +201,7 @@ static int parse_op(parser *ps, span word, int *op) {
                      op_unsupported[k]);
             return not_impl(ps, d);
         }
-    if (word.n > 2 && word.p[word.n - 1] == ')' &&
-        memchr(word.p, '(', word.n))
+    if (word.n > 2 && word.p[word.n - 1] == ')' && memchr(word.p, '(', word.n))
         return not_impl(ps, "operator modifiers (any)/(all)");
     char d[160];
     snprintf(d, sizeof d, "unknown operator \"%.*s\"",
@@ -349,8 +346,7 @@ static int op_value(parser *ps, const char *s, size_t n, size_t *i,
     return 0;
 }
 
-static int add_kid(parser *ps, rest_cond *parent, rest_cond *kid,
-                   size_t *cap) {
+static int add_kid(parser *ps, rest_cond *parent, rest_cond *kid, size_t *cap) {
     if (parent->nkids == *cap) {
         size_t nc = *cap ? *cap * 2 : 4;
         rest_cond **nk = rarena_alloc(ps->arena, nc * sizeof *nk);
@@ -457,8 +453,8 @@ static int root_add(parser *ps, rest_cond *c, size_t *cap) {
     return add_kid(ps, q->where, c, cap);
 }
 
-static int parse_filter(parser *ps, const char *key, size_t keyn,
-                        const char *v, size_t vn, size_t *cap) {
+static int parse_filter(parser *ps, const char *key, size_t keyn, const char *v,
+                        size_t vn, size_t *cap) {
     span k = trim((span){key, keyn});
     size_t i = 0;
     rest_cond *c = rarena_alloc(ps->arena, sizeof *c);
@@ -523,8 +519,7 @@ static int next_item(const char *s, size_t n, size_t *i, span *out) {
     return 1;
 }
 
-static const char *const aggregates[] = {"sum", "avg", "min", "max",
-                                         "count"};
+static const char *const aggregates[] = {"sum", "avg", "min", "max", "count"};
 
 static int parse_select_item(parser *ps, span it, rest_select *out) {
     const char *s = it.p;
@@ -546,8 +541,7 @@ static int parse_select_item(parser *ps, span it, rest_select *out) {
     if (i < n && s[i] != '"') {
         while (i < n && is_name_byte((unsigned char)s[i]))
             i++;
-        if (i < n && s[i] == ':' && (i + 1 >= n || s[i + 1] != ':') &&
-            i > st) {
+        if (i < n && s[i] == ':' && (i + 1 >= n || s[i + 1] != ':') && i > st) {
             span a = trim((span){s + st, i - st});
             out->alias = rarena_strndup(ps->arena, a.p, a.n);
             if (!out->alias)
@@ -693,8 +687,7 @@ static int parse_order(parser *ps, const char *v, size_t vn) {
             else if (span_eq(w, "nullslast"))
                 o.nulls = REST_NULLS_LAST;
             else
-                return perr(ps,
-                            "expecting asc, desc, nullsfirst or nullslast",
+                return perr(ps, "expecting asc, desc, nullsfirst or nullslast",
                             "\"failed to parse order (%.*s)\"",
                             (int)(it.n > 64 ? 64 : it.n), it.p);
         }
@@ -763,8 +756,8 @@ static int dispatch(parser *ps, const char *key, size_t kn, const char *v,
         int64_t x;
         if (parse_count(v, vn, &x) < 0)
             return perr(ps, "expecting a non-negative integer",
-                        "\"failed to parse %.*s parameter (%.*s)\"",
-                        (int)k.n, k.p, (int)(vn > 32 ? 32 : vn), v);
+                        "\"failed to parse %.*s parameter (%.*s)\"", (int)k.n,
+                        k.p, (int)(vn > 32 ? 32 : vn), v);
         if (k.p[0] == 'l')
             q->limit = x;
         else
@@ -774,13 +767,13 @@ static int dispatch(parser *ps, const char *key, size_t kn, const char *v,
     if (span_eq(k, "columns") || span_eq(k, "on_conflict"))
         return 0; /* write parameters: ignored by reads, as PostgREST does */
     if (span_eq(k, "and") || span_eq(k, "or"))
-        return parse_logic_key(ps, 0, k.p[0] == 'a' ? REST_COND_AND
-                                                    : REST_COND_OR,
-                               v, vn, rootcap);
+        return parse_logic_key(ps, 0,
+                               k.p[0] == 'a' ? REST_COND_AND : REST_COND_OR, v,
+                               vn, rootcap);
     if (span_eq(k, "not.and") || span_eq(k, "not.or"))
-        return parse_logic_key(ps, 1, k.p[4] == 'a' ? REST_COND_AND
-                                                    : REST_COND_OR,
-                               v, vn, rootcap);
+        return parse_logic_key(ps, 1,
+                               k.p[4] == 'a' ? REST_COND_AND : REST_COND_OR, v,
+                               vn, rootcap);
     /* An embed path ("books.order", "books.id") names a resource that the
        select would have to embed: there are none yet. A quoted name may
        hold dots. */
@@ -793,8 +786,8 @@ static int dispatch(parser *ps, const char *key, size_t kn, const char *v,
                  "parameter.",
                  pn, k.p);
         rest_err_set(ps->err, 400, "PGRST108", NULL,
-                     "'%.*s' is not an embedded resource in this request",
-                     pn, k.p);
+                     "'%.*s' is not an embedded resource in this request", pn,
+                     k.p);
         snprintf(ps->err->hint, sizeof ps->err->hint, "%s", hint);
         return -1;
     }
@@ -809,8 +802,8 @@ static int dispatch(parser *ps, const char *key, size_t kn, const char *v,
 }
 
 int rest_parse_query(rarena *arena, const char *qs, size_t qslen,
-                     const char *range, size_t rangelen,
-                     const rest_limits *lim, rest_query *out, rest_err *err) {
+                     const char *range, size_t rangelen, const rest_limits *lim,
+                     rest_query *out, rest_err *err) {
     static const rest_limits deflim = REST_LIMITS_DEFAULT;
     parser ps = {arena, lim ? lim : &deflim, out, err};
     size_t rootcap = 0, i = 0;

@@ -38,8 +38,13 @@ enum rest_op {
     REST_OP_ISDISTINCT
 };
 
-enum rest_is { REST_IS_NULL = 0, REST_IS_NOT_NULL, REST_IS_TRUE,
-               REST_IS_FALSE, REST_IS_UNKNOWN };
+enum rest_is {
+    REST_IS_NULL = 0,
+    REST_IS_NOT_NULL,
+    REST_IS_TRUE,
+    REST_IS_FALSE,
+    REST_IS_UNKNOWN
+};
 
 enum rest_cond_kind { REST_COND_LEAF = 0, REST_COND_AND, REST_COND_OR };
 
@@ -74,24 +79,25 @@ typedef struct rest_order {
 } rest_order;
 
 typedef struct rest_limits {
-    size_t max_filters;  /* filters and logic trees, counted per leaf */
-    size_t max_in_list;  /* items of one in.(...) */
-    size_t max_depth;    /* nesting of and/or */
+    size_t max_filters; /* filters and logic trees, counted per leaf */
+    size_t max_in_list; /* items of one in.(...) */
+    size_t max_depth;   /* nesting of and/or */
 } rest_limits;
 
-#define REST_LIMITS_DEFAULT {64, 1000, 8}
+#define REST_LIMITS_DEFAULT                                                    \
+    { 64, 1000, 8 }
 
 typedef struct rest_query {
     rest_select *select; /* NULL/0: "*" */
     size_t nselect;
-    rest_cond *where;    /* an AND of every filter; NULL: none */
+    rest_cond *where; /* an AND of every filter; NULL: none */
     rest_order *order;
     size_t norder;
-    int64_t limit;       /* -1: none */
-    int64_t offset;      /* 0: none */
-    int has_range;       /* a Range header was given */
+    int64_t limit;  /* -1: none */
+    int64_t offset; /* 0: none */
+    int has_range;  /* a Range header was given */
     int64_t range_from;
-    int64_t range_to;    /* -1: open */
+    int64_t range_to; /* -1: open */
     size_t nleaves;
 } rest_query;
 
@@ -103,8 +109,8 @@ typedef struct rest_query {
  * for what is not implemented yet).
  */
 int rest_parse_query(rarena *arena, const char *qs, size_t qslen,
-                     const char *range, size_t rangelen,
-                     const rest_limits *lim, rest_query *out, rest_err *err);
+                     const char *range, size_t rangelen, const rest_limits *lim,
+                     rest_query *out, rest_err *err);
 
 /* The tree as canonical text (for golden tests and logs). */
 void rest_query_dump(const rest_query *q, rbuf *out);

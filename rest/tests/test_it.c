@@ -188,12 +188,13 @@ static int rts(const resp *r) {
 #define EXPECT(r, st, want)                                                    \
     do {                                                                       \
         if ((r)->status != (st) || strcmp((r)->body, (want)) != 0)             \
-            fprintf(stderr, "got %d %s\n", (r)->status, (r)->body);           \
+            fprintf(stderr, "got %d %s\n", (r)->status, (r)->body);            \
         assert_int_equal((r)->status, (st));                                   \
         assert_string_equal((r)->body, (want));                                \
     } while (0)
 
-/* ---- the server ------------------------------------------------------------ */
+/* ---- the server ------------------------------------------------------------
+ */
 
 static void env_of(const target *t, const char *what, char *out, size_t n) {
     char var[64];
@@ -294,7 +295,8 @@ static int stop_server(void) {
     return -2;
 }
 
-/* ---- the tables --------------------------------------------------------------- */
+/* ---- the tables
+ * --------------------------------------------------------------- */
 
 static ffb_conn *open_conn(const target *t) {
     ffb_conn_options o;
@@ -401,7 +403,8 @@ static int teardown(void **state) {
     return st == 0 ? 0 : -1;
 }
 
-/* ---- the tests ------------------------------------------------------------------ */
+/* ---- the tests
+ * ------------------------------------------------------------------ */
 
 static void path(char *out, size_t n, const char *table, const char *query) {
     snprintf(out, n, "/%s%s%s", table, query && *query ? "?" : "",
@@ -432,8 +435,9 @@ static void test_rest_get_filter_order(void **state) {
     path(p, sizeof p, tname,
          "select=id,name&id=gte.2&order=id.desc&limit=2&offset=1");
     http("GET", p, NULL, &r);
-    EXPECT(&r, 200, "[{\"id\":4,\"name\":\"tab\\tand\\\\back\"},"
-                    "{\"id\":3,\"name\":\"gamma \\\"q\\\"\"}]");
+    EXPECT(&r, 200,
+           "[{\"id\":4,\"name\":\"tab\\tand\\\\back\"},"
+           "{\"id\":3,\"name\":\"gamma \\\"q\\\"\"}]");
     /* Cold: FB4 = 2 (transaction start + prepare; execute + fetch +
        commit). FB3 prepares only once the transaction's start is
        answered: 3 (start; prepare; execute + fetch + commit). */
@@ -442,8 +446,9 @@ static void test_rest_get_filter_order(void **state) {
     assert_string_equal(hdr(&r, "content-type"),
                         "application/json; charset=utf-8");
     http("GET", p, NULL, &r);
-    EXPECT(&r, 200, "[{\"id\":4,\"name\":\"tab\\tand\\\\back\"},"
-                    "{\"id\":3,\"name\":\"gamma \\\"q\\\"\"}]");
+    EXPECT(&r, 200,
+           "[{\"id\":4,\"name\":\"tab\\tand\\\\back\"},"
+           "{\"id\":3,\"name\":\"gamma \\\"q\\\"\"}]");
     /* Warm: the statement is in the connection's cache: start, execute
        with its first fetch, and commit in one write = 1. */
     assert_int_equal(rts(&r), 1);
@@ -694,9 +699,9 @@ static void test_rest_bad_clients(void **state) {
     for (int i = 0; i < 5; i++) {
         int fd = connect_to(srv.port);
         char req[256];
-        int n = snprintf(req, sizeof req,
-                         "GET /%s?select=id HTTP/1.1\r\nHost: x\r\n\r\n",
-                         tname);
+        int n =
+            snprintf(req, sizeof req,
+                     "GET /%s?select=id HTTP/1.1\r\nHost: x\r\n\r\n", tname);
         assert_int_equal(write(fd, req, (size_t)n), n);
         close(fd);
     }
@@ -753,11 +758,13 @@ static void test_rest_probe(void **state) {
     assert_int_equal(rts(&r), 1);
     path(p, sizeof p, tname, "select=id&order=id");
     http("GET", p, NULL, &r);
-    EXPECT(&r, 200, "[{\"id\":1},{\"id\":2},{\"id\":3},{\"id\":4},"
-                    "{\"id\":5}]");
+    EXPECT(&r, 200,
+           "[{\"id\":1},{\"id\":2},{\"id\":3},{\"id\":4},"
+           "{\"id\":5}]");
     http("GET", p, NULL, &r);
-    EXPECT(&r, 200, "[{\"id\":1},{\"id\":2},{\"id\":3},{\"id\":4},"
-                    "{\"id\":5}]");
+    EXPECT(&r, 200,
+           "[{\"id\":1},{\"id\":2},{\"id\":3},{\"id\":4},"
+           "{\"id\":5}]");
     assert_string_equal(hdr(&r, "content-range"), "0-4/*");
     /* warm, 5 rows > probe 3: the probe (start, execute, fetch 4 rows,
        commit) 1; the read without it: start + execute + fetch 1, then

@@ -17,8 +17,8 @@ static void run_case(const char *in, rbuf *out) {
     if (!s)
         s = "";
     rarena_init(&a, 1u << 20);
-    if (rest_parse_query(&a, s, strlen(s), r, r ? strlen(r) : 0, &lim, &q,
-                         &e) < 0)
+    if (rest_parse_query(&a, s, strlen(s), r, r ? strlen(r) : 0, &lim, &q, &e) <
+        0)
         rbuf_printf(out, "! %d %s %s | %s | %s", e.status, e.code, e.message,
                     e.details, e.hint);
     else
