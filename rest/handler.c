@@ -57,7 +57,23 @@ struct rreq {
     rest_err err;
     char **keyjson;   /* "\"key\":" per output column */
     const char *name; /* the table as the client named it */
+    /* blobs of the page: opened while the rows are written, read once
+       every row is in (one write for all), spliced into the body at the
+       end */
+    struct rblob *blobs;
+    size_t nblobs;
+    size_t capblobs;
+    size_t blobs_pending;
+    int has_blobs; /* the page has blob columns: the commit waits */
 };
+
+typedef struct rblob {
+    rreq *rr;
+    ffb_blob *blob;
+    size_t at; /* where in the body its JSON goes */
+    int text;  /* BLOB SUB_TYPE TEXT: a string; else "\\x..." */
+    rbuf data;
+} rblob;
 
 /* ---- responses ---------------------------------------------------------- */
 
@@ -191,7 +207,18 @@ static void slot_dispose(void *p) {
         s->rr->req = NULL;
 }
 
+static void free_blobs(rreq *rr) {
+    for (size_t i = 0; i < rr->nblobs; i++) {
+        ffb_blob_free(rr->blobs[i].blob);
+        rbuf_free(&rr->blobs[i].data);
+    }
+    free(rr->blobs);
+    rr->blobs = NULL;
+    rr->nblobs = rr->capblobs = rr->blobs_pending = 0;
+}
+
 static void rreq_free(rreq *rr) {
+    free_blobs(rr);
     if (rr->slot)
         rr->slot->rr = NULL;
     if (rr->has_plan)
@@ -288,6 +315,27 @@ static void respond(rreq *rr, uint64_t rts) {
 
 static void start(rreq *rr);
 
+/* The body with every blob's JSON put where its column was. */
+static void splice_blobs(rreq *rr) {
+    rbuf out;
+    size_t prev = 0;
+    rbuf_init(&out, rr->body.max);
+    for (size_t i = 0; i < rr->nblobs; i++) {
+        rblob *b = &rr->blobs[i];
+        rbuf_add(&out, rr->body.p + prev, b->at - prev);
+        if (b->text)
+            json_string(&out, b->data.p ? b->data.p : "", b->data.len);
+        else
+            json_hex(&out, b->data.p ? b->data.p : "", b->data.len);
+        prev = b->at;
+        if (b->data.failed)
+            out.failed = 1;
+    }
+    rbuf_add(&out, rr->body.p + prev, rr->body.len - prev);
+    rbuf_free(&rr->body);
+    rr->body = out;
+}
+
 /* The last step of a read: everything is answered. */
 static void finish(rreq *rr) {
     uint64_t rts = 0;
@@ -298,6 +346,7 @@ static void finish(rreq *rr) {
         rest_plan_opts po = {rr->app->cfg->db_max_rows,
                              rr->app->cfg->db_null_order_pg, rr->count_exact,
                              0};
+        free_blobs(rr);
         ffb_stmt_free(rr->stmt);
         ffb_stmt_free(rr->cstmt);
         ffb_tx_free(rr->tx);
@@ -319,8 +368,14 @@ static void finish(rreq *rr) {
         rr->failed = 1;
         rr->err = err;
     }
+    if (rr->nblobs && !rr->failed)
+        splice_blobs(rr);
     if (rr->conn) {
         rts = conn_rts(rr->conn) - rr->rt0;
+        for (size_t i = 0; i < rr->nblobs; i++) {
+            ffb_blob_free(rr->blobs[i].blob);
+            rr->blobs[i].blob = NULL;
+        }
         ffb_stmt_free(rr->stmt);
         ffb_stmt_free(rr->cstmt);
         ffb_tx_free(rr->tx);
@@ -362,6 +417,137 @@ static void queue_commit(rreq *rr) {
 
 static void on_fetch(ffb_conn *conn, const ffb_result *res, void *data);
 
+static int open_blob(rreq *rr, unsigned col, const ffb_column_info *ci) {
+    uint8_t id[8];
+    int rc = ffb_stmt_get_blob_id(rr->stmt, col, id);
+    if (rc < 0)
+        return rc;
+    if (rr->nblobs == rr->capblobs) {
+        size_t nc = rr->capblobs ? rr->capblobs * 2 : 16;
+        rblob *nb = realloc(rr->blobs, nc * sizeof *nb);
+        if (!nb)
+            return FFB_E_NOMEM;
+        rr->blobs = nb;
+        rr->capblobs = nc;
+    }
+    rblob *b = &rr->blobs[rr->nblobs];
+    memset(b, 0, sizeof *b);
+    b->rr = rr;
+    b->at = rr->body.len;
+    b->text = ci->subtype == 1;
+    rbuf_init(&b->data, 16u << 20);
+    /* nothing is sent yet: the opens of a page go out with the first
+       read, all in one write */
+    rc = ffb_blob_open(rr->conn, rr->tx, id, 0, &b->blob);
+    if (rc < 0)
+        return rc;
+    rr->nblobs++;
+    return 0;
+}
+
+static void on_blob(ffb_conn *conn, const ffb_result *res, void *data);
+
+/* Take what is buffered; 1 when the blob is complete, 0 while a read is
+   on its way, < 0 on failure. */
+static int pump_blob(rblob *b) {
+    char tmp[16384];
+    for (;;) {
+        size_t got = 0;
+        ffb_blob_info bi;
+        /* the open's info (prefetched with it) tells the length: the end
+           is known without asking for it */
+        if (ffb_blob_get_info(b->blob, &bi, sizeof bi) == 0 && bi.length >= 0 &&
+            (uint64_t)bi.length == b->data.len)
+            return 1;
+        int rc = ffb_blob_read(b->blob, tmp, sizeof tmp, &got);
+        if (rc == 0 && got == 0)
+            return 1;
+        if (rc == 0) {
+            rbuf_add(&b->data, tmp, got);
+            if (b->data.failed)
+                return FFB_E_NOMEM;
+            continue;
+        }
+        if (rc != FFB_E_AGAIN)
+            return rc;
+        rc = ffb_blob_queue_read(b->blob, on_blob, b);
+        if (rc == 0)
+            return 0;
+        if (rc < 0)
+            return rc;
+    }
+}
+
+static void blob_done(rreq *rr) {
+    if (--rr->blobs_pending == 0)
+        queue_commit(rr);
+}
+
+static void on_blob(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    rblob *b = data;
+    rreq *rr = b->rr;
+    if (ffb_result_status(res) < 0) {
+        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
+        blob_done(rr);
+        return;
+    }
+    int rc = rr->failed ? 1 : pump_blob(b);
+    if (rc < 0)
+        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+    if (rc != 0)
+        blob_done(rr);
+}
+
+/* Take what every blob has buffered; a blob that needs more gets a read
+   (its callback finishes it). */
+static void pump_all(rreq *rr) {
+    for (size_t i = 0; i < rr->nblobs && !rr->failed; i++) {
+        int rc = pump_blob(&rr->blobs[i]);
+        if (rc < 0)
+            fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+        else if (rc == 0)
+            rr->blobs_pending++;
+    }
+}
+
+static void on_blobs_in(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    rreq *rr = data;
+    if (ffb_result_status(res) < 0)
+        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
+    else
+        pump_all(rr);
+    blob_done(rr);
+}
+
+/*
+ * Every row is in: read the page's blobs, then commit; without blobs,
+ * commit now. Only the last blob is asked for: that flushes every open
+ * with its prefetch (64 KiB) in one write, and its answer comes after
+ * all the others, so then every blob that fits its prefetch is complete
+ * (asking each blob in turn makes the later ones wait for the earlier
+ * opens' answers: one more round trip, measured).
+ */
+static void rows_done(rreq *rr) {
+    if (rr->commit_queued)
+        return;
+    if (rr->nblobs == 0 || rr->failed) {
+        queue_commit(rr);
+        return;
+    }
+    rr->blobs_pending = 1;
+    int rc =
+        ffb_blob_queue_read(rr->blobs[rr->nblobs - 1].blob, on_blobs_in, rr);
+    if (rc == 0)
+        return;
+    if (rc < 0)
+        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+    else
+        pump_all(rr); /* all buffered already (inline blobs) */
+    blob_done(rr);
+}
+
 /* Write the buffered rows; ask for more when the page is longer than the
    first fetch (reads without a limit). Returns 1 at the end. */
 static int rows(rreq *rr) {
@@ -393,7 +579,12 @@ static int rows(rreq *rr) {
                 if (c)
                     rbuf_addc(&rr->body, ',');
                 rbuf_adds(&rr->body, rr->keyjson[c]);
-                int jr = json_column(&rr->body, rr->stmt, c, &cis[c]);
+                int jr;
+                if (cis[c].sqltype == FFB_SQL_BLOB &&
+                    ffb_stmt_is_null(rr->stmt, c) == 0)
+                    jr = open_blob(rr, c, &cis[c]);
+                else
+                    jr = json_column(&rr->body, rr->stmt, c, &cis[c]);
                 if (jr < 0) {
                     fail_ffb(rr, jr, ffb_conn_error(rr->conn));
                     done = 1;
@@ -444,7 +635,7 @@ static void on_fetch(ffb_conn *conn, const ffb_result *res, void *data) {
         return;
     }
     if (rows(rr))
-        queue_commit(rr);
+        rows_done(rr);
 }
 
 static void on_exec(ffb_conn *conn, const ffb_result *res, void *data) {
@@ -456,8 +647,8 @@ static void on_exec(ffb_conn *conn, const ffb_result *res, void *data) {
             queue_commit(rr);
         return;
     }
-    if (rows(rr) && !rr->commit_queued)
-        queue_commit(rr);
+    if (rows(rr))
+        rows_done(rr);
 }
 
 static void on_count(ffb_conn *conn, const ffb_result *res, void *data) {
@@ -503,6 +694,13 @@ static void run(rreq *rr) {
     }
     int64_t page = rr->plan.probe > 0 ? rr->plan.probe + 1 : rr->plan.limit;
     int bounded = page >= 0 && page < REST_MAX_FETCH;
+    unsigned ncol = ffb_stmt_column_count(rr->stmt);
+    for (unsigned c = 0; c < ncol; c++) {
+        ffb_column_info ci;
+        if (ffb_stmt_column_info(rr->stmt, c, &ci, sizeof ci) == 0 &&
+            ci.sqltype == FFB_SQL_BLOB)
+            rr->has_blobs = 1;
+    }
     if (bounded)
         ffb_stmt_set_fetch_size(rr->stmt, (int)page + 1);
     rc = ffb_stmt_queue_execute(rr->stmt, rr->tx, on_exec, rr);
@@ -514,7 +712,7 @@ static void run(rreq *rr) {
         queue_commit(rr);
         return;
     }
-    if (bounded)
+    if (bounded && !rr->has_blobs)
         queue_commit(rr);
 }
 

@@ -96,7 +96,7 @@ static void frac4(rbuf *b, int frac) {
     rbuf_add(b, f, n);
 }
 
-static void hex_bytes(rbuf *b, const char *s, size_t n) {
+void json_hex(rbuf *b, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef";
     rbuf_adds(b, "\"\\\\x");
     for (size_t i = 0; i < n; i++) {
@@ -213,7 +213,7 @@ int json_column(rbuf *b, ffb_stmt *stmt, unsigned col,
         if (rc < 0)
             return rc;
         if (ci->charset == 1) /* OCTETS: bytea's text form */
-            hex_bytes(b, s, n);
+            json_hex(b, s, n);
         else
             json_string(b, s, n);
         return 0;

@@ -20,6 +20,9 @@ void json_string(rbuf *b, const char *s, size_t n);
 int json_column(rbuf *b, ffb_stmt *stmt, unsigned col,
                 const ffb_column_info *ci);
 
+/* Bytes as PostgreSQL's bytea text form, "\\x0aff". */
+void json_hex(rbuf *b, const char *s, size_t n);
+
 /* A double as the shortest text that reads back the same; NaN/Inf: null. */
 void json_double(rbuf *b, double d);
 
