@@ -321,6 +321,61 @@ static int http_status(const ffb_error *fe, const char *state, int has_jwt) {
     return 400;
 }
 
+/* One "- text [symbol, SQLSTATE x]" line without its dash and bracket. */
+static size_t server_line(const char *p, size_t n, const char **out) {
+    if (n < 2 || p[0] != '-' || p[1] != ' ')
+        return 0;
+    p += 2;
+    n -= 2;
+    if (n && p[n - 1] == ']') {
+        for (size_t i = n; i > 0; i--)
+            if (p[i - 1] == '[') {
+                n = i - 1;
+                break;
+            }
+    }
+    while (n && p[n - 1] == ' ')
+        n--;
+    *out = p;
+    return n;
+}
+
+static void split_message(rest_err *e, const char *msg) {
+    size_t dl = 0;
+    int have = 0;
+    for (const char *p = msg; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        const char *t;
+        size_t tn = server_line(p, n, &t);
+        if (tn && !have) {
+            snprintf(e->message, sizeof e->message, "%.*s", (int)tn, t);
+            have = 1;
+        } else if (tn && dl < sizeof e->details - 1) {
+            int w = snprintf(e->details + dl, sizeof e->details - dl, "%s%.*s",
+                             dl ? "; " : "", (int)tn, t);
+            if (w > 0)
+                dl += (size_t)w;
+            if (dl >= sizeof e->details)
+                dl = sizeof e->details - 1;
+        }
+        p = nl ? nl + 1 : p + n;
+    }
+    if (!have) {
+        /* no server lines: the first line is the message, the rest the
+           details */
+        const char *nl = strchr(msg, '\n');
+        size_t mlen = nl ? (size_t)(nl - msg) : strlen(msg);
+        snprintf(e->message, sizeof e->message, "%.*s", (int)mlen, msg);
+        if (nl) {
+            snprintf(e->details, sizeof e->details, "%s", nl + 1);
+            for (char *q = e->details; *q; q++)
+                if (*q == '\n')
+                    *q = ';';
+        }
+    }
+}
+
 void rest_err_from_ffb(rest_err *e, int code, const ffb_error *fe,
                        int has_jwt) {
     memset(e, 0, sizeof *e);
@@ -328,16 +383,10 @@ void rest_err_from_ffb(rest_err *e, int code, const ffb_error *fe,
     const char *msg = fe ? ffb_error_message(fe) : NULL;
     if (!msg || !*msg)
         msg = ffb_strerror(code);
-    /* the first line is the message, the rest the details */
-    const char *nl = strchr(msg, '\n');
-    size_t mlen = nl ? (size_t)(nl - msg) : strlen(msg);
-    snprintf(e->message, sizeof e->message, "%.*s", (int)mlen, msg);
-    if (nl) {
-        snprintf(e->details, sizeof e->details, "%s", nl + 1);
-        for (char *p = e->details; *p; p++)
-            if (*p == '\n')
-                *p = ';';
-    }
+    /* libfastfb's text is "what failed\n- server message [symbol,
+       SQLSTATE x]\n- ...": the server's first message is the message
+       (A10), the others the details; without them, the whole text */
+    split_message(e, msg);
     if (code == FFB_E_SERVER && state && *state) {
         snprintf(e->code, sizeof e->code, "%s", state);
         e->status = http_status(fe, state, has_jwt);
