@@ -874,6 +874,57 @@ static void test_rest_two_threads(void **state) {
     assert_int_equal(start_server(t, NULL), 0);
 }
 
+/* Run ffb-rest with `var` set (NAME=value) until it exits; its exit
+   status, and its stderr in `out`. */
+static int run_once(const char *var, char *out, size_t outn) {
+    int pfd[2];
+    if (pipe(pfd) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        char kv[512];
+        dup2(pfd[1], 2);
+        close(pfd[0]);
+        snprintf(kv, sizeof kv, "%s", var);
+        char *eq = strchr(kv, '=');
+        *eq = '\0';
+        setenv(kv, eq + 1, 1);
+        execl(server_path, server_path, (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[1]);
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < outn && (r = read(pfd[0], out + n, outn - 1 - n)) > 0)
+        n += (size_t)r;
+    out[n] = '\0';
+    close(pfd[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Start-up failures: a bad configuration exits 2 naming the key and
+   where it came from; an unreachable database exits 1 naming why. */
+static void test_rest_bad_start(void **state) {
+    (void)state;
+    char out[2048];
+    unsetenv("PGRST_DB_URI");
+    assert_int_equal(run_once("PGRST_DB_POOL=0", out, sizeof out), 2);
+    assert_non_null(strstr(out, "environment PGRST_DB_POOL: db-pool: "
+                                "expected an integer from 1 to 4096"));
+    assert_int_equal(run_once("PGRST_JWT_SECRET=x", out, sizeof out), 2);
+    assert_non_null(strstr(out, "jwt-secret: not implemented yet"));
+    assert_int_equal(run_once("PGRST_SERVER_PORT=3000", out, sizeof out), 2);
+    assert_non_null(strstr(out, "db-uri is required"));
+    int port = free_port(); /* nothing listens there */
+    char uri[128];
+    snprintf(uri, sizeof uri, "PGRST_DB_URI=firebird://u:p@127.0.0.1:%d//x",
+             port);
+    assert_int_equal(run_once(uri, out, sizeof out), 1);
+    assert_non_null(strstr(out, "schema cache: connect: cannot connect"));
+}
+
 int main(int argc, char **argv) {
     static const char *const names[] = {"FB3", "FB4"};
     const struct CMUnitTest tests[] = {
@@ -889,6 +940,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_probe),
         cmocka_unit_test(test_rest_blobs),
         cmocka_unit_test(test_rest_two_threads),
+        cmocka_unit_test(test_rest_bad_start),
     };
     if (argc != 2 && argc != 3) {
         fprintf(stderr, "usage: test_rest_it <ffb-rest> [lsan.supp]\n");
