@@ -113,7 +113,7 @@ void json_hex(rbuf *b, const char *s, size_t n) {
  * the offset right after the time. A region zone has no offset getter in
  * libfastfb yet: it is kept as an RFC 9557 suffix "[Europe/Prague]".
  */
-static void tz_text(rbuf *b, const char *s, size_t n) {
+void json_tz_text(rbuf *b, const char *s, size_t n) {
     const char *sp = memchr(s, ' ', n);
     const char *zone = NULL;
     size_t base = n;
@@ -252,7 +252,7 @@ int json_column(rbuf *b, ffb_stmt *stmt, unsigned col,
         rc = ffb_stmt_get_text(stmt, col, &s, &n);
         if (rc < 0)
             return rc;
-        tz_text(b, s, n);
+        json_tz_text(b, s, n);
         return 0;
     default:
         return FFB_E_UNSUPPORTED;

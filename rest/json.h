@@ -26,6 +26,11 @@ void json_hex(rbuf *b, const char *s, size_t n);
 /* A double as the shortest text that reads back the same; NaN/Inf: null. */
 void json_double(rbuf *b, double d);
 
+/* A time zone value as libfastfb prints it ("2024-07-01 12:00:00.5000
+   +02:00", "10:11:12.0000 Europe/Prague") as a JSON string in ISO 8601
+   ("2024-07-01T12:00:00.5+02:00"; a region zone as a "[Zone]" suffix). */
+void json_tz_text(rbuf *b, const char *s, size_t n);
+
 /* "a decimal number as JSON allows" (for DECFLOAT text). */
 int json_is_number(const char *s, size_t n);
 
