@@ -9,6 +9,7 @@
  * the server threads start) and is read-only afterwards.
  *
  *   ffb-rest [config-file]
+ *   ffb-rest --schema [config-file]   print the schema cache and exit
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -26,6 +27,7 @@
 #include <h2o.h>
 #include <h2o/socket/uv-binding.h>
 
+#include "buf.h"
 #include "config.h"
 #include "schema_load.h"
 #include "server.h"
@@ -231,8 +233,13 @@ int main(int argc, char **argv) {
     rest_config cfg;
     char err[512];
     rest_app app;
+    int dump = argc >= 2 && strcmp(argv[1], "--schema") == 0;
+    if (dump) {
+        argv++;
+        argc--;
+    }
     if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-        fprintf(stderr, "usage: ffb-rest [config-file]\n");
+        fprintf(stderr, "usage: ffb-rest [--schema] [config-file]\n");
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
@@ -281,6 +288,16 @@ int main(int argc, char **argv) {
           "round trips",
           schema.ntables, ncols, (unsigned long long)rts);
     app.schema = &schema;
+    if (dump) {
+        rbuf out;
+        rbuf_init(&out, 0);
+        rest_schema_dump(&schema, &out);
+        fwrite(out.p ? out.p : "", 1, out.len, stdout);
+        rbuf_free(&out);
+        rest_schema_free(&schema);
+        rest_config_free(&cfg);
+        return 0;
+    }
 
     h2o_config_init(&app.h2o);
     app.host = h2o_config_register_host(

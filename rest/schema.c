@@ -1,6 +1,8 @@
 /* ffb-rest: the schema cache as data (no I/O). */
 #include "schema.h"
 
+#include "buf.h"
+
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,4 +194,41 @@ const rest_column *rest_table_find(const rest_table *t, const char *name) {
         if (strcmp(name, t->cols[i].name) == 0)
             return &t->cols[i];
     return NULL;
+}
+
+void rest_schema_dump(const rest_schema *s, rbuf *b) {
+    for (size_t i = 0; i < s->ntables; i++) {
+        const rest_table *t = &s->tables[i];
+        rbuf_printf(b, "%s %s (%s)", t->is_view ? "view" : "table", t->exposed,
+                    t->name);
+        if (t->npk) {
+            rbuf_adds(b, " pk(");
+            for (size_t k = 0; k < t->npk; k++)
+                rbuf_printf(b, "%s%s", k ? "," : "", t->cols[t->pk[k]].exposed);
+            rbuf_addc(b, ')');
+        }
+        rbuf_addc(b, '\n');
+        for (size_t c = 0; c < t->ncols; c++) {
+            const rest_column *col = &t->cols[c];
+            rbuf_printf(b,
+                        "  column %s type=%d subtype=%d scale=%d length=%d "
+                        "charset=%d%s%s%s%s\n",
+                        col->exposed, col->type, col->subtype, col->scale,
+                        col->length, col->charset,
+                        col->notnull ? " not-null" : "",
+                        col->computed ? " computed" : "",
+                        col->has_default ? " default" : "",
+                        col->identity >= 0 ? " identity" : "");
+        }
+        for (size_t f = 0; f < t->nfks; f++) {
+            const rest_fk *fk = &t->fks[f];
+            rbuf_printf(b, "  fk %s (", fk->name);
+            for (size_t k = 0; k < fk->ncols; k++)
+                rbuf_printf(b, "%s%s", k ? "," : "", fk->cols[k]);
+            rbuf_printf(b, ") -> %s (", fk->ref_table);
+            for (size_t k = 0; k < fk->ncols; k++)
+                rbuf_printf(b, "%s%s", k ? "," : "", fk->ref_cols[k]);
+            rbuf_adds(b, ")\n");
+        }
+    }
 }

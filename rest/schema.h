@@ -72,6 +72,11 @@ int rest_table_add_fk(rest_table *t, const char *fk, const char *ref_table,
 const rest_table *rest_schema_find(const rest_schema *s, const char *name);
 const rest_column *rest_table_find(const rest_table *t, const char *name);
 
+/* The cache as text, a line per table, column and key (ffb-rest
+   --schema, tests). */
+struct rbuf;
+void rest_schema_dump(const rest_schema *s, struct rbuf *out);
+
 /* The exposed form of a stored name (A4.1), malloc'd. */
 char *rest_expose_name(const char *stored);
 
