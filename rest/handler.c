@@ -551,7 +551,10 @@ static void rows_done(rreq *rr) {
 /* Write the buffered rows; ask for more when the page is longer than the
    first fetch (reads without a limit). Returns 1 at the end. */
 static int rows(rreq *rr) {
-    unsigned ncol = ffb_stmt_column_count(rr->stmt);
+    /* the keys' columns; the time zone offsets follow them (sql.h) */
+    unsigned ncol = (unsigned)rr->plan.nkeys;
+    if (ncol > ffb_stmt_column_count(rr->stmt))
+        ncol = ffb_stmt_column_count(rr->stmt);
     ffb_column_info ci[64];
     ffb_column_info *cis = ncol <= 64 ? ci : malloc(ncol * sizeof *cis);
     if (!cis) {
@@ -583,6 +586,9 @@ static int rows(rreq *rr) {
                 if (cis[c].sqltype == FFB_SQL_BLOB &&
                     ffb_stmt_is_null(rr->stmt, c) == 0)
                     jr = open_blob(rr, c, &cis[c]);
+                else if (rr->plan.tzcol && rr->plan.tzcol[c] >= 0)
+                    jr = json_tz_column(&rr->body, rr->stmt, c, &cis[c],
+                                        (unsigned)rr->plan.tzcol[c]);
                 else
                     jr = json_column(&rr->body, rr->stmt, c, &cis[c]);
                 if (jr < 0) {

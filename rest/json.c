@@ -259,6 +259,39 @@ int json_column(rbuf *b, ffb_stmt *stmt, unsigned col,
     }
 }
 
+int json_tz_column(rbuf *b, ffb_stmt *stmt, unsigned col,
+                   const ffb_column_info *ci, unsigned hcol) {
+    int y = 0, mo = 0, d = 0, h, mi, se, fr, rc;
+    int64_t oh, om;
+    rc = ffb_stmt_is_null(stmt, col);
+    if (rc != 0) {
+        if (rc == 1)
+            rbuf_adds(b, "null");
+        return rc < 0 ? rc : 0;
+    }
+    int ts = ci->sqltype == FFB_SQL_TIMESTAMP_TZ ||
+             ci->sqltype == FFB_SQL_TIMESTAMP_TZ_EX;
+    if (ts)
+        rc = ffb_stmt_get_timestamp(stmt, col, &y, &mo, &d, &h, &mi, &se, &fr);
+    else
+        rc = ffb_stmt_get_time(stmt, col, &h, &mi, &se, &fr);
+    if (rc == 0)
+        rc = ffb_stmt_get_int64(stmt, hcol, &oh);
+    if (rc == 0)
+        rc = ffb_stmt_get_int64(stmt, hcol + 1, &om);
+    if (rc < 0)
+        return rc;
+    if (ts)
+        rbuf_printf(b, "\"%04d-%02d-%02dT%02d:%02d:%02d", y, mo, d, h, mi, se);
+    else
+        rbuf_printf(b, "\"%02d:%02d:%02d", h, mi, se);
+    frac4(b, fr);
+    int neg = oh < 0 || om < 0;
+    rbuf_printf(b, "%c%02d:%02d\"", neg ? '-' : '+', (int)(oh < 0 ? -oh : oh),
+                (int)(om < 0 ? -om : om));
+    return 0;
+}
+
 static void str_or_null(rbuf *b, const char *s) {
     if (s && *s)
         json_string(b, s, strlen(s));

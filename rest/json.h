@@ -26,6 +26,12 @@ void json_hex(rbuf *b, const char *s, size_t n);
 /* A double as the shortest text that reads back the same; NaN/Inf: null. */
 void json_double(rbuf *b, double d);
 
+/* TIME/TIMESTAMP WITH TIME ZONE `col` with its offset in effect from
+   columns `hcol` (hours) and `hcol` + 1 (minutes): ISO 8601
+   ("2024-07-01T12:00:00+02:00"). */
+int json_tz_column(rbuf *b, ffb_stmt *stmt, unsigned col,
+                   const ffb_column_info *ci, unsigned hcol);
+
 /* A time zone value as libfastfb prints it ("2024-07-01 12:00:00.5000
    +02:00", "10:11:12.0000 Europe/Prague") as a JSON string in ISO 8601
    ("2024-07-01T12:00:00.5+02:00"; a region zone as a "[Zone]" suffix). */

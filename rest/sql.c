@@ -214,8 +214,56 @@ static int add_key(gen *g, const char *key, size_t *cap) {
     return 0;
 }
 
+/* RDB$FIELD_TYPE of TIME / TIMESTAMP WITH TIME ZONE (Firebird 4+) */
+#define RDB_TIME_TZ 28
+#define RDB_TIMESTAMP_TZ 29
+
+static int is_tz(const rest_column *c) {
+    return c && (c->type == RDB_TIME_TZ || c->type == RDB_TIMESTAMP_TZ);
+}
+
+/* The offsets of the time zone columns, after every key's column. */
+static int tz_columns(gen *g, const rest_column **src, rbuf *b) {
+    rest_plan *pl = g->plan;
+    size_t next = pl->nkeys;
+    pl->tzcol = rarena_alloc(g->arena, (pl->nkeys + 1) * sizeof *pl->tzcol);
+    if (!pl->tzcol)
+        return nomem(g);
+    for (size_t k = 0; k < pl->nkeys; k++) {
+        pl->tzcol[k] = -1;
+        if (!is_tz(src[k]))
+            continue;
+        rbuf_adds(b, ", EXTRACT(TIMEZONE_HOUR FROM ");
+        quote_ident(b, src[k]->name);
+        rbuf_adds(b, "), EXTRACT(TIMEZONE_MINUTE FROM ");
+        quote_ident(b, src[k]->name);
+        rbuf_addc(b, ')');
+        pl->tzcol[k] = (int)next;
+        next += 2;
+    }
+    return 0;
+}
+
+static int add_src(gen *g, const rest_column ***src, size_t *cap,
+                   const rest_column *c) {
+    size_t n = g->plan->nkeys; /* the key about to be added */
+    if (n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        const rest_column **ns = rarena_alloc(g->arena, nc * sizeof *ns);
+        if (!ns)
+            return nomem(g);
+        if (n)
+            memcpy(ns, *src, n * sizeof *ns);
+        *src = ns;
+        *cap = nc;
+    }
+    (*src)[n] = c;
+    return 0;
+}
+
 static int select_list(gen *g, const rest_query *q, rbuf *b) {
-    size_t kcap = 0;
+    size_t kcap = 0, scap = 0;
+    const rest_column **src = NULL; /* per key: its column, NULL if cast */
     int first = 1;
     size_t n = q->nselect ? q->nselect : 1;
     for (size_t i = 0; i < n; i++) {
@@ -226,7 +274,8 @@ static int select_list(gen *g, const rest_query *q, rbuf *b) {
                     rbuf_adds(b, ", ");
                 first = 0;
                 quote_ident(b, g->t->cols[c].name);
-                if (add_key(g, g->t->cols[c].exposed, &kcap) < 0)
+                if (add_src(g, &src, &scap, &g->t->cols[c]) < 0 ||
+                    add_key(g, g->t->cols[c].exposed, &kcap) < 0)
                     return -1;
             }
             continue;
@@ -247,7 +296,8 @@ static int select_list(gen *g, const rest_query *q, rbuf *b) {
         } else {
             quote_ident(b, col->name);
         }
-        if (add_key(g, it->alias ? it->alias : col->exposed, &kcap) < 0)
+        if (add_src(g, &src, &scap, it->cast ? NULL : col) < 0 ||
+            add_key(g, it->alias ? it->alias : col->exposed, &kcap) < 0)
             return -1;
     }
     if (first) {
@@ -255,7 +305,7 @@ static int select_list(gen *g, const rest_query *q, rbuf *b) {
                      g->t->exposed);
         return -1;
     }
-    return 0;
+    return tz_columns(g, src, b);
 }
 
 static int order_by(gen *g, const rest_query *q, const rest_plan_opts *o,

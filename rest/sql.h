@@ -38,6 +38,12 @@ typedef struct rest_plan {
     size_t nwhere;     /* the first nwhere params belong to WHERE (count) */
     const char **keys; /* the JSON key of each output column */
     size_t nkeys;
+    /* per key: the output column of EXTRACT(TIMEZONE_HOUR ...) of a TIME
+       or TIMESTAMP WITH TIME ZONE column (TIMEZONE_MINUTE follows), -1
+       for others: libfastfb gives a region zone's name but not the offset
+       in effect, so the server is asked for it; these columns follow the
+       keys' columns */
+    int *tzcol;
     int64_t offset; /* effective */
     int64_t limit;  /* effective, -1: none */
     int64_t probe;  /* > 0: the SQL's FETCH is probe + 1 rows although

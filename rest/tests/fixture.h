@@ -35,6 +35,10 @@ static void fixture_schema(rest_schema *s) {
     rest_table *p = rest_schema_table(s, "people", 0, 0);
     fixture_col(p, "id", 8, 1);
     fixture_col(p, "Full Name", 37, 0);
+    rest_table *e = rest_schema_table(s, "EVENTS", 0, 0);
+    fixture_col(e, "ID", 8, 1);
+    fixture_col(e, "AT", 29, 0);    /* TIMESTAMP WITH TIME ZONE */
+    fixture_col(e, "DAILY", 28, 0); /* TIME WITH TIME ZONE */
     rest_table *v = rest_schema_table(s, "CHEAP_BOOKS", 1, 1);
     fixture_col(v, "ID", 8, 0);
     fixture_col(v, "TITLE", 37, 0);
