@@ -300,6 +300,9 @@ int main(int argc, char **argv) {
     }
 
     h2o_config_init(&app.h2o);
+    /* h2o's default is 1 GiB: a body longer than this gets 413 before it
+       is read */
+    app.h2o.max_request_entity_size = cfg.server_max_body;
     app.host = h2o_config_register_host(
         &app.h2o, h2o_iovec_init(H2O_STRLIT("default")), 65535);
     if (cfg.admin_server_port)

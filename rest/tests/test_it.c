@@ -790,6 +790,15 @@ static void test_rest_bad_clients(void **state) {
     int fd = connect_to(srv.port);
     assert_int_equal(write(fd, "GET /x HTTP/1.1\r\nHo", 19), 19);
     close(fd);
+    /* a body over server-max-body (1 MiB here, the default): 413 before
+       anything is read */
+    char big[256];
+    int bn = snprintf(big, sizeof big,
+                      "POST /%s HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                      "5000000\r\nConnection: close\r\n\r\n",
+                      tname);
+    http_raw(srv.port, big, (size_t)bn, &r);
+    assert_int_equal(r.status, 413);
     /* two pipelined requests on one connection, answered in order */
     char req[1024];
     int n = snprintf(req, sizeof req,
