@@ -37,6 +37,7 @@ void rest_config_defaults(rest_config *c) {
     c->server_threads = 1;
     c->server_max_url = 8192;
     c->server_max_body = 1u << 20;
+    c->server_max_headers = 16384;
     c->server_max_filters = 64;
     c->server_max_in_list = 1000;
     c->log_level = 1;
@@ -318,6 +319,13 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
     if (strcmp(key, "server-timing-enabled") == 0) {
         if (parse_bool(v, &c->server_timing) < 0)
             return fail(err, errlen, origin, key, "expected true or false");
+        return 0;
+    }
+    if (strcmp(key, "server-max-header-size") == 0) {
+        if (parse_int(v, 256, 1 << 20, &x) < 0)
+            return fail(err, errlen, origin, key,
+                        "expected bytes from 256 to 1048576");
+        c->server_max_headers = (size_t)x;
         return 0;
     }
     if (strcmp(key, "server-max-body") == 0) {

@@ -36,6 +36,8 @@ typedef struct rest_config {
     size_t server_max_url;     /* server-max-url-length */
     size_t server_max_body;    /* server-max-body: h2o refuses a longer
                                   request body (413) before reading it */
+    size_t server_max_headers; /* server-max-header-size: all header
+                                  names and values, bytes */
     size_t server_max_filters; /* server-max-filters */
     size_t server_max_in_list; /* server-max-in-list */
     int log_level;             /* 0 crit 1 error 2 warn 3 info */

@@ -110,6 +110,8 @@ static const char *reason(int status) {
         return "URI Too Long";
     case 416:
         return "Range Not Satisfiable";
+    case 431:
+        return "Request Header Fields Too Large";
     case 503:
         return "Service Unavailable";
     case 504:
@@ -884,6 +886,17 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
     rest_app *app = h->app;
     rest_err err;
     int head = method_is(req, "HEAD");
+    size_t hsize = 0;
+    for (size_t i = 0; i < req->headers.size; i++)
+        hsize += req->headers.entries[i].name->len +
+                 req->headers.entries[i].value.len;
+    if (hsize > app->cfg->server_max_headers) {
+        rest_err_set(&err, 431, "PGRST100", NULL,
+                     "The request's headers are longer than %zu bytes",
+                     app->cfg->server_max_headers);
+        send_error(req, app, &err, head);
+        return 0;
+    }
     if (req->path.len > app->cfg->server_max_url) {
         rest_err_set(&err, 414, "PGRST100", NULL,
                      "The URL is longer than %zu bytes",

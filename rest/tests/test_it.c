@@ -799,6 +799,18 @@ static void test_rest_bad_clients(void **state) {
                       tname);
     http_raw(srv.port, big, (size_t)bn, &r);
     assert_int_equal(r.status, 413);
+    /* headers over server-max-header-size (16384, the default) */
+    static char hbig[20000];
+    int hn = snprintf(hbig, sizeof hbig,
+                      "GET /%s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                      "X-Big: ",
+                      tname);
+    memset(hbig + hn, 'a', 17000);
+    memcpy(hbig + hn + 17000, "\r\n\r\n", 4);
+    http_raw(srv.port, hbig, (size_t)hn + 17004, &r);
+    EXPECT(&r, 431,
+           "{\"code\":\"PGRST100\",\"message\":\"The request's headers are "
+           "longer than 16384 bytes\",\"details\":null,\"hint\":null}");
     /* two pipelined requests on one connection, answered in order */
     char req[1024];
     int n = snprintf(req, sizeof req,
