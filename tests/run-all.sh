@@ -6,7 +6,8 @@
 #
 #   1. gcc, release: every suite (unit, engine, fuzz replay, api, lint,
 #      integration against the real servers)
-#   2. clang, ASan + UBSan (halt on error): unit, engine, fuzz, integration
+#   2. clang, ASan + UBSan (halt on error): unit, engine, fuzz, integration,
+#      rest (ffb-rest, rest/)
 #   2b. clang, ThreadSanitizer (halt on error): the pool core's unit tests
 #      (poolcore, pooloptions) and the pool and uv integration suites
 #   3. valgrind: unit and engine
@@ -41,6 +42,7 @@ export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get install -y -qq --no-install-recommends \
     meson ninja-build pkg-config gcc g++ clang libclang-rt-14-dev llvm \
     libssl-dev zlib1g-dev libuv1-dev libcmocka-dev valgrind python3 \
+    libh2o-dev libyajl-dev \
     binutils locales \
     gcc-multilib libssl-dev:i386 zlib1g-dev:i386 libcmocka-dev:i386 >/dev/null
 # The locale tests/unit/test_locale.c runs under (FFB_TEST_REQUIRE_LOCALE).
@@ -99,7 +101,7 @@ ninja -C build-ci-asan
 ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     run_suites "asan+ubsan" build-ci-asan \
-    --suite unit --suite engine --suite fuzz --suite integration
+    --suite unit --suite engine --suite fuzz --suite integration --suite rest
 
 stage "2b. clang ThreadSanitizer build: poolcore, pooloptions, pool, uv"
 # The threads of the blocking pool (test_pool_hammer: 8 threads through a
@@ -138,11 +140,13 @@ if [ "$FUZZ_SECONDS" != 0 ]; then
         -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
     ninja -C build-ci-fuzz
     fuzz_fail=0
-    for t in build-ci-fuzz/tests/fuzz/fuzz_*; do
+    for t in build-ci-fuzz/tests/fuzz/fuzz_* build-ci-fuzz/rest/tests/fuzz_*; do
         [ -x "$t" ] && [ -f "$t" ] || continue
         name=$(basename "$t")
         case "$name" in fuzz_replay_*) continue ;; esac
         corpus=tests/fuzz/corpus/$name
+        # ffb-rest's targets keep their corpus beside them
+        [ -d "$corpus" ] || corpus=rest/tests/corpus/$name
         work=$(mktemp -d)
         if "$t" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 \
             -artifact_prefix="$work/" "$work" "$corpus" >"$work/log" 2>&1; then

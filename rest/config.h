@@ -1,0 +1,62 @@
+/*
+ * ffb-rest: PostgREST's configuration keys (spec rest.md A14), from a
+ * file of `key = value` lines and from PGRST_* environment variables
+ * (PGRST_DB_URI for db-uri...; the environment wins). Parsed strictly:
+ * an unknown key, a bad value or a key of a feature not built yet is an
+ * error that names the key and where it came from.
+ */
+#ifndef FFB_REST_CONFIG_H
+#define FFB_REST_CONFIG_H
+
+#include <stddef.h>
+
+typedef struct rest_config {
+    /* db-uri: firebird://user:password@host:port/database?wire_crypt=...
+       (the database is the path without its first '/': an alias, or an
+       absolute path written with two slashes) */
+    char *db_user;
+    char *db_password;
+    char *db_host;
+    char *db_port;
+    char *db_database;
+    int db_wire_crypt; /* enum ffb_crypt_level */
+    int db_compress;
+    char *db_schemas;   /* accepted; Firebird before 6 has one schema */
+    char *db_anon_role; /* the Firebird role of anonymous requests */
+    int db_pool;        /* connections per server thread... in total */
+    int db_pool_acquisition_timeout; /* seconds */
+    long long db_max_rows;           /* -1: none */
+    int db_null_order_pg;            /* db-null-order = postgres|firebird */
+    char *server_host;
+    int server_port;
+    int server_threads;
+    int server_timing;         /* server-timing-enabled */
+    int admin_server_port;     /* 0: none */
+    int client_error_minimal;  /* client-error-verbosity */
+    size_t server_max_url;     /* server-max-url-length */
+    size_t server_max_body;    /* server-max-body: h2o refuses a longer
+                                  request body (413) before reading it */
+    size_t server_max_headers; /* server-max-header-size: all header
+                                  names and values, bytes */
+    size_t server_max_filters; /* server-max-filters */
+    size_t server_max_in_list; /* server-max-in-list */
+    int log_level;             /* 0 crit 1 error 2 warn 3 info */
+    long long db_probe_rows;   /* ffb-rest's own: reads without a
+                                  limit ask for this + 1 rows */
+} rest_config;
+
+void rest_config_defaults(rest_config *c);
+void rest_config_free(rest_config *c);
+
+/* Apply one key; `origin` names where it came from for the message.
+   Returns 0, or -1 with `err` (a sentence). */
+int rest_config_set(rest_config *c, const char *key, const char *value,
+                    const char *origin, char *err, size_t errlen);
+/* The file's lines (NULL path: none), then the environment. */
+int rest_config_load(rest_config *c, const char *path, char *const *envp,
+                     char *err, size_t errlen);
+/* Text of a whole file; used by the loader and tests. */
+int rest_config_parse_text(rest_config *c, const char *text, const char *origin,
+                           char *err, size_t errlen);
+
+#endif

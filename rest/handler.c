@@ -1,0 +1,1032 @@
+/*
+ * ffb-rest: the request handlers. A read (GET/HEAD /<table>) is parsed,
+ * planned, and then, on a connection of the loop's pool, costs one round
+ * trip when its statements are in the connection's cache: the start of a
+ * read-only read-committed transaction, the page query with its first
+ * fetch, the count and the commit all leave in one write.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "buf.h"
+#include "json.h"
+#include "server.h"
+#include "sql.h"
+#include "url.h"
+
+typedef struct rest_handler {
+    h2o_handler_t super;
+    rest_app *app;
+} rest_handler;
+
+typedef struct rreq rreq;
+
+/* Lives in the h2o request's pool: tells the read that the request is
+   gone (the client left) so that its answer is dropped. */
+typedef struct req_slot {
+    rreq *rr;
+} req_slot;
+
+struct rreq {
+    h2o_req_t *req;
+    req_slot *slot;
+    rest_app *app;
+    rest_loop *lp;
+    rarena arena;
+    rest_query q;
+    rest_plan plan;
+    int has_plan;
+    int head;
+    int singular;
+    int count_exact;
+    int commit_queued;
+    int overflow; /* more rows than the probe: read again without it */
+    ffb_conn *conn;
+    ffb_tx *tx;
+    ffb_stmt *stmt;
+    ffb_stmt *cstmt;
+    int waiting_prepares;
+    uint64_t rt0;
+    rbuf body;
+    int64_t nrows;
+    int64_t total; /* -1: unknown */
+    int failed;
+    rest_err err;
+    char **keyjson;   /* "\"key\":" per output column */
+    const char *name; /* the table as the client named it */
+    /* blobs of the page: opened while the rows are written, read once
+       every row is in (one write for all), spliced into the body at the
+       end */
+    struct rblob *blobs;
+    size_t nblobs;
+    size_t capblobs;
+    size_t blobs_pending;
+    int has_blobs; /* the page has blob columns: the commit waits */
+};
+
+typedef struct rblob {
+    rreq *rr;
+    ffb_blob *blob;
+    size_t at; /* where in the body its JSON goes */
+    int text;  /* BLOB SUB_TYPE TEXT: a string; else "\\x..." */
+    rbuf data;
+} rblob;
+
+/* ---- responses ---------------------------------------------------------- */
+
+static void add_header(h2o_req_t *req, const char *name, const char *value,
+                       size_t vlen) {
+    /* h2o keeps the pointers: copy both into the request's pool */
+    h2o_iovec_t n = h2o_strdup(&req->pool, name, strlen(name));
+    h2o_iovec_t v = h2o_strdup(&req->pool, value, vlen);
+    h2o_add_header_by_str(&req->pool, &req->res.headers, n.base, n.len, 1, NULL,
+                          v.base, v.len);
+}
+
+static const char *reason(int status) {
+    switch (status) {
+    case 200:
+        return "OK";
+    case 206:
+        return "Partial Content";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 406:
+        return "Not Acceptable";
+    case 409:
+        return "Conflict";
+    case 414:
+        return "URI Too Long";
+    case 416:
+        return "Range Not Satisfiable";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 503:
+        return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
+    default:
+        return status >= 500 ? "Internal Server Error" : "Error";
+    }
+}
+
+static void send_body(h2o_req_t *req, int status, const char *ctype,
+                      const char *body, size_t len, int head) {
+    req->res.status = status;
+    req->res.reason = reason(status);
+    if (ctype)
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE,
+                       NULL, ctype, strlen(ctype));
+    req->res.content_length = head ? SIZE_MAX : len;
+    h2o_send_inline(req, head ? "" : body, head ? 0 : len);
+}
+
+static void send_error(h2o_req_t *req, const rest_app *app, const rest_err *e,
+                       int head) {
+    rbuf b;
+    char ps[64];
+    rbuf_init(&b, 0);
+    json_error(&b, e, app->cfg->client_error_minimal);
+    snprintf(ps, sizeof ps, "ffb-rest; error=%s", e->code);
+    add_header(req, "proxy-status", ps, strlen(ps));
+    if (b.failed)
+        send_body(req, 500, "application/json; charset=utf-8", "{}", 2, head);
+    else
+        send_body(req, e->status, "application/json; charset=utf-8", b.p, b.len,
+                  head);
+    rbuf_free(&b);
+}
+
+/* The loop whose h2o context serves `req`. */
+static rest_loop *loop_of(h2o_req_t *req) {
+    return (rest_loop *)(void *)((char *)req->conn->ctx -
+                                 offsetof(rest_loop, ctx));
+}
+
+/* ---- request headers ---------------------------------------------------- */
+
+static const h2o_iovec_t *header(h2o_req_t *req, const char *name) {
+    ssize_t i = h2o_find_header_by_str(&req->headers, name, strlen(name), -1);
+    return i < 0 ? NULL : &req->headers.entries[i].value;
+}
+
+/* Does the comma-separated list `v` hold `token` (before any ';')? */
+static int list_has(const h2o_iovec_t *v, const char *token) {
+    size_t tn = strlen(token), i = 0;
+    while (v && i < v->len) {
+        while (i < v->len && (v->base[i] == ' ' || v->base[i] == ','))
+            i++;
+        size_t st = i;
+        while (i < v->len && v->base[i] != ',' && v->base[i] != ';')
+            i++;
+        size_t e = i;
+        while (e > st && v->base[e - 1] == ' ')
+            e--;
+        if (e - st == tn && strncasecmp(v->base + st, token, tn) == 0)
+            return 1;
+        while (i < v->len && v->base[i] != ',')
+            i++;
+    }
+    return 0;
+}
+
+/* Accept: JSON, the singular object, or anything; else 406 PGRST107. */
+static int parse_accept(h2o_req_t *req, int *singular, rest_err *err) {
+    const h2o_iovec_t *v = header(req, "accept");
+    *singular = 0;
+    if (!v || v->len == 0)
+        return 0;
+    if (list_has(v, "application/vnd.pgrst.object+json") ||
+        list_has(v, "application/vnd.pgrst.object")) {
+        *singular = 1;
+        return 0;
+    }
+    if (list_has(v, "application/json") || list_has(v, "*/*") ||
+        list_has(v, "application/*"))
+        return 0;
+    rest_err_set(err, 406, "PGRST107", NULL,
+                 "None of these media types are available: %.*s",
+                 (int)(v->len > 128 ? 128 : v->len), v->base);
+    return -1;
+}
+
+/* ---- the read ------------------------------------------------------------ */
+
+static void slot_dispose(void *p) {
+    req_slot *s = p;
+    if (s->rr)
+        s->rr->req = NULL;
+}
+
+static void free_blobs(rreq *rr) {
+    for (size_t i = 0; i < rr->nblobs; i++) {
+        ffb_blob_free(rr->blobs[i].blob);
+        rbuf_free(&rr->blobs[i].data);
+    }
+    free(rr->blobs);
+    rr->blobs = NULL;
+    rr->nblobs = rr->capblobs = rr->blobs_pending = 0;
+}
+
+static void rreq_free(rreq *rr) {
+    free_blobs(rr);
+    if (rr->slot)
+        rr->slot->rr = NULL;
+    if (rr->has_plan)
+        rest_plan_free(&rr->plan);
+    rbuf_free(&rr->body);
+    rarena_free(&rr->arena);
+    free(rr);
+}
+
+static uint64_t conn_rts(const ffb_conn *c) {
+    ffb_stats st;
+    if (ffb_conn_stats(c, &st, sizeof st) < 0)
+        return 0;
+    return st.round_trips;
+}
+
+static void fail_ffb(rreq *rr, int code, const ffb_error *e) {
+    if (rr->failed)
+        return;
+    rr->failed = 1;
+    rest_err_from_ffb(&rr->err, code, e, 0);
+}
+
+static void respond(rreq *rr, uint64_t rts) {
+    h2o_req_t *req = rr->req;
+    const rest_config *cfg = rr->app->cfg;
+    char tmp[128];
+    if (!req)
+        return; /* the client left */
+    if (cfg->server_timing) {
+        snprintf(tmp, sizeof tmp, "db;desc=\"rt=%llu\"",
+                 (unsigned long long)rts);
+        add_header(req, "server-timing", tmp, strlen(tmp));
+    }
+    if (rr->failed) {
+        send_error(req, rr->app, &rr->err, rr->head);
+        return;
+    }
+    int64_t lower = rr->plan.offset;
+    int64_t upper = lower + rr->nrows - 1;
+    int status = 200;
+    if (rr->total >= 0) {
+        if (lower > rr->total) {
+            rest_err e;
+            char d[160];
+            snprintf(d, sizeof d,
+                     "An offset of %lld was requested, but there are only "
+                     "%lld rows.",
+                     (long long)lower, (long long)rr->total);
+            rest_err_set(&e, 416, "PGRST103", d,
+                         "Requested range not satisfiable");
+            snprintf(tmp, sizeof tmp, "*/%lld", (long long)rr->total);
+            add_header(req, "content-range", tmp, strlen(tmp));
+            send_error(req, rr->app, &e, rr->head);
+            return;
+        }
+        if (1 + upper - lower < rr->total)
+            status = 206;
+    }
+    if (rr->nrows == 0)
+        snprintf(tmp, sizeof tmp, "*/");
+    else
+        snprintf(tmp, sizeof tmp, "%lld-%lld/", (long long)lower,
+                 (long long)upper);
+    size_t tl = strlen(tmp);
+    if (rr->total >= 0)
+        snprintf(tmp + tl, sizeof tmp - tl, "%lld", (long long)rr->total);
+    else
+        snprintf(tmp + tl, sizeof tmp - tl, "*");
+    add_header(req, "content-range", tmp, strlen(tmp));
+    if (rr->count_exact)
+        add_header(req, "preference-applied", "count=exact", 11);
+    if (rr->singular) {
+        if (rr->nrows != 1) {
+            rest_err e;
+            char d[96];
+            snprintf(d, sizeof d, "The result contains %lld rows",
+                     (long long)rr->nrows);
+            rest_err_set(&e, 406, "PGRST116", d,
+                         "JSON object requested, multiple (or no) rows "
+                         "returned");
+            send_error(req, rr->app, &e, rr->head);
+            return;
+        }
+        /* the one object, without the array's brackets */
+        send_body(req, status,
+                  "application/vnd.pgrst.object+json; charset=utf-8",
+                  rr->body.p + 1, rr->body.len - 2, rr->head);
+        return;
+    }
+    send_body(req, status, "application/json; charset=utf-8", rr->body.p,
+              rr->body.len, rr->head);
+}
+
+static void start(rreq *rr);
+
+/* The body with every blob's JSON put where its column was. */
+static void splice_blobs(rreq *rr) {
+    rbuf out;
+    size_t prev = 0;
+    rbuf_init(&out, rr->body.max);
+    for (size_t i = 0; i < rr->nblobs; i++) {
+        rblob *b = &rr->blobs[i];
+        rbuf_add(&out, rr->body.p + prev, b->at - prev);
+        if (b->text)
+            json_string(&out, b->data.p ? b->data.p : "", b->data.len);
+        else
+            json_hex(&out, b->data.p ? b->data.p : "", b->data.len);
+        prev = b->at;
+        if (b->data.failed)
+            out.failed = 1;
+    }
+    rbuf_add(&out, rr->body.p + prev, rr->body.len - prev);
+    rbuf_free(&rr->body);
+    rr->body = out;
+}
+
+/* The last step of a read: everything is answered. */
+static void finish(rreq *rr) {
+    uint64_t rts = 0;
+    if (rr->overflow && !rr->failed && rr->conn) {
+        /* the probe found more rows than one fetch holds: plan again
+           without it and read the whole answer on the same connection */
+        rest_err err;
+        rest_plan_opts po = {rr->app->cfg->db_max_rows,
+                             rr->app->cfg->db_null_order_pg, rr->count_exact,
+                             0};
+        free_blobs(rr);
+        ffb_stmt_free(rr->stmt);
+        ffb_stmt_free(rr->cstmt);
+        ffb_tx_free(rr->tx);
+        rr->stmt = rr->cstmt = NULL;
+        rr->tx = NULL;
+        rest_plan_free(&rr->plan);
+        rr->has_plan = 0;
+        rr->overflow = 0;
+        rr->commit_queued = 0;
+        rr->nrows = 0;
+        rr->total = -1;
+        rbuf_reset(&rr->body);
+        if (rest_plan_read(&rr->arena, rr->app->schema, rr->name, &rr->q, &po,
+                           &rr->plan, &err) == 0) {
+            rr->has_plan = 1;
+            start(rr);
+            return;
+        }
+        rr->failed = 1;
+        rr->err = err;
+    }
+    if (rr->nblobs && !rr->failed)
+        splice_blobs(rr);
+    if (rr->conn) {
+        rts = conn_rts(rr->conn) - rr->rt0;
+        for (size_t i = 0; i < rr->nblobs; i++) {
+            ffb_blob_free(rr->blobs[i].blob);
+            rr->blobs[i].blob = NULL;
+        }
+        ffb_stmt_free(rr->stmt);
+        ffb_stmt_free(rr->cstmt);
+        ffb_tx_free(rr->tx);
+        rr->stmt = rr->cstmt = NULL;
+        rr->tx = NULL;
+        if (rr->failed && rr->err.status >= 500)
+            ffb_uv_pool_discard(rr->lp->pool, rr->conn);
+        else
+            ffb_uv_pool_release(rr->lp->pool, rr->conn);
+        rr->conn = NULL;
+    }
+    if (!rr->failed && rr->body.failed) {
+        rr->failed = 1;
+        rest_err_set(&rr->err, 500, "PGRST000", NULL,
+                     "the response is too large");
+    }
+    respond(rr, rts);
+    rreq_free(rr);
+}
+
+static void on_commit(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    rreq *rr = data;
+    if (ffb_result_status(res) < 0)
+        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
+    finish(rr);
+}
+
+static void queue_commit(rreq *rr) {
+    if (rr->commit_queued)
+        return;
+    rr->commit_queued = 1;
+    int rc = ffb_tx_queue_commit(rr->tx, on_commit, rr);
+    if (rc < 0) {
+        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+        finish(rr);
+    }
+}
+
+static void on_fetch(ffb_conn *conn, const ffb_result *res, void *data);
+
+static int open_blob(rreq *rr, unsigned col, const ffb_column_info *ci) {
+    uint8_t id[8];
+    int rc = ffb_stmt_get_blob_id(rr->stmt, col, id);
+    if (rc < 0)
+        return rc;
+    if (rr->nblobs == rr->capblobs) {
+        size_t nc = rr->capblobs ? rr->capblobs * 2 : 16;
+        rblob *nb = realloc(rr->blobs, nc * sizeof *nb);
+        if (!nb)
+            return FFB_E_NOMEM;
+        rr->blobs = nb;
+        rr->capblobs = nc;
+    }
+    rblob *b = &rr->blobs[rr->nblobs];
+    memset(b, 0, sizeof *b);
+    b->rr = rr;
+    b->at = rr->body.len;
+    b->text = ci->subtype == 1;
+    rbuf_init(&b->data, 16u << 20);
+    /* nothing is sent yet: the opens of a page go out with the first
+       read, all in one write */
+    rc = ffb_blob_open(rr->conn, rr->tx, id, 0, &b->blob);
+    if (rc < 0)
+        return rc;
+    rr->nblobs++;
+    return 0;
+}
+
+static void on_blob(ffb_conn *conn, const ffb_result *res, void *data);
+
+/* Take what is buffered; 1 when the blob is complete, 0 while a read is
+   on its way, < 0 on failure. */
+static int pump_blob(rblob *b) {
+    char tmp[16384];
+    for (;;) {
+        size_t got = 0;
+        ffb_blob_info bi;
+        /* the open's info (prefetched with it) tells the length: the end
+           is known without asking for it */
+        if (ffb_blob_get_info(b->blob, &bi, sizeof bi) == 0 && bi.length >= 0 &&
+            (uint64_t)bi.length == b->data.len)
+            return 1;
+        int rc = ffb_blob_read(b->blob, tmp, sizeof tmp, &got);
+        if (rc == 0 && got == 0)
+            return 1;
+        if (rc == 0) {
+            rbuf_add(&b->data, tmp, got);
+            if (b->data.failed)
+                return FFB_E_NOMEM;
+            continue;
+        }
+        if (rc != FFB_E_AGAIN)
+            return rc;
+        rc = ffb_blob_queue_read(b->blob, on_blob, b);
+        if (rc == 0)
+            return 0;
+        if (rc < 0)
+            return rc;
+    }
+}
+
+static void blob_done(rreq *rr) {
+    if (--rr->blobs_pending == 0)
+        queue_commit(rr);
+}
+
+static void on_blob(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    rblob *b = data;
+    rreq *rr = b->rr;
+    if (ffb_result_status(res) < 0) {
+        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
+        blob_done(rr);
+        return;
+    }
+    int rc = rr->failed ? 1 : pump_blob(b);
+    if (rc < 0)
+        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+    if (rc != 0)
+        blob_done(rr);
+}
+
+/* Take what every blob has buffered; a blob that needs more gets a read
+   (its callback finishes it). */
+static void pump_all(rreq *rr) {
+    for (size_t i = 0; i < rr->nblobs && !rr->failed; i++) {
+        int rc = pump_blob(&rr->blobs[i]);
+        if (rc < 0)
+            fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+        else if (rc == 0)
+            rr->blobs_pending++;
+    }
+}
+
+static void on_blobs_in(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    rreq *rr = data;
+    if (ffb_result_status(res) < 0)
+        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
+    else
+        pump_all(rr);
+    blob_done(rr);
+}
+
+/*
+ * Every row is in: read the page's blobs, then commit; without blobs,
+ * commit now. Only the last blob is asked for: that flushes every open
+ * with its prefetch (64 KiB) in one write, and its answer comes after
+ * all the others, so then every blob that fits its prefetch is complete
+ * (asking each blob in turn makes the later ones wait for the earlier
+ * opens' answers: one more round trip, measured).
+ */
+static void rows_done(rreq *rr) {
+    if (rr->commit_queued)
+        return;
+    if (rr->nblobs == 0 || rr->failed) {
+        queue_commit(rr);
+        return;
+    }
+    rr->blobs_pending = 1;
+    int rc =
+        ffb_blob_queue_read(rr->blobs[rr->nblobs - 1].blob, on_blobs_in, rr);
+    if (rc == 0)
+        return;
+    if (rc < 0)
+        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+    else
+        pump_all(rr); /* all buffered already (inline blobs) */
+    blob_done(rr);
+}
+
+/* Write the buffered rows; ask for more when the page is longer than the
+   first fetch (reads without a limit). Returns 1 at the end. */
+static int rows(rreq *rr) {
+    /* the keys' columns; the time zone offsets follow them (sql.h) */
+    unsigned ncol = (unsigned)rr->plan.nkeys;
+    if (ncol > ffb_stmt_column_count(rr->stmt))
+        ncol = ffb_stmt_column_count(rr->stmt);
+    ffb_column_info ci[64];
+    ffb_column_info *cis = ncol <= 64 ? ci : malloc(ncol * sizeof *cis);
+    if (!cis) {
+        rest_err_set(&rr->err, 500, "PGRST000", NULL, "out of memory");
+        rr->failed = 1;
+        return 1;
+    }
+    for (unsigned c = 0; c < ncol; c++)
+        ffb_stmt_column_info(rr->stmt, c, &cis[c], sizeof cis[c]);
+    int done = 0;
+    for (;;) {
+        int rc = ffb_stmt_fetch(rr->stmt);
+        if (rc == 1) {
+            if (rr->plan.probe > 0 && rr->nrows == rr->plan.probe) {
+                /* one row more than the probe: the answer is longer than
+                   one fetch; the commit is on its way, so read it again
+                   without the probe (run_again) */
+                rr->overflow = 1;
+                done = 1;
+                goto out;
+            }
+            rbuf_addc(&rr->body, rr->nrows ? ',' : '[');
+            rbuf_addc(&rr->body, '{');
+            for (unsigned c = 0; c < ncol; c++) {
+                if (c)
+                    rbuf_addc(&rr->body, ',');
+                rbuf_adds(&rr->body, rr->keyjson[c]);
+                int jr;
+                if (cis[c].sqltype == FFB_SQL_BLOB &&
+                    ffb_stmt_is_null(rr->stmt, c) == 0)
+                    jr = open_blob(rr, c, &cis[c]);
+                else if (rr->plan.tzcol && rr->plan.tzcol[c] >= 0)
+                    jr = json_tz_column(&rr->body, rr->stmt, c, &cis[c],
+                                        (unsigned)rr->plan.tzcol[c]);
+                else
+                    jr = json_column(&rr->body, rr->stmt, c, &cis[c]);
+                if (jr < 0) {
+                    fail_ffb(rr, jr, ffb_conn_error(rr->conn));
+                    done = 1;
+                    goto out;
+                }
+            }
+            rbuf_addc(&rr->body, '}');
+            rr->nrows++;
+            continue;
+        }
+        if (rc == FFB_E_AGAIN) {
+            if (rr->commit_queued) {
+                /* cannot happen: the fetch size covers the page */
+                rest_err_set(&rr->err, 500, "PGRST000", NULL,
+                             "more rows than the page asked for");
+                rr->failed = 1;
+                done = 1;
+                goto out;
+            }
+            rc = ffb_stmt_queue_fetch(rr->stmt, on_fetch, rr);
+            if (rc == 0)
+                goto out; /* more rows on their way */
+            if (rc == 1)
+                continue;
+        }
+        if (rc < 0)
+            fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+        done = 1;
+        goto out;
+    }
+out:
+    if (done && !rr->failed && !rr->overflow) {
+        if (rr->nrows == 0)
+            rbuf_addc(&rr->body, '[');
+        rbuf_addc(&rr->body, ']');
+    }
+    if (cis != ci)
+        free(cis);
+    return done;
+}
+
+static void on_fetch(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    rreq *rr = data;
+    if (ffb_result_status(res) < 0) {
+        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
+        queue_commit(rr);
+        return;
+    }
+    if (rows(rr))
+        rows_done(rr);
+}
+
+static void on_exec(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    rreq *rr = data;
+    if (ffb_result_status(res) < 0) {
+        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
+        if (!rr->commit_queued)
+            queue_commit(rr);
+        return;
+    }
+    if (rows(rr))
+        rows_done(rr);
+}
+
+static void on_count(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    rreq *rr = data;
+    int64_t v;
+    if (ffb_result_status(res) < 0) {
+        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
+        return;
+    }
+    if (ffb_stmt_fetch(rr->cstmt) == 1 &&
+        ffb_stmt_get_int64(rr->cstmt, 0, &v) == 0)
+        rr->total = v;
+    ffb_stmt_close_cursor(rr->cstmt);
+}
+
+static int bind_params(rreq *rr, ffb_stmt *st, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        const rest_param *p = &rr->plan.params[i];
+        int rc = p->is_int
+                     ? ffb_stmt_bind_int64(st, (unsigned)i, p->i)
+                     : ffb_stmt_bind_text(st, (unsigned)i, p->text, (size_t)-1);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The largest page whose rows ride with the execute, so that the commit
+   can go in the same write. */
+#define REST_MAX_FETCH 10000
+
+/* Both statements are usable: bind, execute, count, commit: one write. */
+static void run(rreq *rr) {
+    int rc = bind_params(rr, rr->stmt, rr->plan.nparams);
+    if (rc == 0 && rr->cstmt)
+        rc = bind_params(rr, rr->cstmt, rr->plan.nwhere);
+    if (rc < 0) {
+        /* a value the column's type refuses: nothing was sent */
+        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+        finish(rr);
+        return;
+    }
+    int64_t page = rr->plan.probe > 0 ? rr->plan.probe + 1 : rr->plan.limit;
+    int bounded = page >= 0 && page < REST_MAX_FETCH;
+    unsigned ncol = ffb_stmt_column_count(rr->stmt);
+    for (unsigned c = 0; c < ncol; c++) {
+        ffb_column_info ci;
+        if (ffb_stmt_column_info(rr->stmt, c, &ci, sizeof ci) == 0 &&
+            ci.sqltype == FFB_SQL_BLOB)
+            rr->has_blobs = 1;
+    }
+    if (bounded)
+        ffb_stmt_set_fetch_size(rr->stmt, (int)page + 1);
+    rc = ffb_stmt_queue_execute(rr->stmt, rr->tx, on_exec, rr);
+    if (rc == 0 && rr->cstmt)
+        rc = ffb_stmt_queue_execute(rr->cstmt, rr->tx, on_count, rr);
+    if (rc < 0) {
+        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+        /* an execute may be queued already: its answer comes */
+        queue_commit(rr);
+        return;
+    }
+    if (bounded && !rr->has_blobs)
+        queue_commit(rr);
+}
+
+static void on_prepared(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    rreq *rr = data;
+    if (ffb_result_status(res) < 0)
+        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
+    if (--rr->waiting_prepares > 0)
+        return;
+    if (rr->failed) {
+        finish(rr);
+        return;
+    }
+    run(rr);
+}
+
+static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
+    rreq *rr = data;
+    if (status < 0) {
+        ffb_pool_error_info pe;
+        rr->failed = 1;
+        if (status == FFB_E_TIMEOUT)
+            rest_err_set(&rr->err, 504, "PGRST003", NULL,
+                         "Timed out acquiring connection from connection "
+                         "pool.");
+        else {
+            rest_err_set(&rr->err, 503, "PGRST001", NULL,
+                         "Database client error. Retrying the connection.");
+            if (ffb_uv_pool_error(pool, &pe, sizeof pe) == 0)
+                snprintf(rr->err.details, sizeof rr->err.details, "%s",
+                         pe.message);
+        }
+        finish(rr);
+        return;
+    }
+    rr->conn = conn;
+    rr->rt0 = conn_rts(conn);
+    start(rr);
+}
+
+/* On the connection: the transaction, the statements from the cache. */
+static void start(rreq *rr) {
+    ffb_conn *conn = rr->conn;
+    ffb_tx_options to = FFB_TX_OPTIONS_INIT;
+    to.read_only = 1;
+    to.isolation = FFB_ISO_READ_COMMITTED;
+    to.lock_timeout = 10;
+    int rc = ffb_tx_begin(conn, &to, &rr->tx);
+    int r1 = 0, r2 = 1;
+    if (rc == 0) {
+        r1 = ffb_conn_queue_prepare(conn, rr->tx, rr->plan.sql.p,
+                                    rr->plan.sql.len, &rr->stmt, on_prepared,
+                                    rr);
+        rc = r1 < 0 ? r1 : 0;
+    }
+    if (rc == 0 && rr->count_exact) {
+        r2 = ffb_conn_queue_prepare(conn, rr->tx, rr->plan.count_sql.p,
+                                    rr->plan.count_sql.len, &rr->cstmt,
+                                    on_prepared, rr);
+        rc = r2 < 0 ? r2 : 0;
+    }
+    if (rc < 0) {
+        fail_ffb(rr, rc, ffb_conn_error(conn));
+        rr->waiting_prepares = (r1 == 0) + (r2 == 0);
+        if (rr->waiting_prepares == 0)
+            finish(rr);
+        return;
+    }
+    rr->waiting_prepares = (r1 == 0) + (r2 == 0);
+    if (rr->waiting_prepares == 0)
+        run(rr); /* both cached: one write for everything */
+}
+
+static int prefer_count_exact(h2o_req_t *req) {
+    const h2o_iovec_t *v = header(req, "prefer");
+    return list_has(v, "count=exact");
+}
+
+static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
+                       int head) {
+    rest_app *app = h->app;
+    const rest_config *cfg = app->cfg;
+    rest_loop *lp = loop_of(req);
+    rest_err err;
+    rreq *rr = calloc(1, sizeof *rr);
+    if (!rr) {
+        rest_err_set(&err, 500, "PGRST000", NULL, "out of memory");
+        send_error(req, app, &err, head);
+        return 0;
+    }
+    rr->req = req;
+    rr->app = app;
+    rr->lp = lp;
+    rr->head = head;
+    rr->total = -1;
+    rarena_init(&rr->arena, 8u << 20);
+    rbuf_init(&rr->body, 64u << 20);
+    if (parse_accept(req, &rr->singular, &err) < 0)
+        goto fail;
+    const char *qs = "";
+    size_t qn = 0;
+    if (req->query_at != SIZE_MAX) {
+        qs = req->path.base + req->query_at + 1;
+        qn = req->path.len - req->query_at - 1;
+    }
+    const h2o_iovec_t *range = header(req, "range");
+    rest_limits lim = {cfg->server_max_filters, cfg->server_max_in_list, 8};
+    if (rest_parse_query(&rr->arena, qs, qn, range ? range->base : NULL,
+                         range ? range->len : 0, &lim, &rr->q, &err) < 0)
+        goto fail;
+    rr->count_exact = prefer_count_exact(req);
+    rest_plan_opts po = {cfg->db_max_rows, cfg->db_null_order_pg,
+                         rr->count_exact, cfg->db_probe_rows};
+    if (rest_plan_read(&rr->arena, app->schema, name, &rr->q, &po, &rr->plan,
+                       &err) < 0)
+        goto fail;
+    rr->has_plan = 1;
+    rr->name = rarena_strndup(&rr->arena, name, strlen(name));
+    if (!rr->name)
+        goto nomem;
+    rr->keyjson =
+        rarena_alloc(&rr->arena, (rr->plan.nkeys + 1) * sizeof *rr->keyjson);
+    if (!rr->keyjson)
+        goto nomem;
+    for (size_t i = 0; i < rr->plan.nkeys; i++) {
+        rbuf k;
+        rbuf_init(&k, 0);
+        json_string(&k, rr->plan.keys[i], strlen(rr->plan.keys[i]));
+        rbuf_addc(&k, ':');
+        const char *s = rbuf_cstr(&k);
+        rr->keyjson[i] = s ? rarena_strndup(&rr->arena, s, k.len) : NULL;
+        rbuf_free(&k);
+        if (!rr->keyjson[i])
+            goto nomem;
+    }
+    rr->slot = h2o_mem_alloc_shared(&req->pool, sizeof *rr->slot, slot_dispose);
+    rr->slot->rr = rr;
+    int rc = ffb_uv_pool_acquire(
+        lp->pool, cfg->db_pool_acquisition_timeout * 1000, on_conn, rr);
+    if (rc < 0) {
+        rest_err_set(&err, 503, "PGRST001", NULL, "Database client error: %s",
+                     ffb_strerror(rc));
+        goto fail;
+    }
+    return 0;
+nomem:
+    rest_err_set(&err, 500, "PGRST000", NULL, "out of memory");
+fail:
+    send_error(req, app, &err, head);
+    rreq_free(rr);
+    return 0;
+}
+
+/* ---- routing ------------------------------------------------------------- */
+
+static int method_is(h2o_req_t *req, const char *m) {
+    return h2o_memis(req->method.base, req->method.len, m, strlen(m));
+}
+
+static int on_req(h2o_handler_t *self, h2o_req_t *req) {
+    rest_handler *h = (rest_handler *)self;
+    rest_app *app = h->app;
+    rest_err err;
+    int head = method_is(req, "HEAD");
+    size_t hsize = 0;
+    for (size_t i = 0; i < req->headers.size; i++)
+        hsize += req->headers.entries[i].name->len +
+                 req->headers.entries[i].value.len;
+    if (hsize > app->cfg->server_max_headers) {
+        rest_err_set(&err, 431, "PGRST100", NULL,
+                     "The request's headers are longer than %zu bytes",
+                     app->cfg->server_max_headers);
+        send_error(req, app, &err, head);
+        return 0;
+    }
+    if (req->path.len > app->cfg->server_max_url) {
+        rest_err_set(&err, 414, "PGRST100", NULL,
+                     "The URL is longer than %zu bytes",
+                     app->cfg->server_max_url);
+        send_error(req, app, &err, head);
+        return 0;
+    }
+    const char *p = req->path_normalized.base;
+    size_t n = req->path_normalized.len;
+    if (n == 0 || p[0] != '/') {
+        rest_err_set(&err, 404, "PGRST125", NULL,
+                     "Invalid path specified in request URL");
+        send_error(req, app, &err, head);
+        return 0;
+    }
+    p++;
+    n--;
+    if (n == 0) {
+        rest_err_set(&err, 400, "PGRST127", "OpenAPI at /",
+                     "Feature not implemented");
+        send_error(req, app, &err, head);
+        return 0;
+    }
+    if (n >= 4 && memcmp(p, "rpc/", 4) == 0) {
+        rest_err_set(&err, 400, "PGRST127", "RPC (/rpc/...)",
+                     "Feature not implemented");
+        send_error(req, app, &err, head);
+        return 0;
+    }
+    if (memchr(p, '/', n)) {
+        rest_err_set(&err, 404, "PGRST125", NULL,
+                     "Invalid path specified in request URL");
+        send_error(req, app, &err, head);
+        return 0;
+    }
+    if (!method_is(req, "GET") && !head) {
+        rest_err_set(&err, 400, "PGRST127",
+                     "only GET and HEAD of tables and views so far",
+                     "Feature not implemented");
+        send_error(req, app, &err, 0);
+        return 0;
+    }
+    /* the table's name: percent-decoded by h2o's normalisation */
+    char name[256];
+    if (n >= sizeof name) {
+        rest_err_set(&err, 404, "PGRST205", NULL,
+                     "Could not find the table in the schema cache");
+        send_error(req, app, &err, head);
+        return 0;
+    }
+    memcpy(name, p, n);
+    name[n] = '\0';
+    return handle_read(h, req, name, head);
+}
+
+/* ---- admin: /live and /ready ----------------------------------------------
+ */
+
+typedef struct ready_req {
+    h2o_req_t *req;
+    struct ready_req **slot;
+} ready_req;
+
+static void ready_dispose(void *p) {
+    ready_req **s = p;
+    if (*s)
+        (*s)->req = NULL;
+}
+
+static void on_ready(ffb_uv_pool *pool, ffb_conn *conn, int status,
+                     void *data) {
+    ready_req *r = data;
+    if (conn)
+        ffb_uv_pool_release(pool, conn);
+    if (r->req) {
+        int ok = status == 0;
+        r->req->res.status = ok ? 200 : 503;
+        r->req->res.reason = ok ? "OK" : "Service Unavailable";
+        r->req->res.content_length = 0;
+        h2o_send_inline(r->req, "", 0);
+        *r->slot = NULL;
+    }
+    free(r);
+}
+
+static int on_admin(h2o_handler_t *self, h2o_req_t *req) {
+    (void)self;
+    if (h2o_memis(req->path_normalized.base, req->path_normalized.len,
+                  H2O_STRLIT("/live"))) {
+        req->res.status = 200;
+        req->res.reason = "OK";
+        req->res.content_length = 0;
+        h2o_send_inline(req, "", 0);
+        return 0;
+    }
+    if (h2o_memis(req->path_normalized.base, req->path_normalized.len,
+                  H2O_STRLIT("/ready"))) {
+        rest_loop *lp = loop_of(req);
+        ready_req *r = calloc(1, sizeof *r);
+        if (!r)
+            return -1;
+        ready_req **slot =
+            h2o_mem_alloc_shared(&req->pool, sizeof *slot, ready_dispose);
+        *slot = r;
+        r->req = req;
+        r->slot = slot;
+        if (ffb_uv_pool_acquire(lp->pool, 2000, on_ready, r) < 0) {
+            *slot = NULL;
+            free(r);
+            req->res.status = 503;
+            req->res.reason = "Service Unavailable";
+            h2o_send_inline(req, "", 0);
+        }
+        return 0;
+    }
+    req->res.status = 404;
+    req->res.reason = "Not Found";
+    h2o_send_inline(req, "", 0);
+    return 0;
+}
+
+void rest_register_handlers(rest_app *app) {
+    h2o_pathconf_t *pc = h2o_config_register_path(app->host, "/", 0);
+    rest_handler *h = (rest_handler *)h2o_create_handler(pc, sizeof *h);
+    h->super.on_req = on_req;
+    h->app = app;
+    if (app->admin_host) {
+        h2o_pathconf_t *ac = h2o_config_register_path(app->admin_host, "/", 0);
+        rest_handler *a = (rest_handler *)h2o_create_handler(ac, sizeof *a);
+        a->super.on_req = on_admin;
+        a->app = app;
+    }
+}

@@ -1,0 +1,342 @@
+/*
+ * ffb-rest: a PostgREST-compatible REST server for Firebird (docs/rest.md).
+ *
+ * One process; `server-threads` threads, each with its own libuv loop, its
+ * own listening socket on the same port (SO_REUSEPORT: the kernel spreads
+ * connections), an h2o context on that loop and a libfastfb pool on it.
+ * Nothing on a loop blocks: HTTP and Firebird I/O are both driven by it.
+ * The schema cache is read once at start (on a loop of its own, before
+ * the server threads start) and is read-only afterwards.
+ *
+ *   ffb-rest [config-file]
+ *   ffb-rest --schema [config-file]   print the schema cache and exit
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+
+#include <h2o.h>
+#include <h2o/socket/uv-binding.h>
+
+#include "buf.h"
+#include "config.h"
+#include "schema_load.h"
+#include "server.h"
+
+extern char **environ;
+
+static void logf_(const rest_config *cfg, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void logf_(const rest_config *cfg, int level, const char *fmt, ...) {
+    va_list ap;
+    if (level > cfg->log_level)
+        return;
+    va_start(ap, fmt);
+    fputs("ffb-rest: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* A listening socket with SO_REUSEPORT (libuv 1.44 has no flag for it),
+   handed to libuv with uv_tcp_open. */
+static int listen_fd(const char *host, int port, char *err, size_t errlen) {
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    memset(&ss, 0, sizeof ss);
+    const char *h = host;
+    if (strcmp(h, "!4") == 0 || strcmp(h, "*4") == 0 || strcmp(h, "*") == 0)
+        h = "0.0.0.0";
+    else if (strcmp(h, "!6") == 0 || strcmp(h, "*6") == 0)
+        h = "::";
+    else if (strcmp(h, "localhost") == 0)
+        h = "127.0.0.1";
+    struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+    if (inet_pton(AF_INET, h, &s4->sin_addr) == 1) {
+        s4->sin_family = AF_INET;
+        s4->sin_port = htons((uint16_t)port);
+        sl = sizeof *s4;
+    } else if (inet_pton(AF_INET6, h, &s6->sin6_addr) == 1) {
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = htons((uint16_t)port);
+        sl = sizeof *s6;
+    } else {
+        snprintf(err, errlen, "server-host: not an address: %s", host);
+        return -1;
+    }
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd < 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0 ||
+        bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 511) < 0) {
+        snprintf(err, errlen, "cannot listen on %s port %d: %s", host, port,
+                 strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void on_sock_close(uv_handle_t *h) { free(h); }
+
+static void accept_on(uv_stream_t *listener, h2o_accept_ctx_t *actx) {
+    uv_tcp_t *conn = malloc(sizeof *conn);
+    if (!conn)
+        return;
+    uv_tcp_init(listener->loop, conn);
+    if (uv_accept(listener, (uv_stream_t *)conn) != 0) {
+        uv_close((uv_handle_t *)conn, on_sock_close);
+        return;
+    }
+    uv_tcp_nodelay(conn, 1);
+    h2o_socket_t *sock =
+        h2o_uv_socket_create((uv_stream_t *)conn, on_sock_close);
+    h2o_accept(actx, sock);
+}
+
+static void on_connection(uv_stream_t *listener, int status) {
+    rest_loop *lp = listener->data;
+    if (status == 0)
+        accept_on(listener, &lp->accept);
+}
+
+static void on_admin_connection(uv_stream_t *listener, int status) {
+    rest_loop *lp = listener->data;
+    if (status == 0)
+        accept_on(listener, &lp->admin_accept);
+}
+
+static rest_loop *loops;
+static int nloops;
+
+static void on_closed_handle(uv_handle_t *h) { (void)h; }
+
+static void pool_closed(ffb_uv_pool *pool, void *data) {
+    (void)pool;
+    rest_loop *lp = data;
+    lp->pool = NULL;
+}
+
+static void stop_loop(rest_loop *lp) {
+    if (lp->stopping)
+        return;
+    lp->stopping = 1;
+    uv_close((uv_handle_t *)&lp->listener, on_closed_handle);
+    if (lp->has_admin)
+        uv_close((uv_handle_t *)&lp->admin_listener, on_closed_handle);
+    uv_close((uv_handle_t *)&lp->stop, on_closed_handle);
+    if (lp->index == 0) {
+        uv_close((uv_handle_t *)&lp->sigterm, on_closed_handle);
+        uv_close((uv_handle_t *)&lp->sigint, on_closed_handle);
+    }
+    if (lp->pool)
+        ffb_uv_pool_close(lp->pool, pool_closed, lp);
+    /* keep-alive HTTP connections end with the loop */
+    uv_stop(&lp->loop);
+}
+
+static void on_stop(uv_async_t *a) { stop_loop(a->data); }
+
+static void on_signal(uv_signal_t *s, int signum) {
+    (void)signum;
+    rest_loop *lp0 = s->data;
+    for (int i = 1; i < nloops; i++)
+        uv_async_send(&loops[i].stop);
+    stop_loop(lp0);
+}
+
+static int loop_init(rest_app *app, rest_loop *lp, int index, char *err,
+                     size_t errlen) {
+    const rest_config *cfg = app->cfg;
+    lp->app = app;
+    lp->index = index;
+    uv_loop_init(&lp->loop);
+    h2o_context_init(&lp->ctx, &lp->loop, &app->h2o);
+    lp->hosts[0] = app->host;
+    lp->accept.ctx = &lp->ctx;
+    lp->accept.hosts = lp->hosts;
+    int fd = listen_fd(cfg->server_host, cfg->server_port, err, errlen);
+    if (fd < 0)
+        return -1;
+    uv_tcp_init(&lp->loop, &lp->listener);
+    uv_tcp_open(&lp->listener, fd);
+    lp->listener.data = lp;
+    if (uv_listen((uv_stream_t *)&lp->listener, 511, on_connection) != 0) {
+        snprintf(err, errlen, "uv_listen failed");
+        return -1;
+    }
+    if (index == 0 && app->admin_host) {
+        lp->admin_hosts[0] = app->admin_host;
+        lp->admin_accept.ctx = &lp->ctx;
+        lp->admin_accept.hosts = lp->admin_hosts;
+        fd = listen_fd(cfg->server_host, cfg->admin_server_port, err, errlen);
+        if (fd < 0)
+            return -1;
+        uv_tcp_init(&lp->loop, &lp->admin_listener);
+        uv_tcp_open(&lp->admin_listener, fd);
+        lp->admin_listener.data = lp;
+        uv_listen((uv_stream_t *)&lp->admin_listener, 511, on_admin_connection);
+        lp->has_admin = 1;
+    }
+    uv_async_init(&lp->loop, &lp->stop, on_stop);
+    lp->stop.data = lp;
+    if (index == 0) {
+        uv_signal_init(&lp->loop, &lp->sigterm);
+        uv_signal_init(&lp->loop, &lp->sigint);
+        lp->sigterm.data = lp->sigint.data = lp;
+        uv_signal_start(&lp->sigterm, on_signal, SIGTERM);
+        uv_signal_start(&lp->sigint, on_signal, SIGINT);
+    }
+    ffb_pool_options po = FFB_POOL_OPTIONS_INIT;
+    po.conn = &app->conn_opts;
+    int share = (cfg->db_pool + nloops - 1) / nloops;
+    po.max_size = (size_t)(share > 0 ? share : 1);
+    po.min_size = 0;
+    po.acquire_timeout_ms = cfg->db_pool_acquisition_timeout * 1000;
+    if (ffb_uv_pool_new(&lp->loop, &po, &lp->pool) < 0) {
+        snprintf(err, errlen, "cannot create the connection pool");
+        return -1;
+    }
+    return 0;
+}
+
+static void on_grace(uv_timer_t *t) { (void)t; }
+
+static void run_loop(void *arg) {
+    rest_loop *lp = arg;
+    uv_run(&lp->loop, UV_RUN_DEFAULT);
+    /* After uv_stop: let the pool detach its connections (h2o's own
+       timers keep the loop alive, so wait for the pool, at most 5 s). */
+    uv_timer_t grace;
+    uv_timer_init(&lp->loop, &grace);
+    uv_timer_start(&grace, on_grace, 50, 50);
+    uint64_t end = uv_now(&lp->loop) + 5000;
+    while (lp->pool && uv_now(&lp->loop) < end)
+        uv_run(&lp->loop, UV_RUN_ONCE);
+    uv_close((uv_handle_t *)&grace, NULL);
+    uv_run(&lp->loop, UV_RUN_NOWAIT);
+}
+
+int main(int argc, char **argv) {
+    rest_config cfg;
+    char err[512];
+    rest_app app;
+    int dump = argc >= 2 && strcmp(argv[1], "--schema") == 0;
+    if (dump) {
+        argv++;
+        argc--;
+    }
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+        fprintf(stderr, "usage: ffb-rest [--schema] [config-file]\n");
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    rest_config_defaults(&cfg);
+    if (rest_config_load(&cfg, argc == 2 ? argv[1] : NULL, environ, err,
+                         sizeof err) < 0) {
+        fprintf(stderr, "ffb-rest: %s\n", err);
+        rest_config_free(&cfg);
+        return 2;
+    }
+    memset(&app, 0, sizeof app);
+    app.cfg = &cfg;
+    ffb_conn_options *co = &app.conn_opts;
+    ffb_conn_options_init(co);
+    co->host = cfg.db_host;
+    co->port = cfg.db_port;
+    co->database = cfg.db_database;
+    co->user = cfg.db_user;
+    co->password = cfg.db_password;
+    co->role = cfg.db_anon_role;
+    co->wire_crypt = cfg.db_wire_crypt;
+    co->compress = cfg.db_compress;
+    co->connect_timeout_ms = 10000;
+    co->io_timeout_ms = 30000;
+    co->stmt_cache_size = 256;
+
+    /* The schema cache, before anything is served. */
+    rest_schema schema;
+    rest_schema_init(&schema);
+    uv_loop_t boot;
+    uint64_t rts = 0;
+    uv_loop_init(&boot);
+    int rc = rest_schema_load(&boot, co, &schema, &rts, err, sizeof err);
+    uv_loop_close(&boot);
+    if (rc < 0) {
+        fprintf(stderr, "ffb-rest: %s\n", err);
+        rest_schema_free(&schema);
+        rest_config_free(&cfg);
+        return 1;
+    }
+    size_t ncols = 0;
+    for (size_t i = 0; i < schema.ntables; i++)
+        ncols += schema.tables[i].ncols;
+    logf_(&cfg, 3,
+          "schema cache: %zu tables and views, %zu columns, read in %llu "
+          "round trips",
+          schema.ntables, ncols, (unsigned long long)rts);
+    app.schema = &schema;
+    if (dump) {
+        rbuf out;
+        rbuf_init(&out, 0);
+        rest_schema_dump(&schema, &out);
+        fwrite(out.p ? out.p : "", 1, out.len, stdout);
+        rbuf_free(&out);
+        rest_schema_free(&schema);
+        rest_config_free(&cfg);
+        return 0;
+    }
+
+    h2o_config_init(&app.h2o);
+    /* h2o's default is 1 GiB: a body longer than this gets 413 before it
+       is read */
+    app.h2o.max_request_entity_size = cfg.server_max_body;
+    app.host = h2o_config_register_host(
+        &app.h2o, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+    if (cfg.admin_server_port)
+        app.admin_host = h2o_config_register_host(
+            &app.h2o, h2o_iovec_init(H2O_STRLIT("admin")), 65535);
+    rest_register_handlers(&app);
+
+    nloops = cfg.server_threads;
+    loops = calloc((size_t)nloops, sizeof *loops);
+    if (!loops)
+        return 1;
+    for (int i = 0; i < nloops; i++)
+        if (loop_init(&app, &loops[i], i, err, sizeof err) < 0) {
+            fprintf(stderr, "ffb-rest: %s\n", err);
+            return 1;
+        }
+    /* the test harness waits for this line */
+    fprintf(stderr, "ffb-rest: listening on %s port %d (%d thread%s)\n",
+            cfg.server_host, cfg.server_port, nloops, nloops == 1 ? "" : "s");
+    fflush(stderr);
+    for (int i = 1; i < nloops; i++)
+        uv_thread_create(&loops[i].thread, run_loop, &loops[i]);
+    run_loop(&loops[0]);
+    for (int i = 1; i < nloops; i++)
+        uv_thread_join(&loops[i].thread);
+    for (int i = 0; i < nloops; i++) {
+        h2o_context_dispose(&loops[i].ctx);
+        uv_run(&loops[i].loop, UV_RUN_NOWAIT);
+        /* h2o may leave a handle open: the process ends anyway */
+        (void)uv_loop_close(&loops[i].loop);
+    }
+    free(loops);
+    h2o_config_dispose(&app.h2o);
+    rest_schema_free(&schema);
+    rest_config_free(&cfg);
+    return 0;
+}

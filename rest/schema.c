@@ -1,0 +1,234 @@
+/* ffb-rest: the schema cache as data (no I/O). */
+#include "schema.h"
+
+#include "buf.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *dupstr(const char *s) {
+    size_t n = strlen(s);
+    char *p = malloc(n + 1);
+    if (p)
+        memcpy(p, s, n + 1);
+    return p;
+}
+
+char *rest_expose_name(const char *stored) {
+    int lower = 0;
+    for (const char *p = stored; *p; p++)
+        if (islower((unsigned char)*p) || (unsigned char)*p >= 0x80)
+            lower = 1;
+    char *e = dupstr(stored);
+    if (e && !lower)
+        for (char *p = e; *p; p++)
+            *p = (char)tolower((unsigned char)*p);
+    return e;
+}
+
+void rest_schema_init(rest_schema *s) { memset(s, 0, sizeof *s); }
+
+void rest_schema_free(rest_schema *s) {
+    for (size_t i = 0; i < s->ntables; i++) {
+        rest_table *t = &s->tables[i];
+        for (size_t c = 0; c < t->ncols; c++) {
+            free(t->cols[c].name);
+            free(t->cols[c].exposed);
+        }
+        for (size_t f = 0; f < t->nfks; f++) {
+            for (size_t c = 0; c < t->fks[f].ncols; c++) {
+                free(t->fks[f].cols[c]);
+                free(t->fks[f].ref_cols[c]);
+            }
+            free(t->fks[f].cols);
+            free(t->fks[f].ref_cols);
+            free(t->fks[f].name);
+            free(t->fks[f].ref_table);
+        }
+        free(t->fks);
+        free(t->pk);
+        free(t->cols);
+        free(t->name);
+        free(t->exposed);
+    }
+    free(s->tables);
+    memset(s, 0, sizeof *s);
+}
+
+rest_table *rest_schema_table(rest_schema *s, const char *name, int is_view,
+                              int rel_type) {
+    for (size_t i = 0; i < s->ntables; i++)
+        if (strcmp(s->tables[i].name, name) == 0)
+            return &s->tables[i];
+    if (s->ntables == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 16;
+        rest_table *nt = realloc(s->tables, nc * sizeof *nt);
+        if (!nt)
+            return NULL;
+        s->tables = nt;
+        s->cap = nc;
+    }
+    rest_table *t = &s->tables[s->ntables];
+    memset(t, 0, sizeof *t);
+    t->name = dupstr(name);
+    t->exposed = rest_expose_name(name);
+    if (!t->name || !t->exposed) {
+        free(t->name);
+        free(t->exposed);
+        return NULL;
+    }
+    t->is_view = is_view;
+    t->rel_type = rel_type;
+    s->ntables++;
+    return t;
+}
+
+rest_column *rest_table_add_column(rest_table *t, const char *name) {
+    if (t->ncols == t->cap_cols) {
+        size_t nc = t->cap_cols ? t->cap_cols * 2 : 8;
+        rest_column *n = realloc(t->cols, nc * sizeof *n);
+        if (!n)
+            return NULL;
+        t->cols = n;
+        t->cap_cols = nc;
+    }
+    rest_column *c = &t->cols[t->ncols];
+    memset(c, 0, sizeof *c);
+    c->name = dupstr(name);
+    c->exposed = rest_expose_name(name);
+    c->charset = -1;
+    c->identity = -1;
+    if (!c->name || !c->exposed) {
+        free(c->name);
+        free(c->exposed);
+        return NULL;
+    }
+    t->ncols++;
+    return c;
+}
+
+static long col_index(const rest_table *t, const char *stored) {
+    for (size_t i = 0; i < t->ncols; i++)
+        if (strcmp(t->cols[i].name, stored) == 0)
+            return (long)i;
+    return -1;
+}
+
+int rest_table_add_pk(rest_table *t, const char *col) {
+    long i = col_index(t, col);
+    if (i < 0)
+        return -1;
+    size_t *n = realloc(t->pk, (t->npk + 1) * sizeof *n);
+    if (!n)
+        return -1;
+    t->pk = n;
+    t->pk[t->npk++] = (size_t)i;
+    return 0;
+}
+
+int rest_table_add_fk(rest_table *t, const char *fk, const char *ref_table,
+                      const char *col, const char *ref_col) {
+    rest_fk *f = NULL;
+    for (size_t i = 0; i < t->nfks; i++)
+        if (strcmp(t->fks[i].name, fk) == 0)
+            f = &t->fks[i];
+    if (!f) {
+        rest_fk *n = realloc(t->fks, (t->nfks + 1) * sizeof *n);
+        if (!n)
+            return -1;
+        t->fks = n;
+        f = &t->fks[t->nfks];
+        memset(f, 0, sizeof *f);
+        f->name = dupstr(fk);
+        f->ref_table = dupstr(ref_table);
+        if (!f->name || !f->ref_table) {
+            free(f->name);
+            free(f->ref_table);
+            return -1;
+        }
+        t->nfks++;
+    }
+    char **nc = realloc(f->cols, (f->ncols + 1) * sizeof *nc);
+    if (!nc)
+        return -1;
+    f->cols = nc;
+    char **nr = realloc(f->ref_cols, (f->ncols + 1) * sizeof *nr);
+    if (!nr)
+        return -1;
+    f->ref_cols = nr;
+    f->cols[f->ncols] = dupstr(col);
+    f->ref_cols[f->ncols] = dupstr(ref_col ? ref_col : "");
+    if (!f->cols[f->ncols] || !f->ref_cols[f->ncols]) {
+        free(f->cols[f->ncols]);
+        free(f->ref_cols[f->ncols]);
+        return -1;
+    }
+    f->ncols++;
+    return 0;
+}
+
+/* Compare `given` in upper case with `stored`. */
+static int upper_eq(const char *given, const char *stored) {
+    for (; *given && *stored; given++, stored++)
+        if (toupper((unsigned char)*given) != (unsigned char)*stored)
+            return 0;
+    return *given == *stored;
+}
+
+const rest_table *rest_schema_find(const rest_schema *s, const char *name) {
+    for (size_t i = 0; i < s->ntables; i++)
+        if (upper_eq(name, s->tables[i].name))
+            return &s->tables[i];
+    for (size_t i = 0; i < s->ntables; i++)
+        if (strcmp(name, s->tables[i].name) == 0)
+            return &s->tables[i];
+    return NULL;
+}
+
+const rest_column *rest_table_find(const rest_table *t, const char *name) {
+    for (size_t i = 0; i < t->ncols; i++)
+        if (upper_eq(name, t->cols[i].name))
+            return &t->cols[i];
+    for (size_t i = 0; i < t->ncols; i++)
+        if (strcmp(name, t->cols[i].name) == 0)
+            return &t->cols[i];
+    return NULL;
+}
+
+void rest_schema_dump(const rest_schema *s, rbuf *b) {
+    for (size_t i = 0; i < s->ntables; i++) {
+        const rest_table *t = &s->tables[i];
+        rbuf_printf(b, "%s %s (%s)", t->is_view ? "view" : "table", t->exposed,
+                    t->name);
+        if (t->npk) {
+            rbuf_adds(b, " pk(");
+            for (size_t k = 0; k < t->npk; k++)
+                rbuf_printf(b, "%s%s", k ? "," : "", t->cols[t->pk[k]].exposed);
+            rbuf_addc(b, ')');
+        }
+        rbuf_addc(b, '\n');
+        for (size_t c = 0; c < t->ncols; c++) {
+            const rest_column *col = &t->cols[c];
+            rbuf_printf(b,
+                        "  column %s type=%d subtype=%d scale=%d length=%d "
+                        "charset=%d%s%s%s%s\n",
+                        col->exposed, col->type, col->subtype, col->scale,
+                        col->length, col->charset,
+                        col->notnull ? " not-null" : "",
+                        col->computed ? " computed" : "",
+                        col->has_default ? " default" : "",
+                        col->identity >= 0 ? " identity" : "");
+        }
+        for (size_t f = 0; f < t->nfks; f++) {
+            const rest_fk *fk = &t->fks[f];
+            rbuf_printf(b, "  fk %s (", fk->name);
+            for (size_t k = 0; k < fk->ncols; k++)
+                rbuf_printf(b, "%s%s", k ? "," : "", fk->cols[k]);
+            rbuf_printf(b, ") -> %s (", fk->ref_table);
+            for (size_t k = 0; k < fk->ncols; k++)
+                rbuf_printf(b, "%s%s", k ? "," : "", fk->ref_cols[k]);
+            rbuf_adds(b, ")\n");
+        }
+    }
+}

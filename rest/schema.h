@@ -1,0 +1,83 @@
+/*
+ * ffb-rest: the schema cache (spec rest.md A13) as data: tables, views,
+ * columns, primary and foreign keys. Built by schema_load.c from the RDB$
+ * tables (or by a test from a fixture); immutable afterwards, so every
+ * loop thread reads the same one.
+ */
+#ifndef FFB_REST_SCHEMA_H
+#define FFB_REST_SCHEMA_H
+
+#include <stddef.h>
+
+typedef struct rest_column {
+    char *name;    /* as stored */
+    char *exposed; /* A4.1: all upper case -> lower case, else verbatim */
+    int type;      /* RDB$FIELD_TYPE (7 smallint, 8 integer, 16 bigint...) */
+    int subtype;
+    int scale;
+    int length;
+    int charlen;
+    int precision;
+    int charset; /* -1: none */
+    int notnull;
+    int computed; /* COMPUTED BY */
+    int has_default;
+    int identity; /* RDB$IDENTITY_TYPE, -1: not an identity */
+} rest_column;
+
+typedef struct rest_fk {
+    char *name;      /* the constraint: a future embed hint */
+    char *ref_table; /* stored name */
+    size_t ncols;
+    char **cols; /* stored names, in key order */
+    char **ref_cols;
+} rest_fk;
+
+typedef struct rest_table {
+    char *name;
+    char *exposed;
+    int is_view;
+    int rel_type; /* RDB$RELATION_TYPE: 0 persistent, 1 view, 4/5 GTT */
+    rest_column *cols;
+    size_t ncols;
+    size_t cap_cols;
+    size_t *pk; /* column indexes, key order */
+    size_t npk;
+    rest_fk *fks;
+    size_t nfks;
+} rest_table;
+
+typedef struct rest_schema {
+    rest_table *tables;
+    size_t ntables;
+    size_t cap;
+} rest_schema;
+
+void rest_schema_init(rest_schema *s);
+void rest_schema_free(rest_schema *s);
+
+/* The table `name` (stored), created when missing; NULL on no memory. */
+rest_table *rest_schema_table(rest_schema *s, const char *name, int is_view,
+                              int rel_type);
+/* Append a column (stored name); NULL on no memory. */
+rest_column *rest_table_add_column(rest_table *t, const char *name);
+/* Key column `col` at position `pos` of the primary key; -1 when unknown. */
+int rest_table_add_pk(rest_table *t, const char *col);
+/* A foreign-key column pair (the fk is created by name on first use). */
+int rest_table_add_fk(rest_table *t, const char *fk, const char *ref_table,
+                      const char *col, const char *ref_col);
+
+/* Lookups by the name a client gives (A4.1: its upper-case form first,
+   then exactly). NULL when unknown. */
+const rest_table *rest_schema_find(const rest_schema *s, const char *name);
+const rest_column *rest_table_find(const rest_table *t, const char *name);
+
+/* The cache as text, a line per table, column and key (ffb-rest
+   --schema, tests). */
+struct rbuf;
+void rest_schema_dump(const rest_schema *s, struct rbuf *out);
+
+/* The exposed form of a stored name (A4.1), malloc'd. */
+char *rest_expose_name(const char *stored);
+
+#endif

@@ -1,0 +1,45 @@
+/* ffb-rest: one server thread (loop, h2o context, pool) and the request
+   handlers. */
+#ifndef FFB_REST_SERVER_H
+#define FFB_REST_SERVER_H
+
+#include <h2o.h>
+#include <uv.h>
+
+#include "config.h"
+#include "fastfb_uv.h"
+#include "schema.h"
+
+typedef struct rest_app {
+    const rest_config *cfg;
+    const rest_schema *schema;
+    ffb_conn_options conn_opts;
+    h2o_globalconf_t h2o;
+    h2o_hostconf_t *host;
+    h2o_hostconf_t *admin_host;
+} rest_app;
+
+typedef struct rest_loop {
+    rest_app *app;
+    int index;
+    uv_loop_t loop;
+    h2o_context_t ctx;
+    h2o_accept_ctx_t accept;
+    h2o_accept_ctx_t admin_accept;
+    h2o_hostconf_t *hosts[2];
+    h2o_hostconf_t *admin_hosts[2];
+    uv_tcp_t listener;
+    uv_tcp_t admin_listener;
+    int has_admin;
+    ffb_uv_pool *pool;
+    uv_async_t stop;
+    uv_signal_t sigterm;
+    uv_signal_t sigint;
+    int stopping;
+    uv_thread_t thread;
+} rest_loop;
+
+/* The handlers registered on the app's host configurations. */
+void rest_register_handlers(rest_app *app);
+
+#endif

@@ -1,0 +1,457 @@
+/* ffb-rest: SQL generation for reads (spec rest.md A4). Pure. */
+#include "sql.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct gen {
+    rarena *arena;
+    const rest_table *t;
+    rest_plan *plan;
+    rest_err *err;
+    size_t cap;
+} gen;
+
+static void quote_ident(rbuf *b, const char *name) {
+    rbuf_addc(b, '"');
+    for (const char *p = name; *p; p++) {
+        if (*p == '"')
+            rbuf_addc(b, '"');
+        rbuf_addc(b, *p);
+    }
+    rbuf_addc(b, '"');
+}
+
+static int nomem(gen *g) {
+    rest_err_set(g->err, 500, "PGRST000", NULL, "out of memory");
+    return -1;
+}
+
+static int add_param(gen *g, const rest_param *p) {
+    rest_plan *pl = g->plan;
+    if (pl->nparams == g->cap) {
+        size_t nc = g->cap ? g->cap * 2 : 8;
+        rest_param *np = rarena_alloc(g->arena, nc * sizeof *np);
+        if (!np)
+            return nomem(g);
+        if (pl->nparams)
+            memcpy(np, pl->params, pl->nparams * sizeof *np);
+        pl->params = np;
+        g->cap = nc;
+    }
+    pl->params[pl->nparams++] = *p;
+    return 0;
+}
+
+static int text_param(gen *g, const char *s) {
+    rest_param p = {0};
+    p.text = s;
+    return add_param(g, &p);
+}
+
+static const rest_column *column(gen *g, const char *name) {
+    const rest_column *c = rest_table_find(g->t, name);
+    if (!c) {
+        rest_err_set(g->err, 400, "42703", NULL, "column %s.%s does not exist",
+                     g->t->exposed, name);
+    }
+    return c;
+}
+
+/* ilike on "*x*" without other wildcards: CONTAINING (A4.2). */
+static const char *containing_arg(gen *g, const char *v) {
+    size_t n = strlen(v);
+    if (n < 2 || v[0] != '%' || v[n - 1] != '%')
+        return NULL;
+    for (size_t i = 1; i + 1 < n; i++)
+        if (v[i] == '%' || v[i] == '_' || v[i] == '\\')
+            return NULL;
+    return rarena_strndup(g->arena, v + 1, n - 2);
+}
+
+static int cond_sql(gen *g, const rest_cond *c, rbuf *b) {
+    static const char *const cmp[] = {"=", "<>", ">", ">=", "<", "<="};
+    if (c->negate)
+        rbuf_adds(b, "NOT (");
+    if (c->kind != REST_COND_LEAF) {
+        rbuf_addc(b, '(');
+        for (size_t i = 0; i < c->nkids; i++) {
+            if (i)
+                rbuf_adds(b, c->kind == REST_COND_AND ? " AND " : " OR ");
+            if (cond_sql(g, c->kids[i], b) < 0)
+                return -1;
+        }
+        rbuf_addc(b, ')');
+    } else {
+        const rest_column *col = column(g, c->column);
+        if (!col)
+            return -1;
+        switch (c->op) {
+        case REST_OP_EQ:
+        case REST_OP_NEQ:
+        case REST_OP_GT:
+        case REST_OP_GTE:
+        case REST_OP_LT:
+        case REST_OP_LTE:
+            quote_ident(b, col->name);
+            rbuf_printf(b, " %s ?", cmp[c->op]);
+            if (text_param(g, c->value) < 0)
+                return -1;
+            break;
+        case REST_OP_LIKE:
+            quote_ident(b, col->name);
+            rbuf_adds(b, " LIKE ? ESCAPE '\\'");
+            if (text_param(g, c->value) < 0)
+                return -1;
+            break;
+        case REST_OP_ILIKE: {
+            const char *arg = containing_arg(g, c->value);
+            if (arg) {
+                quote_ident(b, col->name);
+                rbuf_adds(b, " CONTAINING ?");
+                if (text_param(g, arg) < 0)
+                    return -1;
+            } else {
+                rbuf_adds(b, "UPPER(");
+                quote_ident(b, col->name);
+                rbuf_adds(b, ") LIKE UPPER(?) ESCAPE '\\'");
+                if (text_param(g, c->value) < 0)
+                    return -1;
+            }
+            break;
+        }
+        case REST_OP_IN:
+            if (c->nlist == 0) {
+                rbuf_adds(b, "1 = 0");
+                break;
+            }
+            quote_ident(b, col->name);
+            rbuf_adds(b, " IN (");
+            for (size_t i = 0; i < c->nlist; i++) {
+                rbuf_adds(b, i ? ", ?" : "?");
+                if (text_param(g, c->list[i]) < 0)
+                    return -1;
+            }
+            rbuf_addc(b, ')');
+            break;
+        case REST_OP_IS: {
+            static const char *const is[] = {" IS NULL", " IS NOT NULL",
+                                             " IS TRUE", " IS FALSE",
+                                             " IS UNKNOWN"};
+            quote_ident(b, col->name);
+            rbuf_adds(b, is[c->is_value]);
+            break;
+        }
+        case REST_OP_ISDISTINCT:
+            quote_ident(b, col->name);
+            rbuf_adds(b, " IS DISTINCT FROM ?");
+            if (text_param(g, c->value) < 0)
+                return -1;
+            break;
+        default:
+            rest_err_set(g->err, 500, "PGRST000", NULL, "bad operator");
+            return -1;
+        }
+    }
+    if (c->negate)
+        rbuf_addc(b, ')');
+    return 0;
+}
+
+/* The cast whitelist of A4.3; -1 with PGRST100 for anything else. */
+static int cast_sql(gen *g, const char *cast, rbuf *b) {
+    static const struct {
+        const char *name;
+        const char *sql;
+    } casts[] = {{"text", "VARCHAR(8191)"},
+                 {"int", "INTEGER"},
+                 {"integer", "INTEGER"},
+                 {"bigint", "BIGINT"},
+                 {"smallint", "SMALLINT"},
+                 {"numeric", "NUMERIC(18,4)"},
+                 {"float", "DOUBLE PRECISION"},
+                 {"double", "DOUBLE PRECISION"},
+                 {"date", "DATE"},
+                 {"timestamp", "TIMESTAMP"},
+                 {"time", "TIME"},
+                 {"boolean", "BOOLEAN"}};
+    for (size_t i = 0; i < sizeof casts / sizeof casts[0]; i++)
+        if (strcmp(cast, casts[i].name) == 0) {
+            rbuf_adds(b, casts[i].sql);
+            return 0;
+        }
+    unsigned p, s;
+    char tail;
+    if ((sscanf(cast, "numeric(%u,%u)%c", &p, &s, &tail) == 2 ||
+         sscanf(cast, "numeric(%u, %u)%c", &p, &s, &tail) == 2) &&
+        p >= 1 && p <= 38 && s <= p && cast[strlen(cast) - 1] == ')') {
+        rbuf_printf(b, "NUMERIC(%u,%u)", p, s);
+        return 0;
+    }
+    rest_err_set(g->err, 400, "PGRST100",
+                 "allowed: text, int, integer, bigint, smallint, numeric, "
+                 "numeric(p,s), float, double, date, timestamp, time, "
+                 "boolean",
+                 "\"failed to parse select parameter\" (unknown cast %.64s)",
+                 cast);
+    return -1;
+}
+
+static int add_key(gen *g, const char *key, size_t *cap) {
+    rest_plan *pl = g->plan;
+    if (pl->nkeys == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        const char **nk = rarena_alloc(g->arena, nc * sizeof *nk);
+        if (!nk)
+            return nomem(g);
+        if (pl->nkeys)
+            memcpy(nk, pl->keys, pl->nkeys * sizeof *nk);
+        pl->keys = nk;
+        *cap = nc;
+    }
+    pl->keys[pl->nkeys++] = key;
+    return 0;
+}
+
+/* RDB$FIELD_TYPE of TIME / TIMESTAMP WITH TIME ZONE (Firebird 4+) */
+#define RDB_TIME_TZ 28
+#define RDB_TIMESTAMP_TZ 29
+
+static int is_tz(const rest_column *c) {
+    return c && (c->type == RDB_TIME_TZ || c->type == RDB_TIMESTAMP_TZ);
+}
+
+/* The offsets of the time zone columns, after every key's column. */
+static int tz_columns(gen *g, const rest_column **src, rbuf *b) {
+    rest_plan *pl = g->plan;
+    size_t next = pl->nkeys;
+    pl->tzcol = rarena_alloc(g->arena, (pl->nkeys + 1) * sizeof *pl->tzcol);
+    if (!pl->tzcol)
+        return nomem(g);
+    for (size_t k = 0; k < pl->nkeys; k++) {
+        pl->tzcol[k] = -1;
+        if (!is_tz(src[k]))
+            continue;
+        rbuf_adds(b, ", EXTRACT(TIMEZONE_HOUR FROM ");
+        quote_ident(b, src[k]->name);
+        rbuf_adds(b, "), EXTRACT(TIMEZONE_MINUTE FROM ");
+        quote_ident(b, src[k]->name);
+        rbuf_addc(b, ')');
+        pl->tzcol[k] = (int)next;
+        next += 2;
+    }
+    return 0;
+}
+
+static int add_src(gen *g, const rest_column ***src, size_t *cap,
+                   const rest_column *c) {
+    size_t n = g->plan->nkeys; /* the key about to be added */
+    if (n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        const rest_column **ns = rarena_alloc(g->arena, nc * sizeof *ns);
+        if (!ns)
+            return nomem(g);
+        if (n)
+            memcpy(ns, *src, n * sizeof *ns);
+        *src = ns;
+        *cap = nc;
+    }
+    (*src)[n] = c;
+    return 0;
+}
+
+static int select_list(gen *g, const rest_query *q, rbuf *b) {
+    size_t kcap = 0, scap = 0;
+    const rest_column **src = NULL; /* per key: its column, NULL if cast */
+    int first = 1;
+    size_t n = q->nselect ? q->nselect : 1;
+    for (size_t i = 0; i < n; i++) {
+        const rest_select *it = q->nselect ? &q->select[i] : NULL;
+        if (!it || strcmp(it->name, "*") == 0) {
+            for (size_t c = 0; c < g->t->ncols; c++) {
+                if (!first)
+                    rbuf_adds(b, ", ");
+                first = 0;
+                quote_ident(b, g->t->cols[c].name);
+                if (add_src(g, &src, &scap, &g->t->cols[c]) < 0 ||
+                    add_key(g, g->t->cols[c].exposed, &kcap) < 0)
+                    return -1;
+            }
+            continue;
+        }
+        const rest_column *col = column(g, it->name);
+        if (!col)
+            return -1;
+        if (!first)
+            rbuf_adds(b, ", ");
+        first = 0;
+        if (it->cast) {
+            rbuf_adds(b, "CAST(");
+            quote_ident(b, col->name);
+            rbuf_adds(b, " AS ");
+            if (cast_sql(g, it->cast, b) < 0)
+                return -1;
+            rbuf_addc(b, ')');
+        } else {
+            quote_ident(b, col->name);
+        }
+        if (add_src(g, &src, &scap, it->cast ? NULL : col) < 0 ||
+            add_key(g, it->alias ? it->alias : col->exposed, &kcap) < 0)
+            return -1;
+    }
+    if (first) {
+        rest_err_set(g->err, 400, "PGRST100", NULL, "table %s has no columns",
+                     g->t->exposed);
+        return -1;
+    }
+    return tz_columns(g, src, b);
+}
+
+static int order_by(gen *g, const rest_query *q, const rest_plan_opts *o,
+                    rbuf *b) {
+    for (size_t i = 0; i < q->norder; i++) {
+        const rest_order *ord = &q->order[i];
+        const rest_column *col = column(g, ord->column);
+        if (!col)
+            return -1;
+        rbuf_adds(b, i ? ", " : " ORDER BY ");
+        quote_ident(b, col->name);
+        rbuf_adds(b, ord->desc ? " DESC" : " ASC");
+        int nulls = ord->nulls;
+        if (col->notnull)
+            nulls = REST_NULLS_DEFAULT; /* keeps index navigation (A4.4) */
+        else if (nulls == REST_NULLS_DEFAULT && o->null_order_pg)
+            nulls = ord->desc ? REST_NULLS_FIRST : REST_NULLS_LAST;
+        if (nulls == REST_NULLS_FIRST)
+            rbuf_adds(b, " NULLS FIRST");
+        else if (nulls == REST_NULLS_LAST)
+            rbuf_adds(b, " NULLS LAST");
+    }
+    return 0;
+}
+
+int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
+                   const rest_query *q, const rest_plan_opts *opts,
+                   rest_plan *plan, rest_err *err) {
+    gen g = {arena, NULL, plan, err, 0};
+    memset(plan, 0, sizeof *plan);
+    rbuf_init(&plan->sql, 1u << 20);
+    rbuf_init(&plan->count_sql, 1u << 20);
+    g.t = rest_schema_find(schema, name);
+    if (!g.t) {
+        rest_err_set(err, 404, "PGRST205", NULL,
+                     "Could not find the table '%.128s' in the schema cache",
+                     name);
+        return -1;
+    }
+    rbuf where;
+    rbuf_init(&where, 1u << 20);
+    if (q->where && q->where->nkids) {
+        rbuf_adds(&where, " WHERE ");
+        /* the root is an AND of every filter: no outer parentheses */
+        const rest_cond *root = q->where;
+        for (size_t i = 0; i < root->nkids; i++) {
+            if (i)
+                rbuf_adds(&where, " AND ");
+            if (cond_sql(&g, root->kids[i], &where) < 0)
+                goto fail;
+        }
+    }
+    plan->nwhere = plan->nparams;
+
+    rbuf_adds(&plan->sql, "SELECT ");
+    if (select_list(&g, q, &plan->sql) < 0)
+        goto fail;
+    rbuf_adds(&plan->sql, " FROM ");
+    quote_ident(&plan->sql, g.t->name);
+    if (where.len)
+        rbuf_add(&plan->sql, where.p, where.len);
+    if (order_by(&g, q, opts, &plan->sql) < 0)
+        goto fail;
+
+    /* Paging (A4.5): the Range header and limit/offset intersect (as in
+       PostgREST); db-max-rows caps the page. */
+    int64_t off = q->offset, lim = q->limit;
+    if (q->has_range) {
+        /* PostgREST intersects the Range header with limit/offset */
+        int64_t lo = q->range_from > off ? q->range_from : off;
+        int64_t hi = q->range_to; /* -1: open */
+        if (lim >= 0 && (hi < 0 || off + lim - 1 < hi))
+            hi = off + lim - 1;
+        off = lo;
+        lim = hi < 0 ? -1 : (hi >= lo ? hi - lo + 1 : 0);
+    }
+    if (opts->max_rows >= 0 && (lim < 0 || lim > opts->max_rows))
+        lim = opts->max_rows;
+    plan->offset = off;
+    plan->limit = lim;
+    int64_t fetch = lim;
+    if (lim < 0 && opts->probe > 0) {
+        plan->probe = opts->probe;
+        fetch = opts->probe + 1;
+    }
+    if (off > 0 || fetch >= 0) {
+        rest_param p = {1, off, NULL};
+        rbuf_adds(&plan->sql, " OFFSET ? ROWS");
+        if (add_param(&g, &p) < 0)
+            goto fail;
+    }
+    if (fetch >= 0) {
+        rest_param p = {1, fetch, NULL};
+        rbuf_adds(&plan->sql, " FETCH NEXT ? ROWS ONLY");
+        if (add_param(&g, &p) < 0)
+            goto fail;
+    }
+    if (opts->count_exact) {
+        rbuf_adds(&plan->count_sql, "SELECT COUNT(*) FROM ");
+        quote_ident(&plan->count_sql, g.t->name);
+        if (where.len)
+            rbuf_add(&plan->count_sql, where.p, where.len);
+    }
+    if (plan->sql.failed || plan->count_sql.failed || where.failed) {
+        rest_err_set(err, 400, "PGRST100", NULL,
+                     "the generated SQL is too long");
+        goto fail;
+    }
+    rbuf_cstr(&plan->sql);
+    rbuf_cstr(&plan->count_sql);
+    rbuf_free(&where);
+    return 0;
+fail:
+    rbuf_free(&where);
+    rest_plan_free(plan);
+    return -1;
+}
+
+void rest_plan_free(rest_plan *plan) {
+    rbuf_free(&plan->sql);
+    rbuf_free(&plan->count_sql);
+}
+
+void rest_plan_dump(const rest_plan *plan, rbuf *b) {
+    rbuf_add(b, plan->sql.p, plan->sql.len);
+    rbuf_adds(b, "\nparams:");
+    for (size_t i = 0; i < plan->nparams; i++) {
+        if (plan->params[i].is_int)
+            rbuf_printf(b, " %lld", (long long)plan->params[i].i);
+        else {
+            rbuf_adds(b, " '");
+            rbuf_adds(b, plan->params[i].text);
+            rbuf_addc(b, '\'');
+        }
+    }
+    if (plan->probe)
+        rbuf_printf(b, " (probe %lld)", (long long)plan->probe);
+    rbuf_adds(b, "\nkeys:");
+    for (size_t i = 0; i < plan->nkeys; i++) {
+        rbuf_addc(b, ' ');
+        rbuf_adds(b, plan->keys[i]);
+    }
+    if (plan->count_sql.len) {
+        rbuf_adds(b, "\ncount: ");
+        rbuf_add(b, plan->count_sql.p, plan->count_sql.len);
+        rbuf_printf(b, " (%zu params)", plan->nwhere);
+    }
+    rbuf_addc(b, '\n');
+}

@@ -1,0 +1,66 @@
+/*
+ * ffb-rest: SQL for Firebird (spec rest.md A4) from a parsed request and
+ * the schema cache. Pure: no I/O. Every value is a parameter; every
+ * identifier comes from the schema cache and is double-quoted.
+ */
+#ifndef FFB_REST_SQL_H
+#define FFB_REST_SQL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "schema.h"
+#include "url.h"
+
+typedef struct rest_param {
+    int is_int; /* OFFSET/FETCH values */
+    int64_t i;
+    const char *text; /* values from the URL, bound as text */
+} rest_param;
+
+typedef struct rest_plan_opts {
+    int64_t max_rows;  /* db-max-rows, -1: none */
+    int null_order_pg; /* 1: PostgreSQL's null placement (A4.4) */
+    int count_exact;   /* Prefer: count=exact */
+    int64_t probe;     /* > 0: a read without a limit asks for probe + 1
+                          rows, so that the whole answer fits one fetch
+                          (and the commit can ride with it); more rows
+                          than that and the server reads again without
+                          the probe */
+} rest_plan_opts;
+
+typedef struct rest_plan {
+    rbuf sql;       /* the page query */
+    rbuf count_sql; /* the count query (when asked) */
+    rest_param *params;
+    size_t nparams;
+    size_t nwhere;     /* the first nwhere params belong to WHERE (count) */
+    const char **keys; /* the JSON key of each output column */
+    size_t nkeys;
+    /* per key: the output column of EXTRACT(TIMEZONE_HOUR ...) of a TIME
+       or TIMESTAMP WITH TIME ZONE column (TIMEZONE_MINUTE follows), -1
+       for others: libfastfb gives a region zone's name but not the offset
+       in effect, so the server is asked for it; these columns follow the
+       keys' columns */
+    int *tzcol;
+    int64_t offset; /* effective */
+    int64_t limit;  /* effective, -1: none */
+    int64_t probe;  /* > 0: the SQL's FETCH is probe + 1 rows although
+                       the client set no limit */
+} rest_plan;
+
+/*
+ * Plan a read of `table` (`name` as the client gave it). Returns 0, or -1
+ * with `err` (404 PGRST205 unknown table; 400 42703 unknown column;
+ * 400 PGRST100 bad cast).
+ */
+int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
+                   const rest_query *q, const rest_plan_opts *opts,
+                   rest_plan *plan, rest_err *err);
+void rest_plan_free(rest_plan *plan);
+
+/* SQL + params + count as text (golden files). */
+void rest_plan_dump(const rest_plan *plan, rbuf *out);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * A schema cache as schema_load.c would build it for the tables of the
+ * golden files and the fuzz target (RDB$FIELD_TYPE numbers as Firebird
+ * stores them: 7 SMALLINT, 8 INTEGER, 16 BIGINT, 37 VARCHAR, 23 BOOLEAN).
+ */
+#ifndef FFB_REST_FIXTURE_H
+#define FFB_REST_FIXTURE_H
+
+#include "schema.h"
+
+static rest_column *fixture_col(rest_table *t, const char *name, int type,
+                                int notnull) {
+    rest_column *c = rest_table_add_column(t, name);
+    c->type = type;
+    c->notnull = notnull;
+    return c;
+}
+
+static void fixture_schema(rest_schema *s) {
+    rest_schema_init(s);
+    rest_table *b = rest_schema_table(s, "BOOKS", 0, 0);
+    fixture_col(b, "ID", 8, 1);
+    fixture_col(b, "TITLE", 37, 1);
+    fixture_col(b, "PRICE", 8, 0)->scale = -2;
+    fixture_col(b, "AUTHOR_ID", 8, 0);
+    fixture_col(b, "MixedCase", 37, 0);
+    fixture_col(b, "PRICE_WITH_TAX", 8, 0)->computed = 1;
+    fixture_col(b, "IN_STOCK", 23, 0);
+    rest_table_add_pk(b, "ID");
+    rest_table_add_fk(b, "FK_BOOKS_AUTHOR", "AUTHORS", "AUTHOR_ID", "ID");
+    rest_table *a = rest_schema_table(s, "AUTHORS", 0, 0);
+    fixture_col(a, "ID", 8, 1);
+    fixture_col(a, "NAME", 37, 1);
+    rest_table_add_pk(a, "ID");
+    rest_table *p = rest_schema_table(s, "people", 0, 0);
+    fixture_col(p, "id", 8, 1);
+    fixture_col(p, "Full Name", 37, 0);
+    rest_table *e = rest_schema_table(s, "EVENTS", 0, 0);
+    fixture_col(e, "ID", 8, 1);
+    fixture_col(e, "AT", 29, 0);    /* TIMESTAMP WITH TIME ZONE */
+    fixture_col(e, "DAILY", 28, 0); /* TIME WITH TIME ZONE */
+    rest_table *v = rest_schema_table(s, "CHEAP_BOOKS", 1, 1);
+    fixture_col(v, "ID", 8, 0);
+    fixture_col(v, "TITLE", 37, 0);
+}
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * The configuration parser: PostgREST's keys from a file's text and from
+ * PGRST_* variables, strictly (every refusal names the key and where it
+ * came from).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+
+static int fails;
+
+#define CHECK(c)                                                               \
+    do {                                                                       \
+        if (!(c)) {                                                            \
+            fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #c);    \
+            fails++;                                                           \
+        }                                                                      \
+    } while (0)
+
+static int parse(rest_config *c, const char *text, char *err, size_t n) {
+    rest_config_defaults(c);
+    return rest_config_parse_text(c, text, "f.conf", err, n);
+}
+
+static void test_full_file(void) {
+    rest_config c;
+    char err[256] = "";
+    int rc = parse(&c,
+                   "# a comment\n"
+                   "db-uri = \"firebird://SYSDBA:mk%40x@db.example:3051//var/"
+                   "db/x.fdb?wire_crypt=required&compress=true\"\n"
+                   "db-schemas = public\n"
+                   "db-anon-role = \"WEB_ANON\"\n"
+                   "db-pool = 4\r\n"
+                   "  db-max-rows = 100  \n"
+                   "server-host = \"127.0.0.1\"\n"
+                   "server-port = 3001\n"
+                   "server-timing-enabled = true\n",
+                   err, sizeof err);
+    CHECK(rc == 0);
+    CHECK(strcmp(c.db_user, "SYSDBA") == 0);
+    CHECK(strcmp(c.db_password, "mk@x") == 0);
+    CHECK(strcmp(c.db_host, "db.example") == 0);
+    CHECK(strcmp(c.db_port, "3051") == 0);
+    CHECK(strcmp(c.db_database, "/var/db/x.fdb") == 0);
+    CHECK(c.db_wire_crypt == 2 && c.db_compress == 1);
+    CHECK(strcmp(c.db_anon_role, "WEB_ANON") == 0);
+    CHECK(c.db_pool == 4 && c.db_max_rows == 100);
+    CHECK(c.server_port == 3001 && c.server_timing == 1);
+    rest_config_free(&c);
+}
+
+static void expect_error(const char *text, const char *want) {
+    rest_config c;
+    char err[256] = "";
+    int rc = parse(&c, text, err, sizeof err);
+    CHECK(rc < 0);
+    if (!strstr(err, want)) {
+        fprintf(stderr, "error \"%s\" lacks \"%s\"\n", err, want);
+        fails++;
+    }
+    rest_config_free(&c);
+}
+
+static void test_env(void) {
+    rest_config c;
+    char err[256] = "";
+    char *env[] = {"PGRST_DB_URI=firebird://u:p@h/employee",
+                   "PGRST_SERVER_PORT=4000", "OTHER=1",
+                   "PGRST_DB_POOL_ACQUISITION_TIMEOUT=3", NULL};
+    rest_config_defaults(&c);
+    CHECK(rest_config_load(&c, NULL, env, err, sizeof err) == 0);
+    CHECK(strcmp(c.db_database, "employee") == 0);
+    CHECK(c.db_port == NULL); /* the default, 3050 */
+    CHECK(c.server_port == 4000 && c.db_pool_acquisition_timeout == 3);
+    rest_config_free(&c);
+    char *bad[] = {"PGRST_DB_URI=firebird://u:p@h/e", "PGRST_DB_POOL=0", NULL};
+    rest_config_defaults(&c);
+    CHECK(rest_config_load(&c, NULL, bad, err, sizeof err) < 0);
+    CHECK(strstr(err, "environment PGRST_DB_POOL: db-pool") != NULL);
+    rest_config_free(&c);
+    char *none[] = {NULL};
+    rest_config_defaults(&c);
+    CHECK(rest_config_load(&c, NULL, none, err, sizeof err) < 0);
+    CHECK(strstr(err, "db-uri is required") != NULL);
+    rest_config_free(&c);
+}
+
+int main(void) {
+    test_full_file();
+    test_env();
+    expect_error("nonsense\n", "f.conf:1: expected key = value");
+    expect_error("\n\nbogus-key = 1\n", "f.conf:3: bogus-key: unknown");
+    expect_error("jwt-secret = \"x\"\n", "jwt-secret: not implemented yet");
+    expect_error("db-pool = 0\n", "db-pool: expected an integer");
+    expect_error("db-pool = 5x\n", "db-pool: expected an integer");
+    expect_error("server-port = 70000\n", "server-port: expected a port");
+    expect_error("db-uri = \"postgres://a@b/c\"\n", "db-uri: expected fire");
+    expect_error("db-uri = \"firebird://a@b\"\n", "no database");
+    expect_error("db-uri = \"firebird://a@b:x/c\"\n", "bad port");
+    expect_error("db-uri = \"firebird://a@b/c?zip=1\"\n", "unknown option");
+    expect_error("db-schemas = \"a,b\"\n", "one schema");
+    expect_error("db-aggregates-enabled = true\n", "not implemented yet");
+    expect_error("server-timing-enabled = maybe\n", "expected true or false");
+    expect_error("db-anon-role = \"open\n", "bad quoted value");
+    printf("%d failed\n", fails);
+    return fails != 0;
+}

@@ -1,0 +1,1084 @@
+/*
+ * ffb-rest against real Firebird 3.0 and 4.0 (instances fb3 and fb4 of
+ * servers.env, wire encryption required). For each server the suite
+ * makes its tables, starts ffb-rest itself on free ports (PGRST_*
+ * variables), talks HTTP/1.1 to it with plain sockets, and checks the
+ * status, the headers, the body and the round trips that Server-Timing
+ * reports (db;desc="rt=N", read from the connection's counter before and
+ * after the request) - exactly, with the reason beside each number.
+ *
+ *   test_rest_it <path of ffb-rest> [LeakSanitizer suppressions]
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "include/fastfb.h"
+#include "tests/support/it.h"
+
+typedef it_target target;
+
+static const char *server_path;
+static const char *lsan_supp; /* argv[2]: LeakSanitizer suppressions */
+/* A server that did not stop cleanly (exit status 0 after SIGTERM: with
+   ASan, leaks make it non-zero) fails the suite. */
+static int server_exit_failed;
+
+/* The running ffb-rest of the current target. */
+static struct {
+    pid_t pid;
+    int port;
+    int admin_port;
+    int err_fd;
+    char log[16384];
+    size_t loglen;
+} srv;
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int free_port(void) {
+    struct sockaddr_in a;
+    socklen_t l = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &l) < 0)
+        return -1;
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/* ---- a tiny HTTP/1.1 client ---------------------------------------------- */
+
+typedef struct resp {
+    int status;
+    char head[8192];
+    char body[262144];
+    size_t body_len;
+} resp;
+
+static int connect_to(int port) {
+    struct sockaddr_in a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Everything until the server closes (Connection: close), 10 s at most. */
+static size_t read_all(int fd, char *buf, size_t cap) {
+    size_t n = 0;
+    int64_t end = now_ms() + 10000;
+    while (n < cap) {
+        struct pollfd p = {fd, POLLIN, 0};
+        int64_t left = end - now_ms();
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+            break;
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    return n;
+}
+
+static void parse_resp(const char *raw, size_t n, resp *r) {
+    memset(r, 0, sizeof *r);
+    const char *sep = NULL;
+    for (size_t i = 0; i + 3 < n; i++)
+        if (memcmp(raw + i, "\r\n\r\n", 4) == 0) {
+            sep = raw + i;
+            break;
+        }
+    assert_non_null(sep);
+    size_t hl = (size_t)(sep - raw);
+    assert_true(hl < sizeof r->head);
+    memcpy(r->head, raw, hl);
+    r->head[hl] = '\0';
+    assert_int_equal(sscanf(r->head, "HTTP/1.1 %d", &r->status), 1);
+    r->body_len = n - hl - 4;
+    assert_true(r->body_len < sizeof r->body);
+    memcpy(r->body, sep + 4, r->body_len);
+    r->body[r->body_len] = '\0';
+}
+
+/* Send `raw` as it is; parse what comes back. */
+static void http_raw(int port, const char *raw, size_t len, resp *r) {
+    static char buf[300000];
+    int fd = connect_to(port);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, raw, len), (ssize_t)len);
+    size_t n = read_all(fd, buf, sizeof buf);
+    close(fd);
+    parse_resp(buf, n, r);
+}
+
+/* `method path` with extra header lines ("Name: value\r\n" each). */
+static void http(const char *method, const char *path, const char *hdrs,
+                 resp *r) {
+    char req[20000];
+    int n = snprintf(req, sizeof req,
+                     "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: "
+                     "close\r\n%s\r\n",
+                     method, path, hdrs ? hdrs : "");
+    assert_true(n > 0 && (size_t)n < sizeof req);
+    http_raw(srv.port, req, (size_t)n, r);
+}
+
+/* The value of header `name` ("" when absent). */
+static const char *hdr(const resp *r, const char *name) {
+    static char v[1024];
+    size_t nl = strlen(name);
+    v[0] = '\0';
+    for (const char *p = strstr(r->head, "\r\n"); p; p = strstr(p, "\r\n")) {
+        p += 2;
+        if (strncasecmp(p, name, nl) == 0 && p[nl] == ':') {
+            const char *s = p + nl + 1;
+            while (*s == ' ')
+                s++;
+            const char *e = strstr(s, "\r\n");
+            size_t vn = e ? (size_t)(e - s) : strlen(s);
+            if (vn >= sizeof v)
+                vn = sizeof v - 1;
+            memcpy(v, s, vn);
+            v[vn] = '\0';
+            return v;
+        }
+    }
+    return v;
+}
+
+/* The round trips of Server-Timing: db;desc="rt=N"; -1 when absent. */
+static int rts(const resp *r) {
+    int n;
+    if (sscanf(hdr(r, "server-timing"), "db;desc=\"rt=%d\"", &n) != 1)
+        return -1;
+    return n;
+}
+
+#define EXPECT(r, st, want)                                                    \
+    do {                                                                       \
+        if ((r)->status != (st) || strcmp((r)->body, (want)) != 0)             \
+            fprintf(stderr, "got %d %s\n", (r)->status, (r)->body);            \
+        assert_int_equal((r)->status, (st));                                   \
+        assert_string_equal((r)->body, (want));                                \
+    } while (0)
+
+/* ---- the server ------------------------------------------------------------
+ */
+
+static void env_of(const target *t, const char *what, char *out, size_t n) {
+    char var[64];
+    snprintf(var, sizeof var, "FFB_TEST_%s_%s", t->name, what);
+    const char *v = getenv(var);
+    snprintf(out, n, "%s", v ? v : "");
+}
+
+static void read_log(int64_t until_ms, const char *want) {
+    while (now_ms() < until_ms) {
+        struct pollfd p = {srv.err_fd, POLLIN, 0};
+        if (poll(&p, 1, 100) > 0) {
+            ssize_t r = read(srv.err_fd, srv.log + srv.loglen,
+                             sizeof srv.log - 1 - srv.loglen);
+            if (r <= 0)
+                return;
+            srv.loglen += (size_t)r;
+            srv.log[srv.loglen] = '\0';
+        }
+        if (want && strstr(srv.log, want))
+            return;
+    }
+}
+
+static int start_server(const target *t, const char *extra_env) {
+    char host[64], port[16], db[512], uri[700];
+    int pfd[2];
+    env_of(t, "HOST", host, sizeof host);
+    env_of(t, "PORT", port, sizeof port);
+    env_of(t, "DB", db, sizeof db);
+    snprintf(uri, sizeof uri, "firebird://SYSDBA:masterkey@%s:%s/%s", host,
+             port, db);
+    srv.port = free_port();
+    srv.admin_port = free_port();
+    srv.loglen = 0;
+    srv.log[0] = '\0';
+    if (pipe(pfd) < 0)
+        return -1;
+    srv.pid = fork();
+    if (srv.pid == 0) {
+        char v[32];
+        dup2(pfd[1], 2);
+        close(pfd[0]);
+        setenv("PGRST_DB_URI", uri, 1);
+        snprintf(v, sizeof v, "%d", srv.port);
+        setenv("PGRST_SERVER_PORT", v, 1);
+        snprintf(v, sizeof v, "%d", srv.admin_port);
+        setenv("PGRST_ADMIN_SERVER_PORT", v, 1);
+        setenv("PGRST_SERVER_HOST", "127.0.0.1", 1);
+        setenv("PGRST_SERVER_TIMING_ENABLED", "true", 1);
+        /* one connection: every statement cache hit is certain (with more, a
+           request may get the connection whose reset after the previous
+           request is still running: the other one, cold) */
+        setenv("PGRST_DB_POOL", "1", 1);
+        setenv("PGRST_LOG_LEVEL", "info", 1);
+        setenv("PGRST_SERVER_MAX_IN_LIST", "50", 1);
+        setenv("PGRST_SERVER_MAX_URL_LENGTH", "2000", 1);
+        setenv("PGRST_DB_PROBE_ROWS", "3", 1);
+        if (extra_env) {
+            char kv[256];
+            snprintf(kv, sizeof kv, "%s", extra_env);
+            char *eq = strchr(kv, '=');
+            *eq = '\0';
+            setenv(kv, eq + 1, 1);
+        }
+        if (lsan_supp) {
+            /* h2o's per-thread recycle lists (lsan.supp) */
+            char lo[1200];
+            const char *old = getenv("LSAN_OPTIONS");
+            snprintf(lo, sizeof lo, "%s%ssuppressions=%s", old ? old : "",
+                     old && *old ? ":" : "", lsan_supp);
+            setenv("LSAN_OPTIONS", lo, 1);
+        }
+        execl(server_path, server_path, (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[1]);
+    srv.err_fd = pfd[0];
+    read_log(now_ms() + 30000, "listening on");
+    if (!strstr(srv.log, "listening on")) {
+        fprintf(stderr, "ffb-rest did not start:\n%s\n", srv.log);
+        return -1;
+    }
+    return 0;
+}
+
+/* SIGTERM, then the exit status (0 expected: a clean stop). */
+static int stop_server(void) {
+    int st = 0;
+    if (srv.pid <= 0)
+        return -1;
+    kill(srv.pid, SIGTERM);
+    int64_t end = now_ms() + 15000;
+    while (now_ms() < end) {
+        pid_t w = waitpid(srv.pid, &st, WNOHANG);
+        if (w == srv.pid) {
+            srv.pid = 0;
+            read_log(now_ms() + 100, NULL);
+            close(srv.err_fd);
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        }
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+    }
+    kill(srv.pid, SIGKILL);
+    waitpid(srv.pid, &st, 0);
+    srv.pid = 0;
+    close(srv.err_fd);
+    return -2;
+}
+
+/* ---- the tables
+ * --------------------------------------------------------------- */
+
+static ffb_conn *open_conn(const target *t) {
+    ffb_conn_options o;
+    ffb_conn *c;
+    ffb_conn_options_init(&o);
+    o.dsn = t->dsn;
+    o.user = "SYSDBA";
+    o.password = "masterkey";
+    o.io_timeout_ms = 60000;
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
+    int rc = ffb_conn_connect(c);
+    if (rc < 0)
+        fprintf(stderr, "connect %s: %s\n", t->dsn,
+                ffb_error_message(ffb_conn_error(c)));
+    assert_int_equal(rc, 0);
+    return c;
+}
+
+static void exec_sql(ffb_conn *c, const char *sql) {
+    ffb_tx *tx;
+    assert_int_equal(ffb_tx_begin(c, NULL, &tx), 0);
+    int rc = ffb_conn_execute_immediate(c, tx, sql, (size_t)-1);
+    if (rc < 0)
+        fprintf(stderr, "%s: %s\n", sql, ffb_error_message(ffb_conn_error(c)));
+    assert_int_equal(rc, 0);
+    rc = ffb_tx_commit(tx);
+    if (rc < 0)
+        fprintf(stderr, "%s: commit: %s\n", sql,
+                ffb_error_message(ffb_conn_error(c)));
+    assert_int_equal(rc, 0);
+    ffb_tx_free(tx);
+}
+
+static char tname[64];  /* the exposed (lower case) name of t->table */
+static char t4name[64]; /* the FB4 types table */
+static char tbname[80]; /* the blobs table */
+
+static int setup(void **state) {
+    target *t = *state;
+    char sql[2048];
+    ffb_conn *c = open_conn(t);
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s (ID INTEGER NOT NULL PRIMARY KEY, NAME "
+             "VARCHAR(40) NOT NULL, PRICE NUMERIC(9,2), QTY SMALLINT, BIG "
+             "BIGINT, RATIO DOUBLE PRECISION, OK BOOLEAN, D DATE, TM TIME, TS "
+             "TIMESTAMP, CODE CHAR(4), BIN VARCHAR(4) CHARACTER SET OCTETS, "
+             "TOTAL COMPUTED BY (PRICE * QTY))",
+             t->table);
+    exec_sql(c, sql);
+    static const char *const rows[] = {
+        "1, 'alpha', 12.50, 3, 9007199254740993, 0.1, TRUE, '2024-02-29', "
+        "'13:45:30.1234', '2024-02-29 13:45:30.5', 'ab', x'00FF'",
+        "2, 'Beta', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+        "NULL",
+        "3, 'gamma \"q\"', 1.05, 1, -5, 1e300, FALSE, '1999-12-31', "
+        "'00:00:00', '2000-01-01 00:00:00', 'abcd', x''",
+        "4, 'tab\tand\\back', 7, 2, 0, -2.5, TRUE, NULL, NULL, NULL, NULL, "
+        "NULL",
+        "5, 'Tom Sawyer', NULL, 5, 1, 0, FALSE, NULL, NULL, NULL, NULL, NULL"};
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (%s)", t->table,
+                 rows[i]);
+        exec_sql(c, sql);
+    }
+    snprintf(tname, sizeof tname, "%s", t->table);
+    for (char *p = tname; *p; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char)(*p - 'A' + 'a');
+    snprintf(tbname, sizeof tbname, "%s_BL", t->table);
+    snprintf(
+        sql, sizeof sql,
+        "CREATE TABLE %s (ID INTEGER NOT NULL PRIMARY KEY, TXT BLOB SUB_TYPE "
+        "TEXT, BIN BLOB SUB_TYPE BINARY)",
+        tbname);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql,
+             "INSERT INTO %s VALUES (1, 'hello \"blob\"', x'0001FF')", tbname);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (2, NULL, NULL)", tbname);
+    exec_sql(c, sql);
+    /* 8000 bytes doubled 4 times: 128000, more than one read's 64 KiB */
+    snprintf(
+        sql, sizeof sql,
+        "INSERT INTO %s VALUES (3, CAST(LPAD('', 8000, 'ab') AS BLOB SUB_TYPE "
+        "TEXT), NULL)",
+        tbname);
+    exec_sql(c, sql);
+    for (int i = 0; i < 4; i++) {
+        snprintf(sql, sizeof sql, "UPDATE %s SET TXT = TXT || TXT WHERE ID = 3",
+                 tbname);
+        exec_sql(c, sql);
+    }
+    for (char *p = tbname; *p; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char)(*p - 'A' + 'a');
+    /* a child with a foreign key, a default and an identity column: for
+       the schema cache */
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s_CH (ID INTEGER NOT NULL, SEQ INTEGER NOT NULL, "
+             "PARENT_ID INTEGER CONSTRAINT FK_%s REFERENCES %s (ID), NOTE "
+             "VARCHAR(10) DEFAULT 'x', G INTEGER GENERATED BY DEFAULT AS "
+             "IDENTITY, \"Mixed Name\" CHAR(2), CONSTRAINT PK_%s PRIMARY KEY "
+             "(ID, SEQ))",
+             t->table, t->table, t->table, t->table);
+    exec_sql(c, sql);
+    t4name[0] = '\0';
+    if (t->version >= 4) {
+        snprintf(sql, sizeof sql,
+                 "CREATE TABLE %s (ID INTEGER NOT NULL PRIMARY KEY, I128 "
+                 "INT128, DF16 DECFLOAT(16), DF34 DECFLOAT(34), N38 "
+                 "NUMERIC(38,4), TSZ TIMESTAMP WITH TIME ZONE, TMZ TIME WITH "
+                 "TIME ZONE, TSR TIMESTAMP WITH TIME ZONE)",
+                 t->btable);
+        exec_sql(c, sql);
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO %s VALUES (1, "
+                 "170141183460469231731687303715884105727, 12.345, "
+                 "-0.000001, 12345678901234567890123456789012.3456, "
+                 "'2024-07-01 12:00:00 +02:00', '10:11:12.5 -03:30', "
+                 "'2024-07-01 12:00:00 Europe/Prague')",
+                 t->btable);
+        exec_sql(c, sql);
+        /* the same region in winter: the offset follows the instant */
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO %s (ID, TSR) VALUES (2, '2024-01-15 12:00:00 "
+                 "Europe/Prague')",
+                 t->btable);
+        exec_sql(c, sql);
+        snprintf(t4name, sizeof t4name, "%s", t->btable);
+        for (char *p = t4name; *p; p++)
+            if (*p >= 'A' && *p <= 'Z')
+                *p = (char)(*p - 'A' + 'a');
+    }
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    return start_server(t, NULL);
+}
+
+static int teardown(void **state) {
+    target *t = *state;
+    char sql[256];
+    int st = stop_server();
+    if (st != 0) {
+        fprintf(stderr, "ffb-rest exited with %d; log:\n%s\n", st, srv.log);
+        server_exit_failed = 1;
+    }
+    ffb_conn *c = open_conn(t);
+    snprintf(sql, sizeof sql, "DROP TABLE %s_CH", t->table);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "DROP TABLE %s", t->table);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "DROP TABLE %s_BL", t->table);
+    exec_sql(c, sql);
+    if (t->version >= 4) {
+        snprintf(sql, sizeof sql, "DROP TABLE %s", t->btable);
+        exec_sql(c, sql);
+    }
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    return st == 0 ? 0 : -1;
+}
+
+/* ---- the tests
+ * ------------------------------------------------------------------ */
+
+static void path(char *out, size_t n, const char *table, const char *query) {
+    snprintf(out, n, "/%s%s%s", table, query && *query ? "?" : "",
+             query ? query : "");
+}
+
+static void test_rest_live_ready(void **state) {
+    (void)state;
+    resp r;
+    char req[128];
+    int n = snprintf(req, sizeof req,
+                     "GET /live HTTP/1.1\r\nHost: x\r\nConnection: "
+                     "close\r\n\r\n");
+    http_raw(srv.admin_port, req, (size_t)n, &r);
+    EXPECT(&r, 200, "");
+    n = snprintf(req, sizeof req,
+                 "GET /ready HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    http_raw(srv.admin_port, req, (size_t)n, &r);
+    EXPECT(&r, 200, "");
+    assert_non_null(strstr(srv.log, "schema cache:"));
+}
+
+/* A filtered, ordered page: cold, then warm. */
+static void test_rest_get_filter_order(void **state) {
+    target *t = *state;
+    resp r;
+    char p[512];
+    path(p, sizeof p, tname,
+         "select=id,name&id=gte.2&order=id.desc&limit=2&offset=1");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200,
+           "[{\"id\":4,\"name\":\"tab\\tand\\\\back\"},"
+           "{\"id\":3,\"name\":\"gamma \\\"q\\\"\"}]");
+    /* Cold: FB4 = 2 (transaction start + prepare; execute + fetch +
+       commit). FB3 prepares only once the transaction's start is
+       answered: 3 (start; prepare; execute + fetch + commit). */
+    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
+    assert_string_equal(hdr(&r, "content-range"), "1-2/*");
+    assert_string_equal(hdr(&r, "content-type"),
+                        "application/json; charset=utf-8");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200,
+           "[{\"id\":4,\"name\":\"tab\\tand\\\\back\"},"
+           "{\"id\":3,\"name\":\"gamma \\\"q\\\"\"}]");
+    /* Warm: the statement is in the connection's cache: start, execute
+       with its first fetch, and commit in one write = 1. */
+    assert_int_equal(rts(&r), 1);
+}
+
+static void test_rest_get_operators(void **state) {
+    (void)state;
+    resp r;
+    char p[512];
+    static const struct {
+        const char *q;
+        const char *body;
+    } cases[] = {
+        {"select=id&name=like.*am*&order=id", "[{\"id\":3}]"},
+        {"select=id&name=like.*BE*", "[]"}, /* like is case-sensitive */
+        {"select=id&name=like.B_ta", "[{\"id\":2}]"},
+        {"select=id&name=ilike.*BE*&order=id", "[{\"id\":2}]"},
+        {"select=id&name=ilike.t*&order=id", "[{\"id\":4},{\"id\":5}]"},
+        {"select=id&id=in.(1,3,99)&order=id", "[{\"id\":1},{\"id\":3}]"},
+        {"select=id&id=in.()", "[]"},
+        {"select=id&price=is.null&order=id", "[{\"id\":2},{\"id\":5}]"},
+        {"select=id&ok=is.true&order=id", "[{\"id\":1},{\"id\":4}]"},
+        {"select=id&ok=not.is.true&order=id", "[{\"id\":2},{\"id\":3},"
+                                              "{\"id\":5}]"},
+        {"select=id&qty=isdistinct.5&order=id", "[{\"id\":1},{\"id\":2},"
+                                                "{\"id\":3},{\"id\":4}]"},
+        {"select=id&id=neq.1&id=lt.4&order=id", "[{\"id\":2},{\"id\":3}]"},
+        {"select=id&or=(id.eq.1,and(price.gt.5,qty.lte.2))&order=id",
+         "[{\"id\":1},{\"id\":4}]"},
+        {"select=id&not.or=(id.lt.3,id.gt.4)&order=id", "[{\"id\":3},"
+                                                        "{\"id\":4}]"},
+        {"select=id&name=eq.Tom%20Sawyer", "[{\"id\":5}]"},
+        {"select=id&limit=0", "[]"},
+        /* PostgreSQL's null order: nulls last on asc, first on desc */
+        {"select=id&order=price.asc,id", "[{\"id\":3},{\"id\":4},{\"id\":1},"
+                                         "{\"id\":2},{\"id\":5}]"},
+        {"select=id&order=price.desc,id", "[{\"id\":2},{\"id\":5},{\"id\":1},"
+                                          "{\"id\":4},{\"id\":3}]"},
+        {"select=id&order=price.asc.nullsfirst,id.desc",
+         "[{\"id\":5},{\"id\":2},{\"id\":3},{\"id\":4},{\"id\":1}]"},
+        {"select=n:name,id::text&id=eq.1", "[{\"n\":\"alpha\",\"id\":\"1\"}]"},
+        /* an injection attempt is a value like any other */
+        {"select=id&name=eq.%27%29%3B%20DROP%20TABLE%20X%3B%20--", "[]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        path(p, sizeof p, tname, cases[i].q);
+        http("GET", p, NULL, &r);
+        if (strcmp(r.body, cases[i].body) != 0)
+            fprintf(stderr, "case %s\n", cases[i].q);
+        EXPECT(&r, 200, cases[i].body);
+    }
+}
+
+static void test_rest_types(void **state) {
+    target *t = *state;
+    resp r;
+    char p[512];
+    path(p, sizeof p, tname, "id=eq.1");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200,
+           "[{\"id\":1,\"name\":\"alpha\",\"price\":12.50,\"qty\":3,"
+           "\"big\":9007199254740993,\"ratio\":0.1,\"ok\":true,"
+           "\"d\":\"2024-02-29\",\"tm\":\"13:45:30.1234\","
+           "\"ts\":\"2024-02-29T13:45:30.5\",\"code\":\"ab  \","
+           "\"bin\":\"\\\\x00ff\",\"total\":37.50}]");
+    path(p, sizeof p, tname, "id=eq.3");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200,
+           "[{\"id\":3,\"name\":\"gamma \\\"q\\\"\",\"price\":1.05,\"qty\":1,"
+           "\"big\":-5,\"ratio\":1e+300,\"ok\":false,\"d\":\"1999-12-31\","
+           "\"tm\":\"00:00:00\",\"ts\":\"2000-01-01T00:00:00\","
+           "\"code\":\"abcd\",\"bin\":\"\\\\x\",\"total\":1.05}]");
+    path(p, sizeof p, tname, "id=eq.2");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200,
+           "[{\"id\":2,\"name\":\"Beta\",\"price\":null,\"qty\":null,"
+           "\"big\":null,\"ratio\":null,\"ok\":null,\"d\":null,\"tm\":null,"
+           "\"ts\":null,\"code\":null,\"bin\":null,\"total\":null}]");
+    if (t->version < 4)
+        return;
+    path(p, sizeof p, t4name, "order=id");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200,
+           "[{\"id\":1,\"i128\":170141183460469231731687303715884105727,"
+           "\"df16\":12.345,\"df34\":-0.000001,"
+           "\"n38\":12345678901234567890123456789012.3456,"
+           "\"tsz\":\"2024-07-01T12:00:00+02:00\","
+           "\"tmz\":\"10:11:12.5-03:30\","
+           "\"tsr\":\"2024-07-01T12:00:00+02:00\"},"
+           "{\"id\":2,\"i128\":null,\"df16\":null,\"df34\":null,"
+           "\"n38\":null,\"tsz\":null,\"tmz\":null,"
+           "\"tsr\":\"2024-01-15T12:00:00+01:00\"}]");
+}
+
+static void test_rest_count_exact(void **state) {
+    target *t = *state;
+    resp r;
+    char p[512];
+    path(p, sizeof p, tname, "select=id&order=id&limit=2");
+    http("GET", p, "Prefer: count=exact\r\n", &r);
+    EXPECT(&r, 206, "[{\"id\":1},{\"id\":2}]");
+    /* Cold: two statements to prepare (page and count), in one write:
+       FB4 2, FB3 3 (the prepares wait for the start's answer). */
+    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
+    assert_string_equal(hdr(&r, "content-range"), "0-1/5");
+    assert_string_equal(hdr(&r, "preference-applied"), "count=exact");
+    http("GET", p, "Prefer: count=exact\r\n", &r);
+    EXPECT(&r, 206, "[{\"id\":1},{\"id\":2}]");
+    /* Warm: start, page, count, commit in one write = 1. */
+    assert_int_equal(rts(&r), 1);
+    /* the whole table: 200 */
+    path(p, sizeof p, tname, "select=id&id=gt.3&order=id");
+    http("GET", p, "Prefer: count=exact\r\n", &r);
+    EXPECT(&r, 200, "[{\"id\":4},{\"id\":5}]");
+    assert_string_equal(hdr(&r, "content-range"), "0-1/2");
+    /* an offset past the end: 416 PGRST103 */
+    path(p, sizeof p, tname, "select=id&offset=9&limit=1");
+    http("GET", p, "Prefer: count=exact\r\n", &r);
+    EXPECT(&r, 416,
+           "{\"code\":\"PGRST103\",\"message\":\"Requested range not "
+           "satisfiable\",\"details\":\"An offset of 9 was requested, but "
+           "there are only 5 rows.\",\"hint\":null}");
+    assert_string_equal(hdr(&r, "content-range"), "*/5");
+}
+
+static void test_rest_range_header(void **state) {
+    (void)state;
+    resp r;
+    char p[512];
+    path(p, sizeof p, tname, "select=id&order=id");
+    http("GET", p, "Range-Unit: items\r\nRange: 1-2\r\n", &r);
+    EXPECT(&r, 200, "[{\"id\":2},{\"id\":3}]");
+    assert_string_equal(hdr(&r, "content-range"), "1-2/*");
+    http("GET", p, "Range: 3-\r\n", &r);
+    EXPECT(&r, 200, "[{\"id\":4},{\"id\":5}]");
+    assert_string_equal(hdr(&r, "content-range"), "3-4/*");
+    http("GET", p, "Range: 7-9\r\n", &r);
+    EXPECT(&r, 200, "[]");
+    assert_string_equal(hdr(&r, "content-range"), "*/*");
+    http("GET", p, "Range: 5-2\r\n", &r);
+    assert_int_equal(r.status, 416);
+    assert_non_null(strstr(r.body, "\"PGRST103\""));
+}
+
+static void test_rest_singular_head(void **state) {
+    (void)state;
+    resp r;
+    char p[512];
+    path(p, sizeof p, tname, "select=id,name&id=eq.5");
+    http("GET", p, "Accept: application/vnd.pgrst.object+json\r\n", &r);
+    EXPECT(&r, 200, "{\"id\":5,\"name\":\"Tom Sawyer\"}");
+    assert_string_equal(hdr(&r, "content-type"),
+                        "application/vnd.pgrst.object+json; charset=utf-8");
+    /* warm: this statement text ran before? No: a new text, so cold */
+    assert_true(rts(&r) >= 2);
+    path(p, sizeof p, tname, "select=id&id=lt.3");
+    http("GET", p, "Accept: application/vnd.pgrst.object+json\r\n", &r);
+    EXPECT(&r, 406,
+           "{\"code\":\"PGRST116\",\"message\":\"JSON object requested, "
+           "multiple (or no) rows returned\",\"details\":\"The result "
+           "contains 2 rows\",\"hint\":null}");
+    path(p, sizeof p, tname, "select=id&id=eq.99");
+    http("GET", p, "Accept: application/vnd.pgrst.object+json\r\n", &r);
+    assert_int_equal(r.status, 406);
+    assert_non_null(strstr(r.body, "The result contains 0 rows"));
+    path(p, sizeof p, tname, "select=id");
+    http("GET", p, "Accept: text/csv\r\n", &r);
+    assert_int_equal(r.status, 406);
+    assert_non_null(strstr(r.body, "\"PGRST107\""));
+    /* HEAD: the headers of the GET, no body */
+    path(p, sizeof p, tname, "select=id&order=id&limit=2");
+    http("HEAD", p, "Prefer: count=exact\r\n", &r);
+    EXPECT(&r, 206, "");
+    assert_string_equal(hdr(&r, "content-range"), "0-1/5");
+}
+
+static void test_rest_errors(void **state) {
+    target *t = *state;
+    resp r;
+    char p[4096];
+    http("GET", "/no_such_table", NULL, &r);
+    EXPECT(&r, 404,
+           "{\"code\":\"PGRST205\",\"message\":\"Could not find the table "
+           "'no_such_table' in the schema cache\",\"details\":null,"
+           "\"hint\":null}");
+    assert_string_equal(hdr(&r, "proxy-status"), "ffb-rest; error=PGRST205");
+    path(p, sizeof p, tname, "id=zz.1");
+    http("GET", p, NULL, &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "\"PGRST100\""));
+    path(p, sizeof p, tname, "select=nope");
+    http("GET", p, NULL, &r);
+    char want[256];
+    snprintf(want, sizeof want,
+             "{\"code\":\"42703\",\"message\":\"column %s.nope does not "
+             "exist\",\"details\":null,\"hint\":null}",
+             tname);
+    EXPECT(&r, 400, want);
+    /* a value the column's type refuses: libfastfb refuses the bind, so
+       nothing reaches the server: 0 round trips */
+    path(p, sizeof p, tname, "id=eq.abc");
+    http("GET", p, NULL, &r);
+    printf("# id=eq.abc: %d rt=%d %s\n", r.status, rts(&r), r.body);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "\"code\":\"22018\""));
+    assert_int_equal(rts(&r), 0);
+    /* a value the server refuses: 400 with its SQLSTATE, 1 round trip */
+    path(p, sizeof p, tname, "d=eq.2024-13-45");
+    http("GET", p, NULL, &r);
+    printf("# d=eq.2024-13-45: %d rt=%d %s\n", r.status, rts(&r), r.body);
+    EXPECT(&r, 400,
+           "{\"code\":\"22018\",\"message\":\"parameter 1 (DATE): not a "
+           "valid DATE\",\"details\":null,\"hint\":null}");
+    /* an error of the server's: its SQLSTATE and message; it comes with
+       the execute's answer (this text is cold: FB4 2, FB3 3) */
+    path(p, sizeof p, tname, "name=like.abc%5C");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 400,
+           "{\"code\":\"22025\",\"message\":\"bad ESCAPE sequence\","
+           "\"details\":null,\"hint\":null}");
+    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
+    /* IN list over server-max-in-list (50) */
+    char q[1024] = "id=in.(";
+    for (int i = 0; i < 51; i++)
+        snprintf(q + strlen(q), sizeof q - strlen(q), "%s%d", i ? "," : "", i);
+    strcat(q, ")");
+    path(p, sizeof p, tname, q);
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 400,
+           "{\"code\":\"PGRST100\",\"message\":\"an in.() list has more "
+           "than 50 items\",\"details\":null,\"hint\":null}");
+    /* a URL over server-max-url-length (2000) */
+    char longq[2100];
+    memset(longq, 'a', sizeof longq - 1);
+    longq[sizeof longq - 1] = '\0';
+    memcpy(longq, "name=eq.", 8);
+    path(p, sizeof p, tname, longq);
+    http("GET", p, NULL, &r);
+    assert_int_equal(r.status, 414);
+    assert_non_null(strstr(r.body, "longer than 2000 bytes"));
+    /* writes, RPC, OpenAPI: not yet */
+    path(p, sizeof p, tname, NULL);
+    http("POST", p, "Content-Length: 0\r\n", &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "\"PGRST127\""));
+    http("GET", "/rpc/f", NULL, &r);
+    assert_non_null(strstr(r.body, "\"PGRST127\""));
+    http("GET", "/a/b", NULL, &r);
+    assert_int_equal(r.status, 404);
+    assert_non_null(strstr(r.body, "\"PGRST125\""));
+}
+
+/* Garbage, a client that leaves mid-request, pipelined requests: the
+   server answers what it can and keeps serving. */
+static void test_rest_bad_clients(void **state) {
+    (void)state;
+    resp r;
+    char p[512];
+    static const char garbage[] = "\x01\x02NOT HTTP AT ALL\r\n\r\n";
+    http_raw(srv.port, garbage, sizeof garbage - 1, &r);
+    assert_int_equal(r.status, 400);
+    /* leave right after sending a request that needs the database */
+    for (int i = 0; i < 5; i++) {
+        int fd = connect_to(srv.port);
+        char req[256];
+        int n =
+            snprintf(req, sizeof req,
+                     "GET /%s?select=id HTTP/1.1\r\nHost: x\r\n\r\n", tname);
+        assert_int_equal(write(fd, req, (size_t)n), n);
+        close(fd);
+    }
+    /* a half request, then gone */
+    int fd = connect_to(srv.port);
+    assert_int_equal(write(fd, "GET /x HTTP/1.1\r\nHo", 19), 19);
+    close(fd);
+    /* a body over server-max-body (1 MiB here, the default): 413 before
+       anything is read */
+    char big[256];
+    int bn = snprintf(big, sizeof big,
+                      "POST /%s HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                      "5000000\r\nConnection: close\r\n\r\n",
+                      tname);
+    http_raw(srv.port, big, (size_t)bn, &r);
+    assert_int_equal(r.status, 413);
+    /* headers over server-max-header-size (16384, the default) */
+    static char hbig[20000];
+    int hn = snprintf(hbig, sizeof hbig,
+                      "GET /%s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                      "X-Big: ",
+                      tname);
+    memset(hbig + hn, 'a', 17000);
+    memcpy(hbig + hn + 17000, "\r\n\r\n", 4);
+    http_raw(srv.port, hbig, (size_t)hn + 17004, &r);
+    EXPECT(&r, 431,
+           "{\"code\":\"PGRST100\",\"message\":\"The request's headers are "
+           "longer than 16384 bytes\",\"details\":null,\"hint\":null}");
+    /* two pipelined requests on one connection, answered in order */
+    char req[1024];
+    int n = snprintf(req, sizeof req,
+                     "GET /%s?select=id&id=eq.1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                     "GET /%s?select=id&id=eq.2 HTTP/1.1\r\nHost: x\r\n"
+                     "Connection: close\r\n\r\n",
+                     tname, tname);
+    static char buf[65536];
+    fd = connect_to(srv.port);
+    assert_int_equal(write(fd, req, (size_t)n), n);
+    size_t got = read_all(fd, buf, sizeof buf - 1);
+    close(fd);
+    buf[got] = '\0';
+    char *a = strstr(buf, "[{\"id\":1}]");
+    char *b = strstr(buf, "[{\"id\":2}]");
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_true(a < b);
+    path(p, sizeof p, tname, "select=id&id=eq.1");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200, "[{\"id\":1}]");
+    /* warm: the pipelined requests ran the same text: 1 */
+    assert_int_equal(rts(&r), 1);
+    /* now the connection used last has it: 1 */
+    assert_int_equal(rts(&r), 1);
+}
+
+/* A read without a limit asks for db-probe-rows + 1 rows (3 + 1 here) so
+   that its answer and the commit ride in one write; a longer answer is
+   read again without the probe. */
+static void test_rest_probe(void **state) {
+    (void)state;
+    resp r;
+    char p[512];
+    path(p, sizeof p, tname, "select=id&id=lt.4&order=id");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200, "[{\"id\":1},{\"id\":2},{\"id\":3}]");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200, "[{\"id\":1},{\"id\":2},{\"id\":3}]");
+    /* warm, 3 rows fit the probe: start + execute + fetch + commit = 1 */
+    assert_int_equal(rts(&r), 1);
+    path(p, sizeof p, tname, "select=id&order=id");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200,
+           "[{\"id\":1},{\"id\":2},{\"id\":3},{\"id\":4},"
+           "{\"id\":5}]");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200,
+           "[{\"id\":1},{\"id\":2},{\"id\":3},{\"id\":4},"
+           "{\"id\":5}]");
+    assert_string_equal(hdr(&r, "content-range"), "0-4/*");
+    /* warm, 5 rows > probe 3: the probe (start, execute, fetch 4 rows,
+       commit) 1; the read without it: start + execute + fetch 1, then
+       its commit once the rows are all in, 1: 3 */
+    assert_int_equal(rts(&r), 3);
+}
+
+/* Blob columns: text as a string, binary as bytea's hex text. Firebird 3
+   and 4 do not send blobs with their rows, so the page's blobs are opened
+   and read after it (one write for all), then the commit. */
+static void test_rest_blobs(void **state) {
+    (void)state;
+    resp r;
+    char p[512];
+    path(p, sizeof p, tbname, "id=lt.3&order=id");
+    http("GET", p, NULL, &r);
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200,
+           "[{\"id\":1,\"txt\":\"hello \\\"blob\\\"\",\"bin\":\"\\\\x0001ff\"},"
+           "{\"id\":2,\"txt\":null,\"bin\":null}]");
+    /* warm: execute + fetch (1); every blob's open, info and first 64 KiB
+       in one write (1); the commit (1) */
+    assert_int_equal(rts(&r), 3);
+    path(p, sizeof p, tbname, "select=txt&id=eq.1");
+    http("GET", p, NULL, &r);
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200, "[{\"txt\":\"hello \\\"blob\\\"\"}]");
+    assert_int_equal(rts(&r), 3); /* as above, one blob */
+    path(p, sizeof p, tbname, "select=txt&id=eq.3");
+    http("GET", p, NULL, &r);
+    http("GET", p, NULL, &r);
+    assert_int_equal(r.status, 200);
+    /* [{"txt":"abab...(128000)"}] */
+    assert_int_equal(r.body_len, 128000 + 12);
+    assert_memory_equal(r.body, "[{\"txt\":\"abab", 13);
+    assert_memory_equal(r.body + r.body_len - 5, "ab\"}]", 5);
+    /* measured: the 128000 bytes come with the open's answer and the
+       read-ahead it asks for at once (1), as the execute (1) and the
+       commit (1) */
+    assert_int_equal(rts(&r), 3);
+}
+
+/* server-threads = 2: two loops, two listeners on one port
+   (SO_REUSEPORT), a pool each; every request is answered, whichever loop
+   the kernel gives its connection to, and the server stops cleanly. */
+static void test_rest_two_threads(void **state) {
+    target *t = *state;
+    resp r;
+    char p[512];
+    assert_int_equal(stop_server(), 0);
+    assert_int_equal(start_server(t, "PGRST_SERVER_THREADS=2"), 0);
+    assert_non_null(strstr(srv.log, "(2 threads)"));
+    path(p, sizeof p, tname, "select=id&id=eq.4");
+    for (int i = 0; i < 20; i++) {
+        http("GET", p, NULL, &r);
+        EXPECT(&r, 200, "[{\"id\":4}]");
+        /* 1 warm, or the first on a loop: cold (FB4 2, FB3 3) */
+        assert_true(rts(&r) == 1 || rts(&r) == (t->version == 3 ? 3 : 2));
+    }
+    assert_int_equal(stop_server(), 0);
+    assert_int_equal(start_server(t, NULL), 0);
+}
+
+/* Run ffb-rest with `var` set (NAME=value) until it exits; its exit
+   status, and its stderr in `out`. */
+static int run_once(const char *var, char *out, size_t outn) {
+    int pfd[2];
+    if (pipe(pfd) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        char kv[512];
+        dup2(pfd[1], 2);
+        close(pfd[0]);
+        snprintf(kv, sizeof kv, "%s", var);
+        char *eq = strchr(kv, '=');
+        *eq = '\0';
+        setenv(kv, eq + 1, 1);
+        execl(server_path, server_path, (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[1]);
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < outn && (r = read(pfd[0], out + n, outn - 1 - n)) > 0)
+        n += (size_t)r;
+    out[n] = '\0';
+    close(pfd[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* ffb-rest --schema: the schema cache read from the RDB$ tables. */
+static void test_rest_schema_cache(void **state) {
+    target *t = *state;
+    char host[64], port[16], db[512], uri[700], out[65536], want[512];
+    int pfd[2];
+    env_of(t, "HOST", host, sizeof host);
+    env_of(t, "PORT", port, sizeof port);
+    env_of(t, "DB", db, sizeof db);
+    snprintf(uri, sizeof uri, "firebird://SYSDBA:masterkey@%s:%s/%s", host,
+             port, db);
+    assert_int_equal(pipe(pfd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pfd[1], 1);
+        close(pfd[0]);
+        setenv("PGRST_DB_URI", uri, 1);
+        execl(server_path, server_path, "--schema", (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[1]);
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < sizeof out &&
+           (r = read(pfd[0], out + n, sizeof out - 1 - n)) > 0)
+        n += (size_t)r;
+    out[n] = '\0';
+    close(pfd[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    static const char *const lines[] = {
+        "table %s (%s) pk(id)\n",
+        "  column id type=8 subtype=0 scale=0 length=4 charset=-1 not-null\n",
+        "  column price type=8 subtype=1 scale=-2 length=4 charset=-1\n",
+        "  column name type=37 subtype=0 scale=0 length=160 charset=4 "
+        "not-null\n",
+        /* RDB$FIELD_SUB_TYPE of a COMPUTED BY NUMERIC: 0 on FB3, 1 on FB4 */
+        "  column total type=16 subtype=%d scale=-2 length=8 charset=-1 "
+        "computed\n",
+        "table %s_ch (%s_CH) pk(id,seq)\n",
+        "  column note type=37 subtype=0 scale=0 length=40 charset=4 default\n",
+        "  column g type=8 subtype=0 scale=0 length=4 charset=-1 not-null "
+        "identity\n",
+        "  column Mixed Name type=14 subtype=0 scale=0 length=8 charset=4\n",
+        "  fk FK_%s (PARENT_ID) -> %s (ID)\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        if (i == 0 || i == 5)
+            snprintf(want, sizeof want, lines[i], tname, t->table);
+        else if (i == 9)
+            snprintf(want, sizeof want, lines[i], t->table, t->table);
+        else if (i == 4)
+            snprintf(want, sizeof want, lines[i], t->version == 3 ? 0 : 1);
+        else
+            snprintf(want, sizeof want, "%s", lines[i]);
+        if (!strstr(out, want))
+            fprintf(stderr, "missing: [%s] in\n%s\n", want, out);
+        assert_non_null(strstr(out, want));
+    }
+}
+
+/* Start-up failures: a bad configuration exits 2 naming the key and
+   where it came from; an unreachable database exits 1 naming why. */
+static void test_rest_bad_start(void **state) {
+    (void)state;
+    char out[2048];
+    unsetenv("PGRST_DB_URI");
+    assert_int_equal(run_once("PGRST_DB_POOL=0", out, sizeof out), 2);
+    assert_non_null(strstr(out, "environment PGRST_DB_POOL: db-pool: "
+                                "expected an integer from 1 to 4096"));
+    assert_int_equal(run_once("PGRST_JWT_SECRET=x", out, sizeof out), 2);
+    assert_non_null(strstr(out, "jwt-secret: not implemented yet"));
+    assert_int_equal(run_once("PGRST_SERVER_PORT=3000", out, sizeof out), 2);
+    assert_non_null(strstr(out, "db-uri is required"));
+    int port = free_port(); /* nothing listens there */
+    char uri[128];
+    snprintf(uri, sizeof uri, "PGRST_DB_URI=firebird://u:p@127.0.0.1:%d//x",
+             port);
+    assert_int_equal(run_once(uri, out, sizeof out), 1);
+    assert_non_null(strstr(out, "schema cache: connect: cannot connect"));
+}
+
+int main(int argc, char **argv) {
+    static const char *const names[] = {"FB3", "FB4"};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rest_live_ready),
+        cmocka_unit_test(test_rest_get_filter_order),
+        cmocka_unit_test(test_rest_get_operators),
+        cmocka_unit_test(test_rest_types),
+        cmocka_unit_test(test_rest_count_exact),
+        cmocka_unit_test(test_rest_range_header),
+        cmocka_unit_test(test_rest_singular_head),
+        cmocka_unit_test(test_rest_errors),
+        cmocka_unit_test(test_rest_bad_clients),
+        cmocka_unit_test(test_rest_probe),
+        cmocka_unit_test(test_rest_blobs),
+        cmocka_unit_test(test_rest_two_threads),
+        cmocka_unit_test(test_rest_bad_start),
+        cmocka_unit_test(test_rest_schema_cache),
+    };
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: test_rest_it <ffb-rest> [lsan.supp]\n");
+        return 2;
+    }
+    server_path = argv[1];
+    lsan_supp = argc == 3 ? argv[2] : NULL;
+    signal(SIGPIPE, SIG_IGN);
+    /* REST_TEST_SERVERS="FB3,FB4E" picks other instances of servers.env
+       (default FB3 and FB4) */
+    const char *pick[8];
+    size_t npick = 0;
+    static char list[128];
+    const char *env = getenv("REST_TEST_SERVERS");
+    if (env && *env) {
+        snprintf(list, sizeof list, "%s", env);
+        for (char *tok = strtok(list, ","); tok && npick < 8;
+             tok = strtok(NULL, ","))
+            pick[npick++] = tok;
+    } else {
+        pick[npick++] = names[0];
+        pick[npick++] = names[1];
+    }
+    int rc = it_main("REST", pick, npick, tests, sizeof tests / sizeof tests[0],
+                     setup, teardown);
+    return rc ? rc : server_exit_failed;
+}

@@ -1,0 +1,60 @@
+/*
+ * The SQL generator against golden/sql.txt: each case is a path and query
+ * string ("> /table?query"), optional "R " Range and "P " Prefer lines,
+ * and the SQL, its parameters, the JSON keys and the count query the
+ * planner makes, or the error. The schema is tests/fixture.h.
+ */
+#include "fixture.h"
+#include "golden.h"
+#include "sql.h"
+#include "url.h"
+
+static rest_schema schema;
+
+static void run_case(const char *in, rbuf *out) {
+    char line[8192], range[256], prefer[256], maxrows[32], probe[32];
+    rarena a;
+    rest_query q;
+    rest_plan plan;
+    rest_err e;
+    const char *s = golden_tag(in, "> /", line, sizeof line);
+    const char *r = golden_tag(in, "R ", range, sizeof range);
+    const char *p = golden_tag(in, "P ", prefer, sizeof prefer);
+    const char *m = golden_tag(in, "M ", maxrows, sizeof maxrows);
+    if (!s)
+        s = "";
+    char *qm = strchr(line, '?');
+    const char *qs = "";
+    if (qm) {
+        *qm = '\0';
+        qs = qm + 1;
+    }
+    rarena_init(&a, 1u << 20);
+    const char *pr = golden_tag(in, "X ", probe, sizeof probe);
+    rest_plan_opts o = {m ? atoll(m) : -1, 1,
+                        p && strstr(p, "count=exact") != NULL,
+                        pr ? atoll(pr) : 0};
+    if (p && strstr(p, "nulls=firebird"))
+        o.null_order_pg = 0;
+    if (rest_parse_query(&a, qs, strlen(qs), r, r ? strlen(r) : 0, NULL, &q,
+                         &e) < 0 ||
+        rest_plan_read(&a, &schema, line, &q, &o, &plan, &e) < 0) {
+        rbuf_printf(out, "! %d %s %s | %s", e.status, e.code, e.message,
+                    e.details);
+    } else {
+        rest_plan_dump(&plan, out);
+        rest_plan_free(&plan);
+    }
+    rarena_free(&a);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_sql golden/sql.txt\n");
+        return 2;
+    }
+    fixture_schema(&schema);
+    int rc = golden_run(argv[1], run_case);
+    rest_schema_free(&schema);
+    return rc;
+}
