@@ -969,8 +969,7 @@ static void write_conc_md(FILE *f) {
                 any |= c[cp[i]].ntotal;
             if (!any)
                 continue;
-            fprintf(f, "| %s%d | %g ms |", d == 0 ? "" : "", counts[k],
-                    delays[d]);
+            fprintf(f, "| %d | %g ms |", counts[k], delays[d]);
             for (int i = 0; i < ncp; i++) {
                 conc_cell *x = &c[cp[i]];
                 if (!x->n) {

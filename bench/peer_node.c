@@ -236,8 +236,8 @@ static int node_conc_run(peer *p, int clients, int ms, conc_result *out) {
     int rc = read_reply(p, rest, sizeof(rest));
     if (rc == PEER_OK) {
         unsigned long long v[5];
-        if (sscanf(rest, "%llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
-                   &v[3], &v[4]) != 5)
+        if (sscanf(rest, "%llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4]) != 5)
             return bench_fail(p, PEER_ERR, "node peer: bad crun reply: %s",
                               rest);
         out->ns = v[0];

@@ -211,8 +211,8 @@ static int exec_sql(peer *p, ffb_conn *c, const char *sql) {
     ffb_tx *tx;
     CHECK(p, c, ffb_tx_begin(c, NULL, &tx));
     QUEUE_WAIT(p, c, sql,
-               ffb_conn_queue_execute_immediate(c, tx, sql, (size_t)-1, NULL,
-                                                0, on_op, o));
+               ffb_conn_queue_execute_immediate(c, tx, sql, (size_t)-1, NULL, 0,
+                                                on_op, o));
     QUEUE_WAIT(p, c, "commit", ffb_tx_queue_commit(tx, on_op, o));
     ffb_tx_free(tx);
     return PEER_OK;
@@ -303,7 +303,7 @@ static int uvp_setup(peer *p, int sc, int n) {
     return PEER_OK;
 }
 
-/* ---- row checks ----------------------------------------------------------- */
+/* ---- row checks --------------------------------------------------------- */
 
 static int read_row(peer *p, ffb_stmt *st, int64_t *id_out) {
     int64_t v;
@@ -417,7 +417,7 @@ static int fetch_wait(peer *p, ffb_conn *c, ffb_stmt *st) {
     }
 }
 
-/* ---- scenarios ------------------------------------------------------------ */
+/* ---- scenarios ---------------------------------------------------------- */
 
 static int run_connect(peer *p, int n, run_result *out) {
     out->lib_rts = 0;
@@ -514,8 +514,7 @@ static void on_point(ffb_conn *c, const ffb_result *res, void *data) {
 }
 
 /* Queue the commit behind the executions and wait for it. */
-static int finish_pipe(peer *p, ffb_conn *c, ffb_tx *tx, pipe_run *run,
-                       int n) {
+static int finish_pipe(peer *p, ffb_conn *c, ffb_tx *tx, pipe_run *run, int n) {
     op cm = {0};
     CHECK(p, c, ffb_tx_queue_commit(tx, on_op, &cm));
     if (wait_for(p, &cm.done) != PEER_OK)
@@ -691,8 +690,8 @@ static int read_blob(peer *p, ffb_conn *c, ffb_blob *b, size_t *len) {
             if (r != FFB_E_AGAIN)
                 return conn_fail(p, c, "blob read");
         } else {
-            int r = ffb_blob_read(b, s->read_buf + got, BENCH_BLOB_LARGE - got,
-                                  &n);
+            int r =
+                ffb_blob_read(b, s->read_buf + got, BENCH_BLOB_LARGE - got, &n);
             if (r == 0 && n == 0)
                 break;
             if (r == 0) {
@@ -1124,7 +1123,8 @@ static void client_committed(ffb_conn *c, const ffb_result *res, void *data) {
     cl->pt.then = client_checked;
     cl->pt.data = cl;
     if (cl->ex.status != 0 || cm.status != 0) {
-        client_fail(cl, "point select: %s", cl->ex.status ? cl->ex.err : cm.err);
+        client_fail(cl, "point select: %s",
+                    cl->ex.status ? cl->ex.err : cm.err);
         cl->pt.failed = 1;
         client_checked(&cl->pt);
         return;
@@ -1146,8 +1146,9 @@ static void client_acquired(ffb_uv_pool *pool, ffb_conn *c, int status,
     cl->conn = c;
     conc_slot *slot = slot_of(s, c);
     if (!slot) {
-        client_fail(cl, "%s", "the pool handed out a connection not opened "
-                              "in setup (one was replaced)");
+        client_fail(cl, "%s",
+                    "the pool handed out a connection not opened "
+                    "in setup (one was replaced)");
         ffb_uv_pool_release(s->cpool, c);
         client_stop(cl);
         return;
@@ -1219,8 +1220,8 @@ static int uvp_conc_run(peer *p, int clients, int ms, conc_result *out) {
     bench_lat_free(&all);
     out->lib_rts = 0;
     for (int i = 0; i < s->nslots; i++)
-        out->lib_rts += (int64_t)(round_trips(s->slots[i].conn) -
-                                  s->slots[i].rts0);
+        out->lib_rts +=
+            (int64_t)(round_trips(s->slots[i].conn) - s->slots[i].rts0);
     return rc;
 }
 
