@@ -906,23 +906,28 @@ static int uvp_info(peer *p, char *buf, size_t size) {
  * with no timeout - the requests the callback queued wait for an event
  * that never comes (seen: the first query of a run never left). A 0 ms
  * timer after queueing makes the loop pass once more, and the connection's
- * prepare handle writes them. Costs one timer start per query.
+ * prepare handle writes them. Needed for each client's first acquire, asked
+ * from outside the loop's callbacks; the later ones are asked from result
+ * callbacks and answered in the pool's check handle, after which the
+ * connection's prepare handle writes before the loop polls again.
  */
 static void kick_cb(uv_timer_t *t) { (void)t; }
 
 static void kick(uv_peer *s) {
-    if (s->kick_ok && !s->ticking)
-        uv_timer_start(&s->kick, kick_cb, 0, 0);
+    if (s->kick_ok)
+        uv_timer_start(&s->kick, kick_cb, 0, s->ticking ? 50 : 0);
 }
 
 /* The same for the untimed setup and teardown (the pool's connects,
-   prepares and closes): a 1 ms tick while they run. */
-static void ticking(uv_peer *s, int on) {
+   prepares and closes): a tick every `ms` while they run (0: stop). During
+   the timed run a 50 ms tick is the safety net: should a write still be
+   held, the run is slowed (visible in p99), never stopped. */
+static void ticking(uv_peer *s, int ms) {
     if (!s->kick_ok)
         return;
-    s->ticking = on;
-    if (on)
-        uv_timer_start(&s->kick, kick_cb, 1, 1);
+    s->ticking = ms > 0;
+    if (ms > 0)
+        uv_timer_start(&s->kick, kick_cb, (uint64_t)ms, (uint64_t)ms);
     else
         uv_timer_stop(&s->kick);
 }
@@ -938,6 +943,7 @@ typedef struct conc_client {
     peer *p;
     peer own; /* its own error text */
     int index;
+    int from_outside; /* this acquire was asked outside the loop's callbacks */
     uint64_t rng;
     uint64_t t0;
     ffb_conn *conn;
@@ -1166,7 +1172,9 @@ static void client_acquired(ffb_uv_pool *pool, ffb_conn *c, int status,
         ffb_uv_pool_release(s->cpool, c);
         client_stop(cl);
     }
-    kick(s);
+    if (cl->from_outside)
+        kick(s);
+    cl->from_outside = 0;
 }
 
 /* One query: acquire, (start, execute, commit), check, release. */
@@ -1201,9 +1209,12 @@ static int uvp_conc_run(peer *p, int clients, int ms, conc_result *out) {
         cl->index = i;
         cl->rng = bench_rand_seed(i);
         cl->run = &run;
+        cl->from_outside = 1;
         client_next(cl);
     }
+    ticking(s, 50);
     int rc = wait_for(p, &run.all_done);
+    ticking(s, 0);
     out->ns = bench_now_ns() - t0;
     if (run.failed)
         rc = PEER_ERR;
