@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include <ibase.h>
 
@@ -697,6 +698,8 @@ typedef struct fbc_client {
     fbc_peer st;
     pthread_t th;
     int started;
+    atomic_int finished;
+    int stuck; /* abandoned in a call that never returned */
     int rc;
     uint64_t rng;
     uint64_t end_ns;
@@ -713,8 +716,13 @@ static fbc_conc conc_state;
 static int fbc_conc_teardown(peer *p) {
     ISC_STATUS_ARRAY st;
     (void)p;
+    int stuck = 0;
     for (int i = 0; i < conc_state.n; i++) {
         fbc_client *c = &conc_state.c[i];
+        if (c->stuck) {
+            stuck = 1; /* its thread may still be in libfbclient */
+            continue;
+        }
         if (c->st.tx)
             isc_rollback_transaction(st, &c->st.tx);
         stmt_free(&c->st.stmt);
@@ -722,7 +730,8 @@ static int fbc_conc_teardown(peer *p) {
             isc_detach_database(st, &c->st.db);
         bench_lat_free(&c->lat);
     }
-    free(conc_state.c);
+    if (!stuck) /* else left to the threads that still use it */
+        free(conc_state.c);
     conc_state.c = NULL;
     conc_state.n = 0;
     return PEER_OK;
@@ -767,6 +776,7 @@ static void *fbc_client_main(void *arg) {
             break;
         }
     }
+    atomic_store(&c->finished, 1);
     return NULL;
 }
 
@@ -782,6 +792,29 @@ static int fbc_conc_run(peer *p, int clients, int ms, conc_result *out) {
             break;
         }
         c->started = 1;
+    }
+    /* libfbclient has no I/O timeout: a server that stops answering would
+       keep a thread in its call for ever. Wait at most a minute past the
+       end, then give up on the clients still inside a call (their
+       attachments are left alone) and fail the run. */
+    uint64_t deadline = t0 + ((uint64_t)ms + 60000u) * 1000000u;
+    for (int i = 0; i < conc_state.n; i++) {
+        fbc_client *c = &conc_state.c[i];
+        while (c->started && !atomic_load(&c->finished) &&
+               bench_now_ns() < deadline) {
+            struct timespec ts = {0, 10000000};
+            nanosleep(&ts, NULL);
+        }
+        if (c->started && !atomic_load(&c->finished)) {
+            c->stuck = 1;
+            pthread_detach(c->th);
+            c->started = 0;
+            if (rc == PEER_OK)
+                rc = bench_fail(p, PEER_ERR,
+                                "client %d: no answer from the server "
+                                "60 s after the end of the run",
+                                i);
+        }
     }
     lat_log all = {0};
     for (int i = 0; i < conc_state.n; i++) {
