@@ -80,6 +80,47 @@ typedef struct bench_cfg {
 
 enum { PEER_OK = 0, PEER_NA = 1, PEER_ERR = -1 };
 
+/* The i-th random key of the concurrency scenario (xorshift64*, one state
+   per client, seeded from the client's number): 1..BENCH_ROWS. */
+static inline int64_t bench_rand_id(uint64_t *state) {
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return (int64_t)((x * 2685821657736338717u) >> 33) % BENCH_ROWS + 1;
+}
+
+static inline uint64_t bench_rand_seed(int client) {
+    return 0x9E3779B97F4A7C15u * (uint64_t)(client + 1);
+}
+
+/* Latencies of one concurrency run, in ns (grown as needed). */
+typedef struct lat_log {
+    uint64_t *v;
+    size_t n;
+    size_t cap;
+} lat_log;
+
+/* 0, or -1 when out of memory. */
+int bench_lat_push(lat_log *l, uint64_t ns);
+/* Append `src` to `dst`; 0 or -1. */
+int bench_lat_merge(lat_log *dst, const lat_log *src);
+/* Sorts the log; nearest-rank percentile (0 < q <= 1), in ns; 0 if empty. */
+uint64_t bench_lat_percentile(lat_log *l, double q);
+void bench_lat_free(lat_log *l);
+
+/* One concurrency run: `clients` clients, each running point selects
+   (auto-commit, random keys, every row checked) until the time is up. */
+typedef struct conc_result {
+    uint64_t ns;      /* wall time of the run */
+    int64_t cpu_ns;   /* as run_result.cpu_ns */
+    int64_t lib_rts;  /* the driver's own round trips, -1 if none */
+    uint64_t queries; /* answered and checked */
+    uint64_t p50_ns;
+    uint64_t p99_ns;
+} conc_result;
+
 /* One measured run. */
 typedef struct run_result {
     uint64_t ns;     /* wall time of the timed part */
@@ -104,6 +145,12 @@ typedef struct peer_ops {
     /* Wire encryption and protocol as the server sees them. */
     int (*info)(peer *p, char *buf, size_t size);
     void (*stop)(peer *p);
+    /* The concurrency scenario; NULL for a peer that does not take part.
+       conc_setup() opens `clients` connections (untimed), conc_run() runs
+       for `ms` milliseconds, conc_teardown() closes them. */
+    int (*conc_setup)(peer *p, int clients);
+    int (*conc_run)(peer *p, int clients, int ms, conc_result *out);
+    int (*conc_teardown)(peer *p);
 } peer_ops;
 
 struct peer {
@@ -117,6 +164,7 @@ struct peer {
 
 extern const peer_ops bench_ffb_ops;
 extern const peer_ops bench_node_ops;
+extern const peer_ops bench_uv_ops;
 #ifdef FFB_BENCH_HAVE_FBCLIENT
 extern const peer_ops bench_fbclient_ops;
 #endif

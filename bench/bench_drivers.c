@@ -73,6 +73,49 @@ int bench_fail(peer *p, int code, const char *fmt, ...) {
     return code;
 }
 
+int bench_lat_push(lat_log *l, uint64_t ns) {
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 4096;
+        uint64_t *v = realloc(l->v, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = ns;
+    return 0;
+}
+
+int bench_lat_merge(lat_log *dst, const lat_log *src) {
+    for (size_t i = 0; i < src->n; i++)
+        if (bench_lat_push(dst, src->v[i]) != 0)
+            return -1;
+    return 0;
+}
+
+static int cmp_u64(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+uint64_t bench_lat_percentile(lat_log *l, double q) {
+    if (!l->n)
+        return 0;
+    qsort(l->v, l->n, sizeof(*l->v), cmp_u64);
+    size_t rank = (size_t)(q * (double)l->n + 0.999999);
+    if (rank < 1)
+        rank = 1;
+    if (rank > l->n)
+        rank = l->n;
+    return l->v[rank - 1];
+}
+
+void bench_lat_free(lat_log *l) {
+    free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
+}
+
 static void die(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -93,6 +136,8 @@ typedef struct args {
     int quick;
     const char *peers;
     const char *scenarios;
+    const char *clients; /* the concurrency scenario's client counts */
+    int conc_ms;         /* and how long each run lasts */
     pid_t proxy_pid;
     const char *proxy_stats;
     const char *out;
@@ -111,7 +156,7 @@ static void parse(int argc, char **argv, args *a) {
     a->cfg.node_dir = "bench/node";
     a->cfg.node_bin = "node";
     a->reps = 5;
-    a->peers = "ffb,fbclient,node";
+    a->peers = "ffb,uv,fbclient,node";
     for (int i = 2; i < argc; i++) {
         const char *k = argv[i];
         if (!strcmp(k, "--quick")) {
@@ -143,6 +188,10 @@ static void parse(int argc, char **argv, args *a) {
             a->peers = v;
         else if (!strcmp(k, "--scenarios"))
             a->scenarios = v;
+        else if (!strcmp(k, "--clients"))
+            a->clients = v;
+        else if (!strcmp(k, "--conc-ms"))
+            a->conc_ms = atoi(v);
         else if (!strcmp(k, "--proxy-pid"))
             a->proxy_pid = (pid_t)atoi(v);
         else if (!strcmp(k, "--proxy-stats"))
@@ -324,6 +373,7 @@ typedef struct peer_def {
 
 static const peer_def peer_defs[] = {
     {"ffb", "libfastfb", &bench_ffb_ops},
+    {"uv", "libfastfb async", &bench_uv_ops},
 #ifdef FFB_BENCH_HAVE_FBCLIENT
     {"fbclient", "libfbclient", &bench_fbclient_ops},
 #endif
@@ -389,6 +439,93 @@ static void measure(const args *a, peer *p, int sc, int n, int rep, FILE *out) {
                 p->name, rc == PEER_NA ? "n/a:" : "FAILED:", err);
 }
 
+/* The concurrency scenario's client counts: --clients, else 1,8 (quick)
+   or 1,8,32. */
+#define MAX_CLIENT_COUNTS 8
+static int client_counts(const args *a, int *out) {
+    const char *list = a->clients ? a->clients : a->quick ? "1,8" : "1,8,32";
+    int n = 0;
+    for (const char *p = list; *p && n < MAX_CLIENT_COUNTS;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p)
+            die("--clients: a comma-separated list of numbers");
+        if (v < 1 || v > 256)
+            die("--clients: %ld is out of range (1 to 256)", v);
+        out[n++] = (int)v;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+static int conc_ms(const args *a) {
+    return a->conc_ms > 0 ? a->conc_ms : a->quick ? 2000 : 10000;
+}
+
+static void conc_line(const args *a, FILE *out, const char *key, int rep,
+                      int clients, const char *status, int ms,
+                      const conc_result *r, int64_t turns, const char *note) {
+    fprintf(out,
+            "%g\tconc\t%s\t%d\t%d\t%s\t%.3f\t%lld\t%lld\t%.3f\t%s\t%llu\t"
+            "%.1f\t%.1f\n",
+            a->delay, key, rep, clients, status,
+            r ? (double)r->ns / 1e6 : (double)ms, (long long)turns,
+            (long long)(r ? r->lib_rts : -1),
+            r ? (double)r->cpu_ns / 1e6 : 0.0, note,
+            (unsigned long long)(r ? r->queries : 0),
+            r ? (double)r->p50_ns / 1e3 : 0.0,
+            r ? (double)r->p99_ns / 1e3 : 0.0);
+    fflush(out);
+}
+
+/* One concurrency run: setup (untimed: the connections), turns, run,
+   turns, teardown. Every answer is checked by the peer. */
+static void measure_conc(const args *a, peer *p, int clients, int rep,
+                         FILE *out) {
+    conc_result r;
+    memset(&r, 0, sizeof(r));
+    r.cpu_ns = -1;
+    r.lib_rts = -1;
+    int64_t t0 = -1, t1 = -1;
+    int ms = conc_ms(a);
+    p->err[0] = '\0';
+    int rc = p->ops->conc_setup(p, clients);
+    if (rc == PEER_OK) {
+        t0 = proxy_turns(a);
+        int64_t c0 = cpu_now_ns();
+        rc = p->ops->conc_run(p, clients, ms, &r);
+        int64_t c1 = cpu_now_ns();
+        t1 = proxy_turns(a);
+        if (r.cpu_ns < 0)
+            r.cpu_ns = c1 - c0;
+    }
+    char err[sizeof(p->err) + 16];
+    snprintf(err, sizeof(err), "%s", p->err);
+    if (p->ops->conc_teardown(p) != PEER_OK && rc == PEER_OK) {
+        rc = PEER_ERR;
+        snprintf(err, sizeof(err), "teardown: %s", p->err);
+    }
+    if (rc == PEER_OK && r.queries == 0) {
+        rc = PEER_ERR;
+        snprintf(err, sizeof(err), "no query completed in %d ms", ms);
+    }
+    tsv_clean(err);
+    int64_t turns = t0 >= 0 && t1 >= 0 ? t1 - t0 : -1;
+    const char *status = rc == PEER_OK ? "ok" : rc == PEER_NA ? "na" : "err";
+    conc_line(a, out, p->key, rep, clients, status, ms,
+              rc == PEER_OK ? &r : NULL, turns, err);
+    if (rc == PEER_OK)
+        fprintf(stderr,
+                "  conc x%-7d %-16s %8.0f q/s  p50 %7.2f ms  p99 %7.2f ms  "
+                "%5.2f round trips/q\n",
+                clients, p->name, (double)r.queries * 1e9 / (double)r.ns,
+                (double)r.p50_ns / 1e6, (double)r.p99_ns / 1e6,
+                turns >= 0 ? (double)turns / (double)r.queries : -1.0);
+    else
+        fprintf(stderr, "  conc x%-7d %-16s %s %s\n", clients, p->name,
+                rc == PEER_NA ? "NOT MEASURED:" : "FAILED:", err);
+}
+
 static int cmd_run(const args *a) {
     if (!a->cfg.db || !a->cfg.port || !a->out)
         die("run needs --db, --port and --out");
@@ -398,6 +535,11 @@ static int cmd_run(const args *a) {
     FILE *info = a->info ? fopen(a->info, "a") : NULL;
     peer peers[NPEER_DEFS];
     size_t np = 0;
+    /* Drivers that cannot work in this run, with the reason: the
+       concurrency table says NOT MEASURED for them too. */
+    const char *absent_key[NPEER_DEFS];
+    char absent_why[NPEER_DEFS][sizeof(peers[0].err)];
+    size_t nabsent = 0;
     for (size_t i = 0; i < NPEER_DEFS; i++) {
         if (!in_list(a->peers, peer_defs[i].key))
             continue;
@@ -409,6 +551,9 @@ static int cmd_run(const args *a) {
         p->cfg = &a->cfg;
         if (p->ops->start(p, &a->cfg) != PEER_OK) {
             fprintf(stderr, "%s: not started: %s\n", p->name, p->err);
+            absent_key[nabsent] = p->key;
+            snprintf(absent_why[nabsent++], sizeof(absent_why[0]),
+                     "not started: %s", p->err);
             p->ops->stop(p);
             continue;
         }
@@ -423,6 +568,9 @@ static int cmd_run(const args *a) {
             if (info)
                 fprintf(info, "%g\t%s\tnot measured in this run: %s\n",
                         a->delay, p->key, p->err[0] ? p->err : text);
+            absent_key[nabsent] = p->key;
+            snprintf(absent_why[nabsent++], sizeof(absent_why[0]), "%s",
+                     p->err[0] ? p->err : text);
             p->ops->stop(p);
             continue;
         }
@@ -473,6 +621,30 @@ static int cmd_run(const args *a) {
                         rep, out);
         }
     }
+    /* The concurrency scenario, once per client count; the order of the
+       peers rotates with the count. */
+    if (in_list(a->scenarios, "conc")) {
+        int counts[MAX_CLIENT_COUNTS];
+        int ncounts = client_counts(a, counts);
+        size_t nc = 0;
+        peer *cp[NPEER_DEFS];
+        for (size_t i = 0; i < np; i++)
+            if (peers[i].ops->conc_setup)
+                cp[nc++] = &peers[i];
+        fprintf(stderr, "[delay %g ms] concurrency, %d ms per run\n",
+                a->delay, conc_ms(a));
+        for (int k = 0; k < ncounts; k++) {
+            for (size_t i = 0; i < nc; i++)
+                measure_conc(a, cp[(i + (size_t)k) % nc], counts[k], 0, out);
+            for (size_t i = 0; i < nabsent; i++) {
+                char why[sizeof(absent_why[0])];
+                snprintf(why, sizeof(why), "%s", absent_why[i]);
+                tsv_clean(why);
+                conc_line(a, out, absent_key[i], 0, counts[k], "na",
+                          conc_ms(a), NULL, -1, why);
+            }
+        }
+    }
     for (size_t i = 0; i < np; i++)
         peers[i].ops->stop(&peers[i]);
     fclose(out);
@@ -484,11 +656,12 @@ static int cmd_run(const args *a) {
 
 #define MAX_DELAYS 8
 #define MAX_SAMPLES 64
-#define NPEERS 3
+#define NPEERS 4
 
-static const char *const report_keys[NPEERS] = {"ffb", "fbclient", "node"};
-static const char *const report_names[NPEERS] = {"libfastfb", "libfbclient",
-                                                 "node-firebird"};
+static const char *const report_keys[NPEERS] = {"ffb", "uv", "fbclient",
+                                                "node"};
+static const char *const report_names[NPEERS] = {
+    "libfastfb", "libfastfb async", "libfbclient", "node-firebird"};
 
 typedef struct cell {
     double ms[MAX_SAMPLES];
@@ -506,6 +679,47 @@ static double delays[MAX_DELAYS];
 static int ndelays;
 static int scenario_n[SC_COUNT];
 static cell cells[MAX_DELAYS][SC_COUNT][NPEERS];
+
+/* The concurrency scenario: one cell per delay, client count and peer. */
+#define MAX_COUNTS 8
+typedef struct conc_cell {
+    double qps[MAX_SAMPLES];
+    double p50_ms[MAX_SAMPLES];
+    double p99_ms[MAX_SAMPLES];
+    double cpu_us[MAX_SAMPLES]; /* client CPU per query */
+    double rt[MAX_SAMPLES];     /* proxy turns per query */
+    double lib_rt[MAX_SAMPLES]; /* the driver's own, -1 if none */
+    double secs[MAX_SAMPLES];
+    int n;
+    int na;
+    int err;
+    int ntotal;
+    char note[256];
+} conc_cell;
+
+static int counts[MAX_COUNTS];
+static int ncounts;
+static conc_cell conc_cells[MAX_DELAYS][MAX_COUNTS][NPEERS];
+
+static int count_index(int n) {
+    for (int i = 0; i < ncounts; i++)
+        if (counts[i] == n)
+            return i;
+    if (ncounts == MAX_COUNTS)
+        die("too many client counts");
+    int i = ncounts++;
+    while (i > 0 && counts[i - 1] > n) {
+        counts[i] = counts[i - 1];
+        for (int d = 0; d < MAX_DELAYS; d++)
+            memcpy(conc_cells[d][i], conc_cells[d][i - 1],
+                   sizeof(conc_cells[d][i]));
+        i--;
+    }
+    counts[i] = n;
+    for (int d = 0; d < MAX_DELAYS; d++)
+        memset(conc_cells[d][i], 0, sizeof(conc_cells[d][i]));
+    return i;
+}
 
 static int cmp_double(const void *x, const void *y) {
     double a = *(const double *)x, b = *(const double *)y;
@@ -529,10 +743,12 @@ static int delay_index(double d) {
     while (i > 0 && delays[i - 1] > d) {
         delays[i] = delays[i - 1];
         memcpy(cells[i], cells[i - 1], sizeof(cells[i]));
+        memcpy(conc_cells[i], conc_cells[i - 1], sizeof(conc_cells[i]));
         i--;
     }
     delays[i] = d;
     memset(cells[i], 0, sizeof(cells[i]));
+    memset(conc_cells[i], 0, sizeof(conc_cells[i]));
     return i;
 }
 
@@ -551,21 +767,58 @@ static char *next_field(char **save, char delim) {
     return start;
 }
 
+static void load_conc(char **field, int nf) {
+    int pk = -1;
+    for (int i = 0; i < NPEERS; i++)
+        if (!strcmp(field[2], report_keys[i]))
+            pk = i;
+    if (pk < 0 || nf < 14)
+        return;
+    int d = delay_index(atof(field[0]));
+    conc_cell *c = &conc_cells[d][count_index(atoi(field[4]))][pk];
+    c->ntotal++;
+    if (strcmp(field[5], "ok") != 0) {
+        if (!strcmp(field[5], "na"))
+            c->na++;
+        else
+            c->err++;
+        snprintf(c->note, sizeof(c->note), "%s", field[10]);
+        return;
+    }
+    double ms = atof(field[6]), q = atof(field[11]);
+    if (c->n == MAX_SAMPLES || ms <= 0 || q <= 0)
+        return;
+    double turns = atof(field[7]), lib = atof(field[8]);
+    c->qps[c->n] = q * 1000 / ms;
+    c->p50_ms[c->n] = atof(field[12]) / 1000;
+    c->p99_ms[c->n] = atof(field[13]) / 1000;
+    c->cpu_us[c->n] = atof(field[9]) * 1000 / q;
+    c->rt[c->n] = turns >= 0 ? turns / q : -1;
+    c->lib_rt[c->n] = lib >= 0 ? lib / q : -1;
+    c->secs[c->n] = ms / 1000;
+    c->n++;
+}
+
 static void load_raw(const char *path) {
     FILE *f = fopen(path, "r");
     if (!f)
         die("%s: %s", path, strerror(errno));
     char line[2048];
     while (fgets(line, sizeof(line), f)) {
-        /* delay scenario peer rep n status ms turns lib_rts cpu_ms note */
-        char *field[11] = {0};
+        /* delay scenario peer rep n status ms turns lib_rts cpu_ms note,
+           and for the concurrency scenario queries p50_us p99_us */
+        char *field[14] = {0};
         int nf = 0;
         char *save = line;
         line[strcspn(line, "\n")] = '\0';
-        for (char *t; nf < 11 && (t = next_field(&save, '\t')) != NULL;)
+        for (char *t; nf < 14 && (t = next_field(&save, '\t')) != NULL;)
             field[nf++] = t;
         if (nf < 10)
             continue;
+        if (!strcmp(field[1], "conc")) {
+            load_conc(field, nf);
+            continue;
+        }
         int sc = -1, pk = -1;
         for (int i = 0; i < SC_COUNT; i++)
             if (!strcmp(field[1], bench_scenarios[i].name))
@@ -649,6 +902,122 @@ static void ratio_cell(char *buf, size_t size, const cell *c,
     snprintf(buf, size, "%.2fx", b > 0 ? median(c->ms, c->n) / b : 0.0);
 }
 
+static void conc_val(char *buf, size_t size, const double *v, int n,
+                     const char *fmt) {
+    if (!n || median(v, n) < 0) {
+        snprintf(buf, size, "-");
+        return;
+    }
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#endif
+    snprintf(buf, size, fmt, median(v, n));
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+}
+
+/* The concurrency table: the async libfastfb (one loop, a pool of N),
+   libfbclient (N threads) and node-firebird (N connections, one loop). */
+static void write_conc_md(FILE *f) {
+    static const int cp[] = {1, 2, 3}; /* uv, fbclient, node */
+    const int ncp = 3;
+    if (!ncounts)
+        return;
+    double secs = 0;
+    for (int d = 0; d < ndelays; d++)
+        for (int k = 0; k < ncounts; k++)
+            for (int p = 0; p < NPEERS; p++)
+                if (conc_cells[d][k][p].n)
+                    secs = median(conc_cells[d][k][p].secs,
+                                  conc_cells[d][k][p].n);
+    fprintf(f, "\n## Concurrency: N clients running point selects\n\n");
+    fprintf(f,
+            "Each of N clients runs auto-commit point selects (`%s`, a random "
+            "id per query, the row checked) one after the other for %.0f s; "
+            "all clients at once. libfastfb async: one libuv loop, one "
+            "ffb_uv_pool of N connections, each client acquiring a "
+            "connection, querying (start + execute + commit in one write) "
+            "and releasing it, all from callbacks; libfbclient: N threads, "
+            "one attachment each; node-firebird: N connections on its event "
+            "loop, one async loop per connection. q/s = queries answered and "
+            "checked per second (all clients); p50/p99 = latency of one "
+            "query in ms (for libfastfb from the acquire to the checked "
+            "row); CPU/q = the client's CPU time (user + system, all its "
+            "threads) per query in microseconds; RT/q = proxy turns per query "
+            "(libfastfb's own count in parentheses where it differs); ratio "
+            "= libfastfb async q/s / peer q/s (> 1: libfastfb is faster).\n\n",
+            SQL_POINT, secs);
+    fprintf(f, "| clients | delay |");
+    for (int i = 0; i < ncp; i++)
+        fprintf(f, " %s q/s | p50 | p99 | CPU/q | RT/q |",
+                report_names[cp[i]]);
+    for (int i = 1; i < ncp; i++)
+        fprintf(f, " libfastfb async / %s |", report_names[cp[i]]);
+    fprintf(f, "\n|--:|--:|");
+    for (int i = 0; i < ncp; i++)
+        fprintf(f, "--:|--:|--:|--:|--:|");
+    for (int i = 1; i < ncp; i++)
+        fprintf(f, "--:|");
+    fprintf(f, "\n");
+    for (int k = 0; k < ncounts; k++)
+        for (int d = 0; d < ndelays; d++) {
+            conc_cell *c = conc_cells[d][k];
+            int any = 0;
+            for (int i = 0; i < ncp; i++)
+                any |= c[cp[i]].ntotal;
+            if (!any)
+                continue;
+            fprintf(f, "| %d | %g ms |", counts[k], delays[d]);
+            for (int i = 0; i < ncp; i++) {
+                conc_cell *x = &c[cp[i]];
+                if (!x->n) {
+                    fprintf(f, " %s | - | - | - | - |",
+                            x->na    ? "NOT MEASURED"
+                            : x->err ? "error"
+                                     : "-");
+                    continue;
+                }
+                char q[32], p50[32], p99[32], u[32], r[48], l[32];
+                conc_val(q, sizeof(q), x->qps, x->n, "%.0f");
+                conc_val(p50, sizeof(p50), x->p50_ms, x->n, "%.2f");
+                conc_val(p99, sizeof(p99), x->p99_ms, x->n, "%.2f");
+                conc_val(u, sizeof(u), x->cpu_us, x->n, "%.0f");
+                conc_val(r, sizeof(r), x->rt, x->n, "%.2f");
+                conc_val(l, sizeof(l), x->lib_rt, x->n, "%.2f");
+                if (strcmp(l, "-") != 0 && strcmp(l, r) != 0) {
+                    size_t used = strlen(r);
+                    snprintf(r + used, sizeof(r) - used, " (%s)", l);
+                }
+                fprintf(f, " %s | %s | %s | %s | %s |", q, p50, p99, u, r);
+            }
+            for (int i = 1; i < ncp; i++) {
+                conc_cell *x = &c[cp[i]], *b = &c[cp[0]];
+                if (x->n && b->n)
+                    fprintf(f, " %.2fx |",
+                            median(b->qps, b->n) / median(x->qps, x->n));
+                else
+                    fprintf(f, " n/a |");
+            }
+            fprintf(f, "\n");
+        }
+    /* Why a cell is empty: never silent. */
+    int header = 0;
+    for (int d = 0; d < ndelays; d++)
+        for (int k = 0; k < ncounts; k++)
+            for (int p = 0; p < NPEERS; p++) {
+                conc_cell *c = &conc_cells[d][k][p];
+                if (!c->na && !c->err)
+                    continue;
+                if (!header++)
+                    fprintf(f, "\nNot measured or failed:\n\n");
+                fprintf(f, "- %s, %d clients, %g ms: %s%s\n", report_names[p],
+                        counts[k], delays[d],
+                        c->na ? "NOT MEASURED: " : "FAILED: ", c->note);
+            }
+}
+
 static void write_md(const args *a, FILE *f) {
     int reps = 0;
     for (int d = 0; d < ndelays; d++)
@@ -656,43 +1025,83 @@ static void write_md(const args *a, FILE *f) {
             for (int p = 0; p < NPEERS; p++)
                 if (cells[d][s][p].ntotal > reps)
                     reps = cells[d][s][p].ntotal;
-    fprintf(f,
-            "## libfastfb, libfbclient and node-firebird over ffb-proxy\n\n");
+    fprintf(f, "## libfastfb (blocking and async), libfbclient and "
+               "node-firebird over ffb-proxy\n\n");
     fprintf(f,
             "Median of %d run%s per cell; time in ms for the whole scenario; "
-            "RT = client turns counted by ffb-proxy (for libfastfb, its own "
-            "round-trip counter in parentheses where it differs); CPU = the "
-            "client's own CPU time (user + system) in ms during the timed "
-            "part; ratio = peer time / libfastfb time (> 1: libfastfb is "
-            "faster). Delay is one-way, added to each direction.\n\n",
+            "libfastfb = the blocking API (fastfb.h), libfastfb async = the "
+            "same work through libfastfb_uv on a libuv loop (queue functions "
+            "and callbacks, no blocking call); RT = client turns counted by "
+            "ffb-proxy (for libfastfb, its own round-trip counter in "
+            "parentheses where it differs); CPU = the client's own CPU time "
+            "(user + system) in ms during the timed part; ratio = peer time "
+            "/ libfastfb time (> 1: the blocking libfastfb is faster). Delay "
+            "is one-way, added to each direction.\n\n",
             reps, reps == 1 ? "" : "s");
-    fprintf(f, "| scenario | delay | libfastfb | RT | CPU | libfbclient | RT | "
-               "CPU | node-firebird | RT | CPU | libfbclient / libfastfb | "
-               "node-firebird / libfastfb |\n");
-    fprintf(f, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    fprintf(f, "| scenario | delay |");
+    for (int p = 0; p < NPEERS; p++)
+        fprintf(f, " %s | RT | CPU |", report_names[p]);
+    for (int p = 1; p < NPEERS; p++)
+        fprintf(f, " %s / libfastfb |", report_names[p]);
+    fprintf(f, "\n|---|--:|");
+    for (int p = 0; p < NPEERS; p++)
+        fprintf(f, "--:|--:|--:|");
+    for (int p = 1; p < NPEERS; p++)
+        fprintf(f, "--:|");
+    fprintf(f, "\n");
+    int rt_same = 0, rt_cmp = 0;
+    char rt_diff[2048] = "";
     for (int s = 0; s < SC_COUNT; s++) {
         for (int d = 0; d < ndelays; d++) {
             cell *c = cells[d][s];
-            if (!c[0].ntotal && !c[1].ntotal && !c[2].ntotal)
+            int any = 0;
+            for (int p = 0; p < NPEERS; p++)
+                any |= c[p].ntotal;
+            if (!any)
                 continue;
-            char t[NPEERS][128], r[NPEERS][64], u[NPEERS][32], q1[32], q2[32];
-            for (int p = 0; p < NPEERS; p++) {
-                time_cell(t[p], sizeof(t[p]), &c[p]);
-                rt_cell(r[p], sizeof(r[p]), &c[p], p == 0);
-                cpu_cell(u[p], sizeof(u[p]), &c[p]);
-            }
-            ratio_cell(q1, sizeof(q1), &c[1], &c[0]);
-            ratio_cell(q2, sizeof(q2), &c[2], &c[0]);
             char title[128] = "";
             if (d == 0)
                 scenario_title(title, sizeof(title), s, scenario_n[s]);
-            fprintf(f,
-                    "| %s | %g ms | %s | %s | %s | %s | %s | %s | %s | %s | %s "
-                    "| %s | %s |\n",
-                    title, delays[d], t[0], r[0], u[0], t[1], r[1], u[1], t[2],
-                    r[2], u[2], q1, q2);
+            fprintf(f, "| %s | %g ms |", title, delays[d]);
+            for (int p = 0; p < NPEERS; p++) {
+                char t[128], r[64], u[32];
+                time_cell(t, sizeof(t), &c[p]);
+                rt_cell(r, sizeof(r), &c[p], p <= 1);
+                cpu_cell(u, sizeof(u), &c[p]);
+                fprintf(f, " %s | %s | %s |", t, r, u);
+            }
+            for (int p = 1; p < NPEERS; p++) {
+                char q[32];
+                ratio_cell(q, sizeof(q), &c[p], &c[0]);
+                fprintf(f, " %s |", q);
+            }
+            fprintf(f, "\n");
+            /* The async column must cost the blocking one's round trips. */
+            if (c[0].n && c[1].n) {
+                double b = median(c[0].turns, c[0].n);
+                double u = median(c[1].turns, c[1].n);
+                double bl = median(c[0].lib, c[0].n);
+                double ul = median(c[1].lib, c[1].n);
+                rt_cmp++;
+                if (b == u && bl == ul)
+                    rt_same++;
+                else {
+                    size_t used = strlen(rt_diff);
+                    snprintf(rt_diff + used, sizeof(rt_diff) - used,
+                             "%s%s at %g ms: blocking %.0f (%.0f), async "
+                             "%.0f (%.0f)",
+                             used ? "; " : "", bench_scenarios[s].name,
+                             delays[d], b, bl, u, ul);
+                }
+            }
         }
     }
+    if (rt_cmp)
+        fprintf(f,
+                "\nRound trips, async against blocking libfastfb (proxy "
+                "turns and the library's own count): equal in %d of %d "
+                "cells%s%s.\n",
+                rt_same, rt_cmp, rt_diff[0] ? "; different: " : "", rt_diff);
     /* Failures, if any, so a broken cell is never silent. */
     int header = 0;
     for (int d = 0; d < ndelays; d++)
@@ -753,6 +1162,7 @@ static void write_md(const args *a, FILE *f) {
                "scenario.\n");
     fprintf(f, "- What each peer does, and the fairness rules: "
                "bench/README.md.\n");
+    write_conc_md(f);
 }
 
 /* gnuplot: one panel per scenario, median time against one-way delay. */
@@ -766,8 +1176,8 @@ static void write_gnuplot(const args *a, FILE *f) {
     if (ndelays > 0)
         fprintf(f, "set xrange [%g:%g]\nset yrange [0:*]\n", delays[0] - 0.5,
                 delays[ndelays - 1] + 0.5);
-    fprintf(f, "set multiplot layout 2,5 title 'libfastfb, libfbclient, "
-               "node-firebird: median time per scenario vs link delay'\n");
+    fprintf(f, "set multiplot layout 2,5 title 'libfastfb (blocking, async), "
+               "libfbclient, node-firebird: median time per scenario vs link delay'\n");
     for (int s = 0; s < SC_COUNT; s++) {
         fprintf(f, "$d%d << EOD\n", s);
         for (int d = 0; d < ndelays; d++) {
@@ -788,8 +1198,10 @@ static void write_gnuplot(const args *a, FILE *f) {
         fprintf(f,
                 "plot $d%d using 1:2 with linespoints title '%s', "
                 "'' using 1:3 with linespoints title '%s', "
-                "'' using 1:4 with linespoints title '%s'\n",
-                s, report_names[0], report_names[1], report_names[2]);
+                "'' using 1:4 with linespoints title '%s', "
+                "'' using 1:5 with linespoints title '%s'\n",
+                s, report_names[0], report_names[1], report_names[2],
+                report_names[3]);
     }
     fprintf(f, "unset multiplot\n");
 }

@@ -15,6 +15,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include <ibase.h>
 
 #include "bench.h"
@@ -371,9 +374,9 @@ static int run_connect(peer *p, int n) {
     return PEER_OK;
 }
 
-static int point_select(peer *p, int i) {
+static int point_select_id(peer *p, int64_t want) {
     fbc_peer *s = p->st;
-    int64_t want = bench_point_id(i), id;
+    int64_t id;
     if (set_int(p, &s->stmt.in->sqlvar[0], want) != PEER_OK ||
         stmt_exec(p, &s->stmt) != PEER_OK)
         return PEER_ERR;
@@ -388,6 +391,10 @@ static int point_select(peer *p, int i) {
     if (r != 0)
         return r < 0 ? r : bench_fail(p, PEER_ERR, "more than one row");
     return stmt_close(p, &s->stmt);
+}
+
+static int point_select(peer *p, int i) {
+    return point_select_id(p, bench_point_id(i));
 }
 
 static int run_select_ac(peer *p, int n) {
@@ -677,5 +684,166 @@ static void fbc_stop(peer *p) {
     p->st = NULL;
 }
 
-const peer_ops bench_fbclient_ops = {fbc_start,    fbc_setup, fbc_run,
-                                     fbc_teardown, fbc_info,  fbc_stop};
+/* ---- the concurrency scenario ---------------------------------------------
+ *
+ * N threads, one attachment each (attached and prepared in setup, from
+ * this thread; the 3.0 client is thread-safe, and each attachment is used
+ * by one thread at a time). Each thread runs what select_ac runs per
+ * query - start, execute, fetch to the end, close, commit - with a random
+ * id, until the time is up.
+ */
+
+typedef struct fbc_client {
+    peer pc; /* a copy of the peer with this client's state and error */
+    fbc_peer st;
+    pthread_t th;
+    int started;
+    atomic_int finished;
+    int stuck; /* abandoned in a call that never returned */
+    int rc;
+    uint64_t rng;
+    uint64_t end_ns;
+    lat_log lat;
+} fbc_client;
+
+typedef struct fbc_conc {
+    fbc_client *c;
+    int n;
+} fbc_conc;
+
+static fbc_conc conc_state;
+
+static int fbc_conc_teardown(peer *p) {
+    ISC_STATUS_ARRAY st;
+    (void)p;
+    int stuck = 0;
+    for (int i = 0; i < conc_state.n; i++) {
+        fbc_client *c = &conc_state.c[i];
+        if (c->stuck) {
+            stuck = 1; /* its thread may still be in libfbclient */
+            continue;
+        }
+        if (c->st.tx)
+            isc_rollback_transaction(st, &c->st.tx);
+        stmt_free(&c->st.stmt);
+        if (c->st.db)
+            isc_detach_database(st, &c->st.db);
+        bench_lat_free(&c->lat);
+    }
+    if (!stuck) /* else left to the threads that still use it */
+        free(conc_state.c);
+    conc_state.c = NULL;
+    conc_state.n = 0;
+    return PEER_OK;
+}
+
+static int fbc_conc_setup(peer *p, int clients) {
+    fbc_peer *s = p->st;
+    conc_state.c = calloc((size_t)clients, sizeof(*conc_state.c));
+    if (!conc_state.c)
+        return bench_fail(p, PEER_ERR, "out of memory");
+    conc_state.n = clients;
+    for (int i = 0; i < clients; i++) {
+        fbc_client *c = &conc_state.c[i];
+        memcpy(c->st.dbname, s->dbname, sizeof(s->dbname));
+        memcpy(c->st.dpb, s->dpb, sizeof(s->dpb));
+        c->st.dpb_len = s->dpb_len;
+        c->pc = *p;
+        c->pc.st = &c->st;
+        c->rng = bench_rand_seed(i);
+        if (attach(&c->pc, &c->st.db) != PEER_OK ||
+            start_tx(&c->pc) != PEER_OK ||
+            stmt_prepare(&c->pc, &c->st.stmt, SQL_POINT) != PEER_OK ||
+            commit_tx(&c->pc) != PEER_OK)
+            return bench_fail(p, PEER_ERR, "client %d: %s", i, c->pc.err);
+    }
+    return PEER_OK;
+}
+
+static void *fbc_client_main(void *arg) {
+    fbc_client *c = arg;
+    c->rc = PEER_OK;
+    while (bench_now_ns() < c->end_ns) {
+        uint64_t t0 = bench_now_ns();
+        if (start_tx(&c->pc) != PEER_OK ||
+            point_select_id(&c->pc, bench_rand_id(&c->rng)) != PEER_OK ||
+            commit_tx(&c->pc) != PEER_OK) {
+            c->rc = PEER_ERR;
+            break;
+        }
+        if (bench_lat_push(&c->lat, bench_now_ns() - t0) != 0) {
+            c->rc = bench_fail(&c->pc, PEER_ERR, "out of memory");
+            break;
+        }
+    }
+    atomic_store(&c->finished, 1);
+    return NULL;
+}
+
+static int fbc_conc_run(peer *p, int clients, int ms, conc_result *out) {
+    int rc = PEER_OK;
+    uint64_t t0 = bench_now_ns();
+    out->lib_rts = -1;
+    for (int i = 0; i < clients && i < conc_state.n; i++) {
+        fbc_client *c = &conc_state.c[i];
+        c->end_ns = t0 + (uint64_t)ms * 1000000u;
+        if (pthread_create(&c->th, NULL, fbc_client_main, c) != 0) {
+            rc = bench_fail(p, PEER_ERR, "pthread_create failed");
+            break;
+        }
+        c->started = 1;
+    }
+    /* libfbclient has no I/O timeout: a server that stops answering would
+       keep a thread in its call for ever. Wait at most a minute past the
+       end, then give up on the clients still inside a call (their
+       attachments are left alone) and fail the run. */
+    uint64_t deadline = t0 + ((uint64_t)ms + 60000u) * 1000000u;
+    for (int i = 0; i < conc_state.n; i++) {
+        fbc_client *c = &conc_state.c[i];
+        while (c->started && !atomic_load(&c->finished) &&
+               bench_now_ns() < deadline) {
+            struct timespec ts = {0, 10000000};
+            nanosleep(&ts, NULL);
+        }
+        if (c->started && !atomic_load(&c->finished)) {
+            c->stuck = 1;
+            pthread_detach(c->th);
+            c->started = 0;
+            if (rc == PEER_OK)
+                rc = bench_fail(p, PEER_ERR,
+                                "client %d: no answer from the server "
+                                "60 s after the end of the run",
+                                i);
+        }
+    }
+    lat_log all = {0};
+    for (int i = 0; i < conc_state.n; i++) {
+        fbc_client *c = &conc_state.c[i];
+        if (!c->started)
+            continue;
+        pthread_join(c->th, NULL);
+        c->started = 0;
+        if (c->rc != PEER_OK && rc == PEER_OK)
+            rc = bench_fail(p, PEER_ERR, "client %d: %s", i, c->pc.err);
+        if (bench_lat_merge(&all, &c->lat) != 0 && rc == PEER_OK)
+            rc = bench_fail(p, PEER_ERR, "out of memory");
+    }
+    out->ns = bench_now_ns() - t0;
+    out->queries = all.n;
+    out->p50_ns = bench_lat_percentile(&all, 0.50);
+    out->p99_ns = bench_lat_percentile(&all, 0.99);
+    bench_lat_free(&all);
+    return rc;
+}
+
+const peer_ops bench_fbclient_ops = {
+    .start = fbc_start,
+    .setup = fbc_setup,
+    .run = fbc_run,
+    .teardown = fbc_teardown,
+    .info = fbc_info,
+    .stop = fbc_stop,
+    .conc_setup = fbc_conc_setup,
+    .conc_run = fbc_conc_run,
+    .conc_teardown = fbc_conc_teardown,
+};

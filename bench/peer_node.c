@@ -8,6 +8,10 @@
  *   > run                      < ok <nanoseconds> <cpu nanoseconds> | err <message>
  *   > teardown                 < ok | err <message>
  *   > info                     < ok <text>
+ *   > csetup <clients>         < ok | na <why> | err <message>
+ *   > crun <ms>                < ok <ns> <cpu ns> <queries> <p50 ns> <p99 ns>
+ *                                | err <message>
+ *   > cteardown                < ok | err <message>
  *   > quit
  */
 #include <errno.h>
@@ -215,5 +219,51 @@ static void node_stop(peer *p) {
     p->st = NULL;
 }
 
-const peer_ops bench_node_ops = {node_start,    node_setup, node_run,
-                                 node_teardown, node_info,  node_stop};
+/* The concurrency scenario: N connections on node's one event loop. */
+static int node_conc_setup(peer *p, int clients) {
+    char rest[64];
+    if (send_line(p, "csetup %d", clients) != PEER_OK)
+        return PEER_ERR;
+    return read_reply(p, rest, sizeof(rest));
+}
+
+static int node_conc_run(peer *p, int clients, int ms, conc_result *out) {
+    char rest[256];
+    (void)clients;
+    out->lib_rts = -1;
+    if (send_line(p, "crun %d", ms) != PEER_OK)
+        return PEER_ERR;
+    int rc = read_reply(p, rest, sizeof(rest));
+    if (rc == PEER_OK) {
+        unsigned long long v[5];
+        if (sscanf(rest, "%llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4]) != 5)
+            return bench_fail(p, PEER_ERR, "node peer: bad crun reply: %s",
+                              rest);
+        out->ns = v[0];
+        out->cpu_ns = (int64_t)v[1];
+        out->queries = v[2];
+        out->p50_ns = v[3];
+        out->p99_ns = v[4];
+    }
+    return rc;
+}
+
+static int node_conc_teardown(peer *p) {
+    char rest[64];
+    if (send_line(p, "cteardown") != PEER_OK)
+        return PEER_ERR;
+    return read_reply(p, rest, sizeof(rest));
+}
+
+const peer_ops bench_node_ops = {
+    .start = node_start,
+    .setup = node_setup,
+    .run = node_run,
+    .teardown = node_teardown,
+    .info = node_info,
+    .stop = node_stop,
+    .conc_setup = node_conc_setup,
+    .conc_run = node_conc_run,
+    .conc_teardown = node_conc_teardown,
+};

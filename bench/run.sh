@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The driver benchmark, end to end (bench/README.md): install what it needs,
 # build, create the benchmark database, then for every link delay start
-# ffb-proxy in front of the Firebird 4.0 server and measure libfastfb,
-# libfbclient and node-firebird; finally print the Markdown table and draw
-# the chart. Results go to bench/results/ (not tracked).
+# ffb-proxy in front of the Firebird 4.0 server and measure libfastfb
+# (blocking and async), libfbclient and node-firebird - the scenarios, then
+# the concurrency scenario; finally print the Markdown tables and draw the
+# chart. Results go to bench/results/ (not tracked).
 #
 #   bash bench/run.sh [--quick] [--reps N] [--delays "0 2 10"]
-#                     [--peers ffb,fbclient,node] [--no-install]
-#                     [SERVERS_ENV]
+#                     [--peers ffb,uv,fbclient,node] [--clients 1,8,32]
+#                     [--conc-ms MS] [--no-install] [SERVERS_ENV]
 #
 # SERVERS_ENV is the servers.env written by tests/servers/fbservers.sh (or
 # the directory holding it); default: $FFB_SERVER_STATE, else
@@ -22,7 +23,8 @@ cd "$root"
 quick=0
 reps=5
 delays="0 2 10"
-peers=ffb,fbclient,node
+peers=ffb,uv,fbclient,node
+conc=()
 install=1
 state=${FFB_SERVER_STATE:-}
 while [ $# -gt 0 ]; do
@@ -31,8 +33,10 @@ while [ $# -gt 0 ]; do
     --reps) reps=$2; shift ;;
     --delays) delays=$2; shift ;;
     --peers) peers=$2; shift ;;
+    --clients) conc+=(--clients "$2"); shift ;;
+    --conc-ms) conc+=(--conc-ms "$2"); shift ;;
     --no-install) install=0 ;;
-    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) state=$1 ;;
     esac
@@ -133,7 +137,7 @@ for d in $delays; do
     done
     [ -n "$pport" ] || { echo "run.sh: ffb-proxy did not start" >&2; exit 1; }
     "$drivers" run --host 127.0.0.1 --port "$pport" --db "$db" --delay "$d" \
-        --reps "$reps" --peers "$peers" "${quick_flag[@]}" \
+        --reps "$reps" --peers "$peers" "${quick_flag[@]}" ${conc[@]+"${conc[@]}"} \
         --proxy-pid "$proxy_pid" --proxy-stats "$out/proxy-$d.stats" \
         --node-dir "$here/node" --out "$out/raw.tsv" --info "$out/info.tsv" \
         2>&1 | tee -a "$out/progress.log" >&2

@@ -110,6 +110,7 @@ function checkBlob(buf, id, size) {
 }
 
 let db = null;
+let cdbs = []; /* the concurrency scenario's connections */
 let current = null; /* { name, n } */
 let pool = []; /* the pipelined scenarios' statements */
 
@@ -262,6 +263,70 @@ const scenarios = {
     },
 };
 
+/*
+ * The concurrency scenario: N connections, all on this one event loop, and
+ * N logical clients, one per connection, each running auto-commit point
+ * selects (db.executeAsync, as select_ac) with random ids, one after the
+ * other, until the time is up. The ids come from the same generator as the
+ * C peers' (xorshift64*, bench/bench.h).
+ */
+const MASK64 = (1n << 64n) - 1n;
+function randSeed(client) {
+    return (0x9E3779B97F4A7C15n * BigInt(client + 1)) & MASK64;
+}
+function randId(state) {
+    let x = state.x;
+    x ^= x >> 12n;
+    x = (x ^ (x << 25n)) & MASK64;
+    x ^= x >> 27n;
+    state.x = x;
+    return Number((((x * 2685821657736338717n) & MASK64) >> 33n) % BigInt(ROWS)) + 1;
+}
+
+async function concSetup(n) {
+    const settled = await Promise.allSettled(Array.from({ length: n }, () => attach()));
+    const failed = settled.find((r) => r.status === 'rejected');
+    cdbs = settled.filter((r) => r.status === 'fulfilled').map((r) => r.value);
+    if (failed) {
+        await Promise.all(cdbs.map((d) => d.detachAsync().catch(() => {})));
+        cdbs = [];
+        if (failed.reason && failed.reason.message === 'attach timed out')
+            return `na its attach never completed (3 tries of ${ATTACH_TIMEOUT_MS} ms)`;
+        throw failed.reason;
+    }
+    /* Warm each connection's statement cache, as setup does elsewhere. */
+    await Promise.all(cdbs.map(async (d) => {
+        const tx = await d.transactionAsync(Firebird.ISOLATION_READ_COMMITTED);
+        const st = await tx.newStatementAsync(SQL_POINT);
+        await st.releaseAsync();
+        await tx.commitAsync();
+    }));
+    return 'ok';
+}
+
+async function concRun(ms) {
+    const t0 = process.hrtime.bigint();
+    const c0 = process.cpuUsage();
+    const end = t0 + BigInt(ms) * 1000000n;
+    const lat = [];
+    await Promise.all(cdbs.map(async (d, k) => {
+        const state = { x: randSeed(k) };
+        while (process.hrtime.bigint() < end) {
+            const id = randId(state);
+            const q0 = process.hrtime.bigint();
+            const rows = await d.executeAsync(SQL_POINT, [id]);
+            if (rows.length !== 1) throw new Error(`point select ${id}: ${rows.length} rows`);
+            checkRow(rows[0], id);
+            lat.push(process.hrtime.bigint() - q0);
+        }
+    }));
+    const c = process.cpuUsage(c0);
+    const ns = process.hrtime.bigint() - t0;
+    lat.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const pct = (q) => (lat.length ? lat[Math.min(lat.length, Math.max(1, Math.ceil(q * lat.length))) - 1] : 0n);
+    return `ok ${ns} ${(c.user + c.system) * 1000} ${lat.length} ${pct(0.5)} ${pct(0.99)}`;
+}
+
 async function handle(cmd, args) {
     switch (cmd) {
         case 'hello':
@@ -295,6 +360,14 @@ async function handle(cmd, args) {
             current = null;
             return 'ok';
         }
+        case 'csetup':
+            return concSetup(Number(args[0]));
+        case 'crun':
+            return concRun(Number(args[0]));
+        case 'cteardown':
+            await Promise.all(cdbs.map((d) => d.detachAsync()));
+            cdbs = [];
+            return 'ok';
         case 'info': {
             let d;
             try {
