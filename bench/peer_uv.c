@@ -80,9 +80,6 @@ typedef struct uv_peer {
     ffb_uv_pool *cpool;
     struct conc_slot *slots;
     int nslots;
-    uv_timer_t kick;
-    int kick_ok;
-    int ticking;
 } uv_peer;
 
 /* Run the loop until *flag is set. */
@@ -899,39 +896,6 @@ static int uvp_info(peer *p, char *buf, size_t size) {
 
 /* ---- the concurrency scenario -------------------------------------------- */
 
-/*
- * Work around an ordering problem of libfastfb_uv 0.2: an acquire answered
- * from the pool's prepare handle runs its callback after the connection's
- * own prepare handle has written for this pass, and the loop then polls
- * with no timeout - the requests the callback queued wait for an event
- * that never comes (seen: the first query of a run never left). A 0 ms
- * timer after queueing makes the loop pass once more, and the connection's
- * prepare handle writes them. Needed for each client's first acquire, asked
- * from outside the loop's callbacks; the later ones are asked from result
- * callbacks and answered in the pool's check handle, after which the
- * connection's prepare handle writes before the loop polls again.
- */
-static void kick_cb(uv_timer_t *t) { (void)t; }
-
-static void kick(uv_peer *s) {
-    if (s->kick_ok)
-        uv_timer_start(&s->kick, kick_cb, 0, s->ticking ? 50 : 0);
-}
-
-/* The same for the untimed setup and teardown (the pool's connects,
-   prepares and closes): a tick every `ms` while they run (0: stop). During
-   the timed run a 50 ms tick is the safety net: should a write still be
-   held, the run is slowed (visible in p99), never stopped. */
-static void ticking(uv_peer *s, int ms) {
-    if (!s->kick_ok)
-        return;
-    s->ticking = ms > 0;
-    if (ms > 0)
-        uv_timer_start(&s->kick, kick_cb, (uint64_t)ms, (uint64_t)ms);
-    else
-        uv_timer_stop(&s->kick);
-}
-
 /* A pool connection and the point select prepared on it in setup. */
 typedef struct conc_slot {
     ffb_conn *conn;
@@ -1028,7 +992,6 @@ static void prep_acquired(ffb_uv_pool *pool, ffb_conn *c, int status,
             conn_fail(ps->cp->p, c, "prepare on a pool connection");
         ps->cp->prepared++;
     }
-    kick(s);
 }
 
 static int uvp_conc_setup(peer *p, int clients) {
@@ -1042,10 +1005,6 @@ static int uvp_conc_setup(peer *p, int clients) {
     po.acquire_timeout_ms = 60000;
     po.validate_after_ms = -1; /* no pings in the timed part */
     po.idle_timeout_ms = -1;
-    if (!s->kick_ok) {
-        uv_timer_init(&s->loop, &s->kick);
-        s->kick_ok = 1;
-    }
     if (ffb_uv_pool_new(&s->loop, &po, &s->cpool) != 0)
         return bench_fail(p, PEER_ERR, "ffb_uv_pool_new failed");
     s->slots = calloc((size_t)clients, sizeof(*s->slots));
@@ -1059,7 +1018,6 @@ static int uvp_conc_setup(peer *p, int clients) {
     memset(&cp, 0, sizeof(cp));
     cp.p = p;
     int rc = PEER_OK;
-    ticking(s, 1);
     for (int i = 0; i < clients; i++) {
         ps[i].cp = &cp;
         ps[i].slot = &s->slots[i];
@@ -1084,7 +1042,6 @@ static int uvp_conc_setup(peer *p, int clients) {
     free(ps);
     /* Let the releases' resets (nothing to undo: no round trip) finish. */
     uv_run(&s->loop, UV_RUN_NOWAIT);
-    ticking(s, 0);
     return rc;
 }
 
@@ -1173,7 +1130,6 @@ static void client_acquired(ffb_uv_pool *pool, ffb_conn *c, int status,
         client_stop(cl);
     }
     if (cl->from_outside)
-        kick(s);
     cl->from_outside = 0;
 }
 
@@ -1212,9 +1168,7 @@ static int uvp_conc_run(peer *p, int clients, int ms, conc_result *out) {
         cl->from_outside = 1;
         client_next(cl);
     }
-    ticking(s, 50);
     int rc = wait_for(p, &run.all_done);
-    ticking(s, 0);
     out->ns = bench_now_ns() - t0;
     if (run.failed)
         rc = PEER_ERR;
@@ -1247,10 +1201,8 @@ static int uvp_conc_teardown(peer *p) {
     if (s->cpool) {
         int done = 0;
         /* The statements go with the connections. */
-        ticking(s, 1);
         if (ffb_uv_pool_close(s->cpool, pool_closed, &done) == 0)
             rc = wait_for(p, &done);
-        ticking(s, 0);
         s->cpool = NULL;
     }
     free(s->slots);
@@ -1266,8 +1218,6 @@ static void uvp_stop(peer *p) {
     if (s->loop_ok) {
         uvp_teardown(p, -1);
         uvp_conc_teardown(p);
-        if (s->kick_ok)
-            uv_close((uv_handle_t *)&s->kick, NULL);
         /* Everything is closed; let the handles' close callbacks run, but
            never wait for ever on a handle left behind. */
         for (int i = 0; i < 2000 && uv_run(&s->loop, UV_RUN_NOWAIT); i++) {

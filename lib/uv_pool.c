@@ -288,9 +288,11 @@ static void pool_run(ffb_uv_pool *p) {
        callbacks it runs) wait for the next. */
     acq *batch = p->now_head;
     p->now_head = p->now_tail = NULL;
+    int did = 0; /* callbacks ran, or requests were queued */
     for (;;) {
         acq *a = batch;
         if (a) {
+            did = 1;
             batch = a->next;
             if (a->status == 0)
                 hand(p, a, a->w.conn, now);
@@ -301,14 +303,17 @@ static void pool_run(ffb_uv_pool *p) {
         ffb__pool_action act;
         if (!ffb__poolcore_next_action(&p->core, now, &act))
             break;
+        did = 1;
         take(p, &act, now);
     }
     p->in_run = 0;
     int64_t d = ffb__poolcore_next_deadline(&p->core);
-    /* Answers for the next pass: the idle handle keeps the poll from
-       blocking until they are given (a timer of 0 would run again within
-       this turn of the loop's timers). */
-    if (p->now_head && p->closing != 2)
+    /* Answers for the next pass, or requests this pass queued on
+       connections (an acquire callback's query, a reset, a detach) whose
+       own prepare handle may have run already this turn: the idle handle
+       keeps the next poll from blocking, so the next turn writes them (a
+       timer of 0 would run again within this turn of the loop's timers). */
+    if ((p->now_head || did) && p->closing != 2)
         uv_idle_start(&p->idle, pool_idle);
     else
         uv_idle_stop(&p->idle);
