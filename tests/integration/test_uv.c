@@ -1432,6 +1432,87 @@ static void got_held(ffb_uv_pool *pool, ffb_conn *conn, int status,
     h->at = ffb_now_ms();
 }
 
+/* An acquire of an idle connection asked while the loop is not running:
+   its callback queues a ping, whose callback gives the connection back
+   and closes the pool. With no other event on the loop (only a 5 s limit
+   timer) the ping must still leave at once. The pool answers such an
+   acquire from its prepare handle, after the connection's own prepare
+   handle has written for that turn; it then keeps the next poll from
+   blocking (the async benchmark found the ping waiting for an unrelated
+   event). */
+typedef struct first_query {
+    ffb_uv_pool *pool;
+    int acquired, pinged, ping_status, closed, released;
+    int64_t t_ping;
+    uv_timer_t limit;
+} first_query;
+
+static void fq_pool_closed(ffb_uv_pool *pool, void *data) {
+    (void)pool;
+    first_query *q = data;
+    q->closed = 1;
+    uv_close((uv_handle_t *)&q->limit, NULL);
+}
+
+static void fq_pinged(ffb_conn *c, const ffb_result *res, void *data) {
+    first_query *q = data;
+    q->pinged = 1;
+    q->ping_status = ffb_result_status(res);
+    q->t_ping = ffb_now_ms();
+    assert_int_equal(ffb_uv_pool_release(q->pool, c), 0);
+    assert_int_equal(ffb_uv_pool_close(q->pool, fq_pool_closed, q), 0);
+}
+
+static void fq_acquired(ffb_uv_pool *pool, ffb_conn *conn, int status,
+                        void *data) {
+    (void)pool;
+    first_query *q = data;
+    q->acquired = 1;
+    assert_int_equal(status, 0);
+    assert_int_equal(ffb_conn_queue_ping(conn, fq_pinged, q), 0);
+}
+
+static void fq_warm(ffb_uv_pool *pool, ffb_conn *conn, int status,
+                    void *data) {
+    first_query *q = data;
+    assert_int_equal(status, 0);
+    assert_int_equal(ffb_uv_pool_release(pool, conn), 0);
+    q->released = 1;
+}
+
+static void fq_limit(uv_timer_t *t) { uv_stop(t->loop); }
+
+static void test_pool_first_query_not_held(void **state) {
+    target *t = *state;
+    ffb_conn_options co;
+    ffb_pool_options po;
+    pool_options(t, &co, &po);
+    po.max_size = 1;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    first_query q;
+    memset(&q, 0, sizeof(q));
+    assert_int_equal(0, ffb_uv_pool_new(&loop, &po, &q.pool));
+    /* Connect, give back: the connection is idle, the loop stopped. */
+    assert_int_equal(0, ffb_uv_pool_acquire(q.pool, -1, fq_warm, &q));
+    wait_for(&loop, &q.released, "the first connection");
+    uv_run(&loop, UV_RUN_NOWAIT);
+    uv_timer_init(&loop, &q.limit);
+    uv_timer_start(&q.limit, fq_limit, 5000, 0);
+    assert_int_equal(0, ffb_uv_pool_acquire(q.pool, -1, fq_acquired, &q));
+    int64_t t0 = ffb_now_ms();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(q.acquired, 1);
+    assert_int_equal(q.pinged, 1);
+    assert_int_equal(q.ping_status, 0);
+    /* One ping on loopback: far below the 5 s limit, which alone would
+       have woken a held write. */
+    assert_true(q.t_ping - t0 < 2500);
+    assert_int_equal(q.closed, 1);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 /* One connection, held: a second acquire with 200 ms times out on the
    pool's timer; a third that waits without limit is cancelled by the
    close, and the held connection, released after the close, is closed. */
@@ -2480,6 +2561,7 @@ int main(void) {
         cmocka_unit_test(test_break_closed_stream),
         cmocka_unit_test(test_pool_serves_waiters_in_order),
         cmocka_unit_test(test_pool_timeout_and_close),
+        cmocka_unit_test(test_pool_first_query_not_held),
         cmocka_unit_test(test_pool_release_resets),
         cmocka_unit_test(test_pool_connect_failure),
         cmocka_unit_test(test_pool_server_restart),
