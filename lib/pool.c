@@ -486,29 +486,10 @@ int ffb_pool_stats(const ffb_pool *pool, ffb_pool_counters *out,
     if (!pool || !out)
         return FFB_E_INVAL;
     ffb_pool *p = (ffb_pool *)pool; /* the mutex is not part of the state */
-    ffb__pool_counts c;
+    ffb_pool_counters s;
     lock(p);
-    ffb__poolcore_counts(&p->core, &c);
+    ffb__poolcore_counters(&p->core, &s);
     unlock(p);
-    ffb_pool_counters s = {
-        .in_use = c.in_use,
-        .idle = c.idle,
-        .waiting = c.waiting,
-        .pending = c.pending,
-        .total = c.total,
-        .created = c.created,
-        .create_failures = c.create_failures,
-        .discarded = c.discarded,
-        .evicted = c.evicted,
-        .expired = c.expired,
-        .timeouts = c.timeouts,
-        .failed_waits = c.failed_waits,
-        .validations = c.validations,
-        .validations_failed = c.validations_failed,
-        .acquired = c.acquired,
-        .resets = c.resets,
-        .resets_failed = c.resets_failed,
-    };
     return ffb__give(out, out_size, &s, sizeof s);
 }
 

@@ -652,3 +652,28 @@ void ffb__poolcore_counts(const ffb__poolcore *core, ffb__pool_counts *out) {
                    core->n_closing;
     out->total = live(core);
 }
+
+void ffb__poolcore_counters(const ffb__poolcore *core, ffb_pool_counters *out) {
+    ffb__pool_counts c;
+    ffb__poolcore_counts(core, &c);
+    ffb_pool_counters s = {
+        .in_use = c.in_use,
+        .idle = c.idle,
+        .waiting = c.waiting,
+        .pending = c.pending,
+        .total = c.total,
+        .created = c.created,
+        .create_failures = c.create_failures,
+        .discarded = c.discarded,
+        .evicted = c.evicted,
+        .expired = c.expired,
+        .timeouts = c.timeouts,
+        .failed_waits = c.failed_waits,
+        .validations = c.validations,
+        .validations_failed = c.validations_failed,
+        .acquired = c.acquired,
+        .resets = c.resets,
+        .resets_failed = c.resets_failed,
+    };
+    *out = s;
+}

@@ -277,6 +277,11 @@ void ffb__poolcore_shutdown(ffb__poolcore *core);
 /* 1 when the core holds no connection and owes no answer. */
 int ffb__poolcore_is_drained(const ffb__poolcore *core);
 
+/* The same as the public ffb_pool_counters (both pools report them). */
+struct ffb_pool_counters;
+void ffb__poolcore_counters(const ffb__poolcore *core,
+                            struct ffb_pool_counters *out);
+
 /* The counters; the gauges are computed now. */
 void ffb__poolcore_counts(const ffb__poolcore *core, ffb__pool_counts *out);
 

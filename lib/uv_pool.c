@@ -546,27 +546,8 @@ int ffb_uv_pool_stats(const ffb_uv_pool *pool, ffb_pool_counters *out,
     ffb_uv_pool *p = pool_get(pool);
     if (!p || !out)
         return FFB_E_INVAL;
-    ffb__pool_counts c;
-    ffb__poolcore_counts(&p->core, &c);
-    ffb_pool_counters s = {
-        .in_use = c.in_use,
-        .idle = c.idle,
-        .waiting = c.waiting,
-        .pending = c.pending,
-        .total = c.total,
-        .created = c.created,
-        .create_failures = c.create_failures,
-        .discarded = c.discarded,
-        .evicted = c.evicted,
-        .expired = c.expired,
-        .timeouts = c.timeouts,
-        .failed_waits = c.failed_waits,
-        .validations = c.validations,
-        .validations_failed = c.validations_failed,
-        .acquired = c.acquired,
-        .resets = c.resets,
-        .resets_failed = c.resets_failed,
-    };
+    ffb_pool_counters s;
+    ffb__poolcore_counters(&p->core, &s);
     memset(out, 0, out_size);
     memcpy(out, &s, out_size < sizeof(s) ? out_size : sizeof(s));
     return 0;
