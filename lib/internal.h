@@ -456,6 +456,10 @@ struct ffb_tx {
     ffb_tx *next;        /* conn->txs list */
     ffb_error *start_err; /* why the start failed */
     unsigned reset_gen;  /* the reset that rolled it back (lib/reset.c) */
+    int prepared;        /* two-phase: prepared, or reconnected in limbo */
+    int no_last;         /* 0xFFFF may not name it: had its start failed,
+                            0xFFFF would name another live transaction
+                            (lib/twopc.c) */
 };
 
 typedef struct ffb__col {
@@ -813,6 +817,14 @@ int ffb__stmt_queue_plan(ffb_stmt *stmt, int explain, ffb__sync *sync);
    when `sync` completes once rows (or the end) arrive. */
 int ffb__stmt_queue_fetch(ffb_stmt *stmt, ffb__sync *sync);
 int ffb__tx_queue_end(ffb_tx *tx, int op, ffb__sync *sync);
+/* Two-phase commit (lib/tx.c, lib/twopc.c): the first phase, op_prepare2
+   with a message of `len` bytes (op_prepare without one); the start of a
+   transaction from its encoded request `w` (op_transaction or
+   op_reconnect), queued without waiting, as ffb_tx_begin(). */
+int ffb__tx_queue_prepare(ffb_tx *tx, const void *msg, size_t len,
+                          ffb__sync *sync);
+int ffb__tx_start(ffb_conn *conn, const ffbp_writer *w, int32_t op,
+                  ffb_tx **out);
 /* The same as the step of a multi-step operation that is the head of the
    hold queue: sent now, or FFB__LATER when the handle is not known. */
 int ffb__tx_send_end(ffb_tx *tx, int op, ffb__sync *sync);
@@ -981,5 +993,51 @@ void ffb__hs_complete(ffb_conn *conn, int rc);
 void ffb__hs_wipe(ffb_conn *conn);
 /* Handle a packet received during the handshake. */
 int ffb__hs_packet(ffb_conn *conn, const ffbp_packet *pkt);
+
+/* ---- distributed transactions (lib/twopc.c) ---------------------------- */
+
+#define FFB__DTX_MAX 64
+
+enum ffb__dtx_state {
+    FFB__DTX_ACTIVE = 1,
+    FFB__DTX_PREPARED,
+    FFB__DTX_COMMITTING, /* a commit failed: some participants may have
+                            committed, the others are prepared */
+    FFB__DTX_ENDED
+};
+
+/* What a phase does to each participant (lib/blocking.c runs them). */
+enum { FFB__DTX_PREPARE = 1, FFB__DTX_COMMIT, FFB__DTX_ROLLBACK };
+
+typedef struct ffb__dtx_part {
+    ffb_tx *tx;
+    ffb__sync sync;      /* the phase's request */
+    ffb__sync isync;     /* the transaction number's info request */
+    ffb__simple info;
+    uint8_t idbuf[32];
+    int64_t id;
+    int queued;          /* what the queue call returned */
+} ffb__dtx_part;
+
+struct ffb_dtx {
+    const ffb_allocator *alloc; /* the first connection's */
+    size_t n;
+    ffb__dtx_part *p;
+    int state;
+    int failed;          /* participant of the last failure, -1 none */
+    ffb_error err;
+};
+
+/* Queue participant i's request of phase `what` (nothing for one that has
+   ended already: 1). */
+int ffb__dtx_queue(ffb_dtx *d, size_t i, int what, const void *msg,
+                   size_t len);
+/* Its answer came with `rc` (from ffb__await): 0, or the failure, which
+   is recorded when it is the phase's first. */
+int ffb__dtx_answer(ffb_dtx *d, size_t i, int what, int rc);
+/* The checks at the start of a phase: 0 or FFB_E_STATE. */
+int ffb__dtx_check(ffb_dtx *d, int what);
+/* 0 when 1..65535 bytes or none. */
+int ffb__prepare_msg_check(ffb_tx *tx, const void *msg, size_t len);
 
 #endif
