@@ -290,6 +290,13 @@ typedef struct ffb_conn_options {
        is longer is always accepted. A larger packet breaks the connection
        with FFB_E_PROTO (docs/security.md). */
     size_t max_packet_size;
+    /* Database encryption: answers the server's requests for a key
+       (op_crypt_key_callback) during the connect; NULL = answer with no
+       data. See ffb_crypt_key_fn and docs/crypto.md. Since: 0.2 */
+    int (*crypt_key_cb)(void *data, const uint8_t *request,
+                        size_t request_len, uint8_t *reply,
+                        size_t reply_size);
+    void *crypt_key_data; /* handed to crypt_key_cb */
 } ffb_conn_options;
 
 /* C99 designated initializer; from C++ use ffb_conn_options_init(). */
@@ -2146,6 +2153,38 @@ FFB_API const ffb_error *ffb_dtx_error(const ffb_dtx *d);
  * Since: 0.2
  */
 FFB_API void ffb_dtx_free(ffb_dtx *d);
+
+/* ---- database encryption keys (docs/crypto.md) ------------------------ */
+
+/**
+ * The type of ffb_conn_options.crypt_key_cb. A database encrypted with a
+ * crypt plugin whose key holder takes keys from the client makes the
+ * server ask the application for key material while it opens the
+ * database (op_crypt_key_callback, before the answer to the attach or
+ * create; with an encrypted security database also before the accept or
+ * during the login). The callback gets the key holder's request
+ * (`request`, request_len bytes: e.g. the key's name; at most 1 MiB) and
+ * writes its answer to `reply`, at most `reply_size` bytes (1..32767: the
+ * size the server accepts, from the packet on protocol 14+; 32767 on
+ * protocol 13, which does not send it - the server cuts a longer answer).
+ * Returns the number of bytes written (0 = none: the server then
+ * decides whether it can open the database), or a negative value to
+ * refuse: the connect then fails with FFB_E_CRYPT. More than reply_size
+ * also fails it (FFB_E_CRYPT). It runs inside the call that moves the
+ * connection's bytes (ffb_conn_connect(), ffb_conn_feed(), the loop of
+ * libfastfb_uv) and must not call libfastfb on that connection. Without
+ * a callback the library answers with no data, as fbclient does. A server
+ * asking more than 16 times in one connect breaks it (FFB_E_PROTO).
+ * The library wipes its copy of the answer once it is encoded.
+ * Round trips: each request costs one (the server waits for the answer).
+ * Since: 0.2
+ */
+typedef int (*ffb_crypt_key_fn)(void *data, const uint8_t *request,
+                                size_t request_len, uint8_t *reply,
+                                size_t reply_size);
+
+/** The largest key answer a server accepts (p_cc_reply is a short). */
+#define FFB_CRYPT_KEY_MAX 32767
 
 #ifdef __cplusplus
 }

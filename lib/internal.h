@@ -325,6 +325,7 @@ struct ffb_conn {
     int (*on_inline_blob)(ffb_conn *conn, const ffbp_inline_blob *ib);
     int (*on_handshake)(ffb_conn *conn, const ffbp_packet *pkt);
     void (*on_hs_wipe)(ffb_conn *conn); /* the handshake ended: secrets */
+    int (*on_crypt_key)(ffb_conn *conn, const ffbp_crypt_cb *cc);
     void *clock_data;
     int64_t hs_deadline;  /* the connect must end by then (-1: no limit) */
     int64_t io_mark;      /* last progress of the wire (io_timeout_ms) */
@@ -365,6 +366,9 @@ struct ffb_conn {
                              was sent: its success authenticates */
     uint8_t hs_dpb_data[512];
     size_t hs_dpb_data_len;
+    int (*crypt_key_cb)(void *, const uint8_t *, size_t, uint8_t *, size_t);
+    void *crypt_key_data;  /* ffb_conn_options.crypt_key_cb and its data */
+    int crypt_key_asked;   /* op_crypt_key_callback requests this connect */
     uint8_t hs_keys[2048]; /* key lists seen during the handshake */
     size_t hs_keys_len;
 
@@ -991,6 +995,10 @@ int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts);
 void ffb__hs_complete(ffb_conn *conn, int rc);
 /* The handshake ended (failed below it, in the engine): wipe its secrets. */
 void ffb__hs_wipe(ffb_conn *conn);
+/* Answer op_crypt_key_callback (lib/dbcrypt.c; the engine's on_crypt_key
+   after the handshake): 0, or the failure (the handshake or the engine
+   breaks the connection with it). */
+int ffb__hs_crypt_key(ffb_conn *conn, const ffbp_crypt_cb *cc);
 /* Handle a packet received during the handshake. */
 int ffb__hs_packet(ffb_conn *conn, const ffbp_packet *pkt);
 
