@@ -48,7 +48,10 @@ struct ffb_error {
     uint8_t arg_first[FFB__ERR_MAX_CODES]; /* index into args */
     uint8_t arg_count[FFB__ERR_MAX_CODES];
     size_t nargs;
-    const char *args[FFB__ERR_MAX_ARGS];  /* into pool */
+    /* Offsets into pool, not pointers: the struct is copied by value
+       (start errors, per-result errors, batch rows), and a copy's
+       arguments must stay valid when the original is freed. */
+    uint16_t arg_off[FFB__ERR_MAX_ARGS];
     size_t pool_len;
     char pool[FFB__ERR_POOL];
     char sqlstate[6];

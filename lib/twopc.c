@@ -207,16 +207,6 @@ int ffb__dtx_queue(ffb_dtx *d, size_t i, int what, const void *msg,
                              &p->sync);
 }
 
-/* A copy whose arguments point into its own pool. */
-static void error_copy(ffb_error *dst, const ffb_error *src) {
-    *dst = *src;
-    for (size_t k = 0; k < dst->nargs && k < FFB__ERR_MAX_ARGS; k++) {
-        const char *a = src->args[k];
-        if (a >= src->pool && a < src->pool + sizeof(src->pool))
-            dst->args[k] = dst->pool + (a - src->pool);
-    }
-}
-
 int ffb__dtx_answer(ffb_dtx *d, size_t i, int what, int rc) {
     ffb__dtx_part *p = &d->p[i];
     ffb_conn *conn = p->tx->conn;
@@ -240,7 +230,7 @@ int ffb__dtx_answer(ffb_dtx *d, size_t i, int what, int rc) {
     }
     if (rc < 0 && d->failed < 0) {
         d->failed = (int)i;
-        error_copy(&d->err, &conn->err);
+        d->err = conn->err;
     }
     return rc;
 }
