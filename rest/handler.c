@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "buf.h"
+#include "http.h"
 #include "json.h"
 #include "server.h"
 #include "sql.h"
@@ -90,6 +91,10 @@ static const char *reason(int status) {
     switch (status) {
     case 200:
         return "OK";
+    case 201:
+        return "Created";
+    case 204:
+        return "No Content";
     case 206:
         return "Partial Content";
     case 400:
@@ -106,6 +111,8 @@ static const char *reason(int status) {
         return "Not Acceptable";
     case 409:
         return "Conflict";
+    case 413:
+        return "Payload Too Large";
     case 414:
         return "URI Too Long";
     case 416:
@@ -932,9 +939,12 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
         send_error(req, app, &err, head);
         return 0;
     }
-    if (!method_is(req, "GET") && !head) {
+    int write = method_is(req, "POST") || method_is(req, "PATCH") ||
+                method_is(req, "DELETE");
+    if (!method_is(req, "GET") && !head && !write) {
         rest_err_set(&err, 400, "PGRST127",
-                     "only GET and HEAD of tables and views so far",
+                     "only GET, HEAD, POST, PATCH and DELETE of tables and "
+                     "views so far",
                      "Feature not implemented");
         send_error(req, app, &err, 0);
         return 0;
@@ -949,6 +959,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
     }
     memcpy(name, p, n);
     name[n] = '\0';
+    if (write)
+        return rest_handle_write(app, req, name);
     return handle_read(h, req, name, head);
 }
 
@@ -1030,3 +1042,28 @@ void rest_register_handlers(rest_app *app) {
         a->app = app;
     }
 }
+
+/* ---- shared with write.c (http.h) ------------------------------------------ */
+
+void rest_http_add_header(h2o_req_t *req, const char *name, const char *value,
+                          size_t vlen) {
+    add_header(req, name, value, vlen);
+}
+
+void rest_http_send(h2o_req_t *req, int status, const char *ctype,
+                    const char *body, size_t len, int head) {
+    send_body(req, status, ctype, body, len, head);
+}
+
+void rest_http_send_error(h2o_req_t *req, const rest_app *app,
+                          const rest_err *e, int head) {
+    send_error(req, app, e, head);
+}
+
+rest_loop *rest_http_loop(h2o_req_t *req) { return loop_of(req); }
+
+const h2o_iovec_t *rest_http_header(h2o_req_t *req, const char *name) {
+    return header(req, name);
+}
+
+uint64_t rest_http_conn_rts(const ffb_conn *c) { return conn_rts(c); }

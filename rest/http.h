@@ -1,0 +1,22 @@
+/* ffb-rest: the HTTP helpers of handler.c that the write path (write.c)
+   shares. */
+#ifndef FFB_REST_HTTP_H
+#define FFB_REST_HTTP_H
+
+#include "server.h"
+#include "url.h"
+
+void rest_http_add_header(h2o_req_t *req, const char *name,
+                          const char *value, size_t vlen);
+void rest_http_send(h2o_req_t *req, int status, const char *ctype,
+                    const char *body, size_t len, int head);
+void rest_http_send_error(h2o_req_t *req, const rest_app *app,
+                          const rest_err *e, int head);
+rest_loop *rest_http_loop(h2o_req_t *req);
+const h2o_iovec_t *rest_http_header(h2o_req_t *req, const char *name);
+uint64_t rest_http_conn_rts(const ffb_conn *c);
+
+/* POST, PATCH and DELETE of /<name> (write.c). */
+int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name);
+
+#endif
