@@ -35,8 +35,7 @@ typedef struct bparse {
 
 static int fail(bparse *p, const char *details) {
     if (!p->failed) {
-        rest_err_set(p->err, 400, "PGRST102", details,
-                     "Empty or invalid json");
+        rest_err_set(p->err, 400, "PGRST102", details, "Empty or invalid json");
         p->failed = 1;
     }
     return 0;
@@ -132,8 +131,7 @@ static int on_key(void *ctx, const unsigned char *k, size_t n) {
             return fail(p, "too many distinct keys");
         if (grow((void **)&p->keys, &p->capkeys, p->nkeys + 1,
                  sizeof(char *)) ||
-            grow((void **)&p->klen, &p->capklen, p->nkeys + 1,
-                 sizeof(size_t)))
+            grow((void **)&p->klen, &p->capklen, p->nkeys + 1, sizeof(size_t)))
             return fail(p, "out of memory");
         char *s = rarena_strndup(p->arena, key, n);
         if (!s)
@@ -174,9 +172,8 @@ static int on_end_array(void *ctx) {
 }
 
 static const yajl_callbacks callbacks = {
-    on_null,      on_bool,    NULL,          NULL,         on_number,
-    on_string,    on_start_map, on_key,      on_end_map,   on_start_array,
-    on_end_array};
+    on_null,      on_bool, NULL,       NULL,           on_number,   on_string,
+    on_start_map, on_key,  on_end_map, on_start_array, on_end_array};
 
 int rest_parse_body(rarena *arena, const char *data, size_t len,
                     const rest_body_limits *lim, rest_body *out,
@@ -206,8 +203,8 @@ int rest_parse_body(rarena *arena, const char *data, size_t len,
     if (st == yajl_status_ok)
         st = yajl_complete_parse(h);
     if (st != yajl_status_ok && !p.failed) {
-        unsigned char *m = yajl_get_error(h, 0, (const unsigned char *)data,
-                                          len);
+        unsigned char *m =
+            yajl_get_error(h, 0, (const unsigned char *)data, len);
         char d[256];
         size_t ml = m ? strlen((const char *)m) : 0;
         while (ml && (m[ml - 1] == '\n' || m[ml - 1] == ' '))
@@ -226,7 +223,8 @@ int rest_parse_body(rarena *arena, const char *data, size_t len,
     out->nkeys = p.nkeys;
     out->nrows = p.nrows;
     out->keys = rarena_alloc(arena, (p.nkeys + 1) * sizeof *out->keys);
-    out->vals = rarena_alloc(arena, (p.nrows * p.nkeys + 1) * sizeof(rest_jval));
+    out->vals =
+        rarena_alloc(arena, (p.nrows * p.nkeys + 1) * sizeof(rest_jval));
     if (!out->keys || !out->vals) {
         fail(&p, "the body is too large");
         goto out;
@@ -271,8 +269,7 @@ void rest_dump_text(rbuf *out, const char *s, size_t n) {
 }
 
 void rest_body_dump(const rest_body *b, rbuf *out) {
-    static const char *const kinds[] = {"-", "null", "s", "n", "true",
-                                        "false"};
+    static const char *const kinds[] = {"-", "null", "s", "n", "true", "false"};
     rbuf_printf(out, "%s %zu rows, keys:", b->is_array ? "array" : "object",
                 b->nrows);
     for (size_t k = 0; k < b->nkeys; k++)

@@ -52,8 +52,7 @@ typedef struct rest_body_limits {
  * or rows; `details` says what and where).
  */
 int rest_parse_body(rarena *arena, const char *data, size_t len,
-                    const rest_body_limits *lim, rest_body *out,
-                    rest_err *err);
+                    const rest_body_limits *lim, rest_body *out, rest_err *err);
 
 static inline const rest_jval *rest_body_val(const rest_body *b, size_t row,
                                              size_t key) {

@@ -6,8 +6,8 @@
 #include "server.h"
 #include "url.h"
 
-void rest_http_add_header(h2o_req_t *req, const char *name,
-                          const char *value, size_t vlen);
+void rest_http_add_header(h2o_req_t *req, const char *name, const char *value,
+                          size_t vlen);
 void rest_http_send(h2o_req_t *req, int status, const char *ctype,
                     const char *body, size_t len, int head);
 void rest_http_send_error(h2o_req_t *req, const rest_app *app,

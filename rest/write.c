@@ -97,10 +97,9 @@ static void pref_applied(wreq *w) {
     const rest_prefer *p = &w->pf;
 #define ADD(s)                                                                 \
     n += (size_t)snprintf(tmp + n, sizeof tmp - n, "%s%s", n ? ", " : "", s)
-    if (w->kind == REST_W_INSERT && w->plan.resolution_used &&
-        p->resolution)
+    if (w->kind == REST_W_INSERT && w->plan.resolution_used && p->resolution)
         ADD(p->resolution == REST_RES_MERGE ? "resolution=merge-duplicates"
-                                             : "resolution=ignore-duplicates");
+                                            : "resolution=ignore-duplicates");
     if (p->has_ret)
         ADD(p->ret == REST_RET_REPR      ? "return=representation"
             : p->ret == REST_RET_HEADERS ? "return=headers-only"
@@ -160,8 +159,8 @@ static void respond(wreq *w, uint64_t rts, int used_db) {
             rbuf_adds(&w->out, "[]");
         else
             rbuf_addc(&w->out, ']');
-        rest_http_send(req, status, "application/json; charset=utf-8",
-                       w->out.p, w->out.len, 0);
+        rest_http_send(req, status, "application/json; charset=utf-8", w->out.p,
+                       w->out.len, 0);
     } else {
         rest_http_send(req, status, NULL, "", 0, 0);
     }
@@ -360,7 +359,8 @@ static void on_exec(ffb_conn *conn, const ffb_result *res, void *data) {
         stmt_done(w);
 }
 
-/* ---- execution ------------------------------------------------------------ */
+/* ---- execution ------------------------------------------------------------
+ */
 
 static int bind_params(ffb_stmt *st, const rest_wstmt *ws) {
     for (size_t i = 0; i < ws->nparams; i++) {
@@ -461,8 +461,7 @@ static void start(wreq *w) {
     run(w); /* every statement cached: one write for everything */
 }
 
-static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status,
-                    void *data) {
+static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
     wreq *w = data;
     if (status < 0) {
         ffb_pool_error_info pe;
@@ -486,7 +485,8 @@ static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status,
     start(w);
 }
 
-/* ---- the request ------------------------------------------------------------ */
+/* ---- the request ------------------------------------------------------------
+ */
 
 static int is_json_type(const h2o_iovec_t *ct) {
     if (!ct || ct->len == 0)
@@ -515,12 +515,12 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
     rarena_init(&w->arena, 64u << 20);
     rbuf_init(&w->out, 64u << 20);
     rbuf_init(&w->location, 8192);
-    w->kind = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("POST"))
-                  ? REST_W_INSERT
-              : h2o_memis(req->method.base, req->method.len,
-                          H2O_STRLIT("PATCH"))
-                  ? REST_W_UPDATE
-                  : REST_W_DELETE;
+    w->kind =
+        h2o_memis(req->method.base, req->method.len, H2O_STRLIT("POST"))
+            ? REST_W_INSERT
+        : h2o_memis(req->method.base, req->method.len, H2O_STRLIT("PATCH"))
+            ? REST_W_UPDATE
+            : REST_W_DELETE;
     const h2o_iovec_t *pv = rest_http_header(req, "prefer");
     rest_parse_prefer(pv ? pv->base : NULL, pv ? pv->len : 0, &w->pf);
     /* db-tx-end: the server's end, and whether Prefer: tx= may change it */
@@ -588,9 +588,8 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
     }
     w->slot = h2o_mem_alloc_shared(&req->pool, sizeof *w->slot, w_slot_dispose);
     w->slot->w = w;
-    int rc = ffb_uv_pool_acquire(w->lp->pool,
-                                 cfg->db_pool_acquisition_timeout * 1000,
-                                 on_conn, w);
+    int rc = ffb_uv_pool_acquire(
+        w->lp->pool, cfg->db_pool_acquisition_timeout * 1000, on_conn, w);
     if (rc < 0) {
         rest_err_set(&err, 503, "PGRST001", NULL, "Database client error: %s",
                      ffb_strerror(rc));

@@ -242,7 +242,8 @@ static void returning_into(wgen *g, rbuf *b) {
     rbuf_adds(b, "; SUSPEND;");
 }
 
-/* ---- POST ------------------------------------------------------------------ */
+/* ---- POST ------------------------------------------------------------------
+ */
 
 typedef struct chunk {
     rest_wstmt *st;
@@ -283,9 +284,8 @@ static int chunk_close(wgen *g, chunk *c) {
 
 /* One row's statement appended to the chunk. */
 static int insert_row(wgen *g, chunk *c, const rest_body *b, size_t r,
-                      const rest_column **cols, const long *keyof,
-                      size_t ncols, const rest_column **match,
-                      size_t nmatch) {
+                      const rest_column **cols, const long *keyof, size_t ncols,
+                      const rest_column **match, size_t nmatch) {
     rest_wplan *pl = g->plan;
     const rest_wopts *o = g->o;
     rest_wstmt *st = c->st;
@@ -295,9 +295,9 @@ static int insert_row(wgen *g, chunk *c, const rest_body *b, size_t r,
     long rk[1024];
     size_t n = 0;
     for (size_t i = 0; i < ncols && n < 1024; i++) {
-        int absent = keyof[i] < 0 ||
-                     rest_body_val(b, r, (size_t)keyof[i])->kind ==
-                         REST_J_ABSENT;
+        int absent =
+            keyof[i] < 0 ||
+            rest_body_val(b, r, (size_t)keyof[i])->kind == REST_J_ABSENT;
         if (absent && o->missing_default)
             continue;
         rc[n] = cols[i];
@@ -498,8 +498,7 @@ static int plan_update_delete(wgen *g, const rest_query *q,
     }
     if (upd) {
         if (!b || b->is_array || b->nrows != 1) {
-            rest_err_set(g->err, 400, "PGRST102",
-                         "PATCH takes one JSON object",
+            rest_err_set(g->err, 400, "PGRST102", "PATCH takes one JSON object",
                          "Empty or invalid json");
             return -1;
         }
@@ -764,8 +763,8 @@ static char *decode(rarena *a, const char *s, size_t n) {
     if (!d)
         return NULL;
     for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%' && i + 2 < n &&
-            hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+        if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
+            hexval(s[i + 2]) >= 0) {
             d[k++] = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
             i += 2;
         } else {
@@ -776,8 +775,8 @@ static char *decode(rarena *a, const char *s, size_t n) {
     return d;
 }
 
-int rest_write_params(rarena *a, const char *qs, size_t n,
-                      const char **columns, const char **on_conflict) {
+int rest_write_params(rarena *a, const char *qs, size_t n, const char **columns,
+                      const char **on_conflict) {
     *columns = *on_conflict = NULL;
     size_t i = 0;
     while (i < n) {

@@ -33,11 +33,11 @@ enum rest_wret { REST_RET_MINIMAL = 0, REST_RET_HEADERS, REST_RET_REPR };
 enum rest_wres { REST_RES_NONE = 0, REST_RES_MERGE, REST_RES_IGNORE };
 
 typedef struct rest_wopts {
-    int kind;            /* enum rest_wkind */
-    int ret;             /* enum rest_wret */
-    int resolution;      /* enum rest_wres */
-    int missing_default; /* Prefer: missing=default */
-    const char *columns; /* columns= (decoded), NULL: none */
+    int kind;                /* enum rest_wkind */
+    int ret;                 /* enum rest_wret */
+    int resolution;          /* enum rest_wres */
+    int missing_default;     /* Prefer: missing=default */
+    const char *columns;     /* columns= (decoded), NULL: none */
     const char *on_conflict; /* on_conflict= (decoded), NULL: none */
     size_t max_block_params; /* inputs of one EXECUTE BLOCK (0: 1000) */
     size_t max_block_bytes;  /* its SQL text and its estimated input
@@ -100,8 +100,8 @@ void rest_parse_prefer(const char *v, size_t n, rest_prefer *out);
 /* columns= and on_conflict= of the query string `qs` (not decoded),
    percent-decoded into `a`; NULL when absent. Returns 0, -1 on no
    memory. */
-int rest_write_params(rarena *a, const char *qs, size_t n,
-                      const char **columns, const char **on_conflict);
+int rest_write_params(rarena *a, const char *qs, size_t n, const char **columns,
+                      const char **on_conflict);
 
 /* Every statement with its parameters as text (golden files). */
 void rest_wplan_dump(const rest_wplan *plan, rbuf *out);

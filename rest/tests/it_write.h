@@ -111,8 +111,8 @@ static void test_rest_write(void **state) {
        fetch + commit); FB3 = 3 (it prepares only once the start is
        answered: start; prepare; execute + fetch + commit). */
     assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
-    http_json("POST", p, NULL,
-              "{\"id\":2,\"name\":\"two\",\"price\":0.0001}", &r);
+    http_json("POST", p, NULL, "{\"id\":2,\"name\":\"two\",\"price\":0.0001}",
+              &r);
     EXPECT(&r, 201, "");
     /* Warm: start, execute of the cached block with its fetch (the
        count), commit: one write = 1. */
@@ -125,8 +125,7 @@ static void test_rest_write(void **state) {
 
     /* ---- return=representation, select=, a text blob ---- */
     wpath(p, sizeof p, "select=id,label:name,n,txt");
-    http_json("POST", p,
-              "Prefer: return=representation, missing=default\r\n",
+    http_json("POST", p, "Prefer: return=representation, missing=default\r\n",
               "{\"id\":3,\"name\":\"three\",\"txt\":\"a \\\"blob\\\"\"}", &r);
     EXPECT(&r, 201,
            "[{\"id\":3,\"label\":\"three\",\"n\":7,\"txt\":\"a "
@@ -184,6 +183,38 @@ static void test_rest_write(void **state) {
            "[{\"id\":100,\"ok\":false},{\"id\":101,\"ok\":true},"
            "{\"id\":299,\"ok\":null}]");
 
+    /* 1000 objects: more than one block takes (1000 inputs, 60000 bytes
+       of SQL text or of input message), so the body is cut into several
+       blocks; one failing block must undo the others, so the commit waits
+       for their answers */
+    n = 0;
+    n += (size_t)snprintf(big + n, sizeof big - n, "[");
+    for (int i = 0; i < 1000; i++)
+        n += (size_t)snprintf(big + n, sizeof big - n,
+                              "%s{\"id\":%d,\"name\":\"many %d\",\"ok\":true}",
+                              i ? "," : "", 1000 + i, i);
+    snprintf(big + n, sizeof big - n, "]");
+    http_json("POST", p, "Prefer: count=exact\r\n", big, &r);
+    EXPECT(&r, 201, "");
+    assert_string_equal(hdr(&r, "content-range"), "*/1000");
+    int cold_many = rts(&r);
+    wpath(p, sizeof p, "id=gte.1000");
+    http("DELETE", p, "Prefer: count=exact\r\n", &r);
+    EXPECT(&r, 204, "");
+    assert_string_equal(hdr(&r, "content-range"), "*/1000");
+    wpath(p, sizeof p, NULL);
+    http_json("POST", p, "Prefer: count=exact\r\n", big, &r);
+    EXPECT(&r, 201, "");
+    fprintf(stderr, "1000 rows: cold %d, warm %d round trips\n", cold_many,
+            rts(&r));
+    /* warm: start, every block's execute with its fetch (1); the commit
+       once all are answered (1) */
+    assert_int_equal(rts(&r), 2);
+    wpath(p, sizeof p, "id=gte.1000");
+    http("DELETE", p, NULL, &r);
+    EXPECT(&r, 204, "");
+    wpath(p, sizeof p, NULL);
+
     /* keys that differ: PGRST102, nothing sent */
     http_json("POST", p, NULL, "[{\"id\":6,\"name\":\"a\"},{\"id\":7}]", &r);
     EXPECT(&r, 400,
@@ -205,8 +236,7 @@ static void test_rest_write(void **state) {
 
     /* ---- integrity errors, PostgreSQL's codes ---- */
     wpath(p, sizeof p, NULL);
-    http_json("POST", p, NULL, "{\"id\":1,\"name\":\"dup\",\"price\":1}",
-              &r);
+    http_json("POST", p, NULL, "{\"id\":1,\"name\":\"dup\",\"price\":1}", &r);
     assert_int_equal(r.status, 409);
     assert_non_null(strstr(r.body, "\"code\":\"23505\""));
     assert_int_equal(rts(&r), 1); /* warm: the error comes with the execute */
@@ -221,8 +251,7 @@ static void test_rest_write(void **state) {
     assert_non_null(strstr(r.body, "\"code\":\"23514\""));
     /* a bulk whose second row fails: the block undoes the first one */
     http_json("POST", p, NULL,
-              "[{\"id\":9,\"name\":\"nine\"},{\"id\":1,\"name\":\"dup\"}]",
-              &r);
+              "[{\"id\":9,\"name\":\"nine\"},{\"id\":1,\"name\":\"dup\"}]", &r);
     assert_int_equal(r.status, 409);
     w_rows("id", "id=eq.9", &r);
     EXPECT(&r, 200, "[]");
@@ -241,8 +270,7 @@ static void test_rest_write(void **state) {
     /* ---- upsert ---- */
     http_json("POST", p,
               "Prefer: resolution=merge-duplicates, return=representation\r\n",
-              "[{\"id\":1,\"name\":\"uno\"},{\"id\":10,\"name\":\"ten\"}]",
-              &r);
+              "[{\"id\":1,\"name\":\"uno\"},{\"id\":10,\"name\":\"ten\"}]", &r);
     EXPECT(&r, 201,
            "[{\"id\":1,\"name\":\"uno\",\"price\":12345678901234.5678,\"n\":"
            "7,\"ok\":null,\"u\":null,\"parent\":null,\"txt\":null},"
@@ -250,10 +278,11 @@ static void test_rest_write(void **state) {
            "null,\"u\":null,\"parent\":null,\"txt\":null}]");
     assert_string_equal(hdr(&r, "preference-applied"),
                         "resolution=merge-duplicates, return=representation");
-    http_json("POST", p,
-              "Prefer: resolution=ignore-duplicates, return=representation\r\n",
-              "[{\"id\":1,\"name\":\"ignored\"},{\"id\":11,\"name\":\"eleven\"}]",
-              &r);
+    http_json(
+        "POST", p,
+        "Prefer: resolution=ignore-duplicates, return=representation\r\n",
+        "[{\"id\":1,\"name\":\"ignored\"},{\"id\":11,\"name\":\"eleven\"}]",
+        &r);
     /* only the inserted row comes back, as PostgreSQL's ON CONFLICT DO
        NOTHING ... RETURNING gives */
     EXPECT(&r, 201,

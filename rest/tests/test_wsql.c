@@ -8,8 +8,8 @@
 #include "body.h"
 #include "fixture.h"
 #include "golden.h"
-#include "wsql.h"
 #include "url.h"
+#include "wsql.h"
 
 static rest_schema schema;
 
@@ -70,8 +70,8 @@ static void run_case(const char *in, rbuf *out) {
     if (rc == 0 && bd)
         rc = rest_parse_body(&a, bd, strlen(bd), NULL, &b, &e);
     if (rc == 0)
-        rc = rest_plan_write(&a, &schema, tname, &q, bd ? &b : NULL, &o,
-                             &plan, &e);
+        rc = rest_plan_write(&a, &schema, tname, &q, bd ? &b : NULL, &o, &plan,
+                             &e);
     if (rc < 0) {
         rbuf_printf(out, "! %d %s %s | %s", e.status, e.code, e.message,
                     e.details);
