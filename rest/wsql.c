@@ -404,19 +404,29 @@ static int plan_insert(wgen *g, const rest_query *q, const rest_body *b) {
         pl->noop = 1;
         return 0;
     }
-    size_t maxp = o->max_block_params ? o->max_block_params : 1000;
-    if (maxp > 1024)
-        maxp = 1024; /* insert_row's arrays */
-    size_t maxb = o->max_block_bytes ? o->max_block_bytes : 60000;
-    if (ncols > maxp) {
+    size_t maxp = o->max_block_params ? o->max_block_params : 8000;
+    size_t maxb = o->max_block_bytes ? o->max_block_bytes : 512u << 10;
+    size_t maxc = o->max_block_contexts ? o->max_block_contexts : 256;
+    /* table contexts of one row's statement (measured, wsql.h) */
+    size_t rowc = !pl->resolution_used               ? 1
+                  : o->resolution == REST_RES_IGNORE ? 2
+                                                     : 3;
+    if (ncols > maxp || ncols > 1024) {
         rest_err_set(g->err, 400, "PGRST100", NULL,
-                     "more than %zu columns in one row", maxp);
+                     "more than %zu columns in one row",
+                     maxp < 1024 ? maxp : 1024);
+        return -1;
+    }
+    if (rowc > maxc) {
+        rest_err_set(g->err, 400, "PGRST100", NULL,
+                     "a row takes more than %zu table contexts", maxc);
         return -1;
     }
     chunk c;
     memset(&c, 0, sizeof c);
     for (size_t r = 0; r < b->nrows; r++) {
-        if (c.st && c.st->nparams + ncols > maxp) {
+        if (c.st &&
+            (c.st->nparams + ncols > maxp || (c.st->nrows + 1) * rowc > maxc)) {
             if (chunk_close(g, &c) < 0)
                 return -1;
         }

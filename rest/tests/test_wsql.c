@@ -53,7 +53,8 @@ static void run_case(const char *in, rbuf *out) {
     o.resolution = pf.resolution;
     o.missing_default = pf.missing_default;
     if (l)
-        sscanf(l, "%zu %zu", &o.max_block_params, &o.max_block_bytes);
+        sscanf(l, "%zu %zu %zu", &o.max_block_params, &o.max_block_bytes,
+               &o.max_block_contexts);
     if (strcmp(method, "BODY") == 0) {
         if (rest_parse_body(&a, bd ? bd : "", bd ? strlen(bd) : 0, NULL, &b,
                             &e) < 0)
