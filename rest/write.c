@@ -464,19 +464,8 @@ static void start(wreq *w) {
 static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
     wreq *w = data;
     if (status < 0) {
-        ffb_pool_error_info pe;
         w->failed = 1;
-        if (status == FFB_E_TIMEOUT)
-            rest_err_set(&w->err, 504, "PGRST003", NULL,
-                         "Timed out acquiring connection from connection "
-                         "pool.");
-        else {
-            rest_err_set(&w->err, 503, "PGRST001", NULL,
-                         "Database client error. Retrying the connection.");
-            if (ffb_uv_pool_error(pool, &pe, sizeof pe) == 0)
-                snprintf(w->err.details, sizeof w->err.details, "%s",
-                         pe.message);
-        }
+        rest_http_pool_failure(pool, status, &w->err);
         finish(w);
         return;
     }
@@ -565,21 +554,9 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
                         has_body ? &w->body : NULL, &o, &w->plan, &err) < 0)
         goto fail;
     w->has_plan = 1;
-    w->keyjson =
-        rarena_alloc(&w->arena, (w->plan.nkeys + 1) * sizeof *w->keyjson);
+    w->keyjson = rest_http_keyjson(&w->arena, w->plan.keys, w->plan.nkeys);
     if (!w->keyjson)
         goto nomem;
-    for (size_t i = 0; i < w->plan.nkeys; i++) {
-        rbuf k;
-        rbuf_init(&k, 0);
-        json_string(&k, w->plan.keys[i], strlen(w->plan.keys[i]));
-        rbuf_addc(&k, ':');
-        const char *s = rbuf_cstr(&k);
-        w->keyjson[i] = s ? rarena_strndup(&w->arena, s, k.len) : NULL;
-        rbuf_free(&k);
-        if (!w->keyjson[i])
-            goto nomem;
-    }
     if (w->plan.noop) {
         /* nothing to write (POST [], PATCH {}): no connection */
         respond(w, 0, 0);

@@ -756,35 +756,6 @@ void rest_parse_prefer(const char *v, size_t n, rest_prefer *out) {
     }
 }
 
-static int hexval(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* Percent-decoded (and '+' as a space) copy in the arena. */
-static char *decode(rarena *a, const char *s, size_t n) {
-    char *d = rarena_alloc(a, n + 1);
-    size_t k = 0;
-    if (!d)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
-            hexval(s[i + 2]) >= 0) {
-            d[k++] = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
-            i += 2;
-        } else {
-            d[k++] = s[i] == '+' ? ' ' : s[i];
-        }
-    }
-    d[k] = '\0';
-    return d;
-}
-
 int rest_write_params(rarena *a, const char *qs, size_t n, const char **columns,
                       const char **on_conflict) {
     *columns = *on_conflict = NULL;
@@ -803,7 +774,8 @@ int rest_write_params(rarena *a, const char *qs, size_t n, const char **columns,
                 dst = columns;
             else if (kl == 11 && memcmp(qs + st, "on_conflict", 11) == 0)
                 dst = on_conflict;
-            if (dst && !(*dst = decode(a, v, vl)))
+            size_t dn;
+            if (dst && !(*dst = rest_url_decode(a, v, vl, &dn)))
                 return -1;
         }
         i++;
