@@ -255,6 +255,62 @@ out:
     return rc;
 }
 
+int rest_parse_form(rarena *arena, const char *data, size_t len,
+                    const rest_body_limits *lim, rest_body *out,
+                    rest_err *err) {
+    static const rest_body_limits deflim = REST_BODY_LIMITS_DEFAULT;
+    if (!lim)
+        lim = &deflim;
+    memset(out, 0, sizeof *out);
+    size_t pairs = 1;
+    for (size_t i = 0; i < len; i++)
+        pairs += data[i] == '&';
+    out->keys = rarena_alloc(arena, (pairs + 1) * sizeof *out->keys);
+    out->vals = rarena_alloc(arena, (pairs + 1) * sizeof *out->vals);
+    if (!out->keys || !out->vals)
+        goto nomem;
+    out->nrows = 1;
+    size_t i = 0;
+    while (i < len) {
+        size_t st = i;
+        while (i < len && data[i] != '&')
+            i++;
+        const char *eq = memchr(data + st, '=', i - st);
+        size_t kl = eq ? (size_t)(eq - data - st) : i - st;
+        if (kl || eq) {
+            size_t kn, vn = 0;
+            char *k = rest_url_decode(arena, data + st, kl, &kn);
+            char *v = eq ? rest_url_decode(arena, eq + 1,
+                                           (size_t)(data + i - eq - 1), &vn)
+                         : rarena_strndup(arena, "", 0);
+            if (!k || !v)
+                goto nomem;
+            size_t x = 0;
+            while (x < out->nkeys && strcmp(out->keys[x], k) != 0)
+                x++;
+            if (x == out->nkeys) {
+                if (out->nkeys >= lim->max_keys) {
+                    rest_err_set(err, 400, "PGRST102", "too many distinct keys",
+                                 "Empty or invalid json");
+                    memset(out, 0, sizeof *out);
+                    return -1;
+                }
+                out->keys[out->nkeys++] = k;
+            }
+            /* the last one wins, as in a JSON object */
+            out->vals[x].kind = REST_J_STRING;
+            out->vals[x].text = v;
+            out->vals[x].len = vn;
+        }
+        i++;
+    }
+    return 0;
+nomem:
+    memset(out, 0, sizeof *out);
+    rest_err_set(err, 500, "PGRST000", NULL, "out of memory");
+    return -1;
+}
+
 void rest_dump_text(rbuf *out, const char *s, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '\n')

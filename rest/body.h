@@ -54,6 +54,15 @@ typedef struct rest_body_limits {
 int rest_parse_body(rarena *arena, const char *data, size_t len,
                     const rest_body_limits *lim, rest_body *out, rest_err *err);
 
+/*
+ * An application/x-www-form-urlencoded body ("a=1&b=x+y"): one object
+ * whose values are strings (percent-decoded, '+' a space; a key without
+ * '=' has the empty string). Returns 0, or -1 with 400 PGRST102 (too many
+ * keys) or 500 (no memory).
+ */
+int rest_parse_form(rarena *arena, const char *data, size_t len,
+                    const rest_body_limits *lim, rest_body *out, rest_err *err);
+
 static inline const rest_jval *rest_body_val(const rest_body *b, size_t row,
                                              size_t key) {
     return &b->vals[row * b->nkeys + key];

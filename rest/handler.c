@@ -1074,3 +1074,7 @@ char **rest_http_keyjson(rarena *a, const char *const *keys, size_t n) {
     }
     return kj;
 }
+
+int rest_http_accept(h2o_req_t *req, int *singular, rest_err *err) {
+    return parse_accept(req, singular, err);
+}

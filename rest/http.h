@@ -22,6 +22,10 @@ void rest_http_pool_failure(ffb_uv_pool *pool, int status, rest_err *err);
 /* "\"key\":" of each key, JSON-escaped, in the arena; NULL: no memory. */
 char **rest_http_keyjson(rarena *a, const char *const *keys, size_t n);
 
+/* Accept: JSON or anything (0), PostgREST's singular object (0 with
+ *singular set), else -1 with 406 PGRST107. */
+int rest_http_accept(h2o_req_t *req, int *singular, rest_err *err);
+
 /* POST, PATCH and DELETE of /<name> (write.c). */
 int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name);
 

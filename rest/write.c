@@ -44,6 +44,7 @@ struct wreq {
     int has_plan;
     rest_prefer pf;
     int kind;
+    int singular;   /* Accept: application/vnd.pgrst.object+json */
     int rollback;   /* end with a rollback */
     int tx_applied; /* Preference-Applied: tx=... */
     const char *name;
@@ -154,7 +155,12 @@ static void respond(wreq *w, uint64_t rts, int used_db) {
         rest_http_add_header(req, "location", w->location.p, w->location.len);
     pref_applied(w);
     int status = w->kind == REST_W_INSERT ? 201 : repr ? 200 : 204;
-    if (repr) {
+    if (repr && w->singular) {
+        /* the one object, without the array's opening bracket */
+        rest_http_send(req, status,
+                       "application/vnd.pgrst.object+json; charset=utf-8",
+                       w->out.p + 1, w->out.len - 1, 0);
+    } else if (repr) {
         if (w->nout == 0)
             rbuf_adds(&w->out, "[]");
         else
@@ -215,12 +221,15 @@ static void queue_end(wreq *w) {
 }
 
 /* One statement is done (its rows read). */
+static void check_singular(wreq *w);
+
 static void stmt_done(wreq *w) {
     if (--w->pending > 0)
         return;
-    if (!w->end_queued)
+    if (!w->end_queued) {
+        check_singular(w);
         queue_end(w);
-    else if (w->end_queued == 2)
+    } else if (w->end_queued == 2)
         finish(w);
 }
 
@@ -292,6 +301,19 @@ static int one_row(wreq *w, ffb_stmt *st) {
     }
     rbuf_addc(&w->out, '}');
     return 0;
+}
+
+/* Every statement is answered: with the singular object asked for, a
+   write of other than one row is refused and rolled back (PostgREST). */
+static void check_singular(wreq *w) {
+    if (!w->singular || w->failed || w->affected == 1)
+        return;
+    w->failed = 1;
+    char d[96];
+    snprintf(d, sizeof d, "The result contains %lld rows",
+             (long long)w->affected);
+    rest_err_set(&w->err, 406, "PGRST116", d,
+                 "JSON object requested, multiple (or no) rows returned");
 }
 
 static void on_fetch(ffb_conn *conn, const ffb_result *res, void *data);
@@ -405,7 +427,8 @@ static void run(wreq *w) {
     }
     /* one statement whose rows all come with its execute: the end rides
        in the same write */
-    if (n == 1 && (!w->plan.stmts[0].cursor || w->kind == REST_W_INSERT))
+    if (n == 1 && !w->singular &&
+        (!w->plan.stmts[0].cursor || w->kind == REST_W_INSERT))
         queue_end(w);
 }
 
@@ -477,16 +500,18 @@ static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
 /* ---- the request ------------------------------------------------------------
  */
 
-static int is_json_type(const h2o_iovec_t *ct) {
-    if (!ct || ct->len == 0)
-        return 1; /* PostgREST takes a body without a type as JSON */
-    size_t n = ct->len;
+/* Is the Content-Type `type` (parameters after ';' ignored)? (A body
+   without a type is taken as JSON, as PostgREST does.) */
+static int is_type(const h2o_iovec_t *ct, const char *type) {
+    if (!ct)
+        return 0;
+    size_t n = ct->len, tn = strlen(type);
     const char *semi = memchr(ct->base, ';', n);
     if (semi)
         n = (size_t)(semi - ct->base);
     while (n && ct->base[n - 1] == ' ')
         n--;
-    return n == 16 && strncasecmp(ct->base, "application/json", 16) == 0;
+    return n == tn && strncasecmp(ct->base, type, tn) == 0;
 }
 
 int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
@@ -510,6 +535,8 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
         : h2o_memis(req->method.base, req->method.len, H2O_STRLIT("PATCH"))
             ? REST_W_UPDATE
             : REST_W_DELETE;
+    if (rest_http_accept(req, &w->singular, &err) < 0)
+        goto fail;
     const h2o_iovec_t *pv = rest_http_header(req, "prefer");
     rest_parse_prefer(pv ? pv->base : NULL, pv ? pv->len : 0, &w->pf);
     /* db-tx-end: the server's end, and whether Prefer: tx= may change it */
@@ -538,16 +565,21 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
         goto nomem;
     int has_body = w->kind != REST_W_DELETE;
     if (has_body) {
-        if (!is_json_type(rest_http_header(req, "content-type"))) {
-            const h2o_iovec_t *ct = rest_http_header(req, "content-type");
+        const h2o_iovec_t *ct = rest_http_header(req, "content-type");
+        const char *data = req->entity.base ? req->entity.base : "";
+        size_t dlen = req->entity.base ? req->entity.len : 0;
+        int prc;
+        if (is_type(ct, "application/x-www-form-urlencoded"))
+            prc = rest_parse_form(&w->arena, data, dlen, NULL, &w->body, &err);
+        else if (!ct || ct->len == 0 || is_type(ct, "application/json"))
+            prc = rest_parse_body(&w->arena, data, dlen, NULL, &w->body, &err);
+        else {
             rest_err_set(&err, 415, "PGRST107", NULL,
                          "None of these media types are available: %.*s",
                          (int)(ct->len > 128 ? 128 : ct->len), ct->base);
             goto fail;
         }
-        if (rest_parse_body(&w->arena, req->entity.base ? req->entity.base : "",
-                            req->entity.base ? req->entity.len : 0, NULL,
-                            &w->body, &err) < 0)
+        if (prc < 0)
             goto fail;
     }
     if (rest_plan_write(&w->arena, app->schema, name, &w->q,

@@ -388,6 +388,49 @@ static void test_rest_write(void **state) {
     w_rows("id", "id=eq.13", &r);
     EXPECT(&r, 200, "[]");
 
+    /* ---- the singular object (Accept: application/vnd.pgrst.object+json) */
+    wpath(p, sizeof p, "select=id,name");
+    http_json("POST", p,
+              "Accept: application/vnd.pgrst.object+json\r\n"
+              "Prefer: return=representation\r\n",
+              "{\"id\":14,\"name\":\"single\"}", &r);
+    EXPECT(&r, 201, "{\"id\":14,\"name\":\"single\"}");
+    assert_string_equal(hdr(&r, "content-type"),
+                        "application/vnd.pgrst.object+json; charset=utf-8");
+    http_json("POST", p,
+              "Accept: application/vnd.pgrst.object+json\r\n"
+              "Prefer: return=representation\r\n",
+              "{\"id\":15,\"name\":\"single\"}", &r);
+    EXPECT(&r, 201, "{\"id\":15,\"name\":\"single\"}");
+    /* warm, 2: the end waits for the rows (one row, or a 406 and a
+       rollback) */
+    assert_int_equal(rts(&r), 2);
+    /* two rows: 406, and nothing changed */
+    wpath(p, sizeof p, "name=eq.single");
+    http_json("PATCH", p, "Accept: application/vnd.pgrst.object+json\r\n",
+              "{\"name\":\"double\"}", &r);
+    EXPECT(&r, 406,
+           "{\"code\":\"PGRST116\",\"message\":\"JSON object requested, "
+           "multiple (or no) rows returned\",\"details\":\"The result "
+           "contains 2 rows\",\"hint\":null}");
+    w_rows("id", "name=eq.single", &r);
+    EXPECT(&r, 200, "[{\"id\":14},{\"id\":15}]");
+    wpath(p, sizeof p, "id=in.(14,15)");
+    http("DELETE", p, NULL, &r);
+    EXPECT(&r, 204, "");
+
+    /* ---- a form body (application/x-www-form-urlencoded): one row ---- */
+    wpath(p, sizeof p, "select=id,name,n");
+    http("POST", p,
+         "Content-Type: application/x-www-form-urlencoded\r\n"
+         "Prefer: return=representation\r\nContent-Length: 33\r\n\r\n"
+         "id=16&name=form+%C3%A9t%C3%A9&n=3",
+         &r);
+    EXPECT(&r, 201, "[{\"id\":16,\"name\":\"form \u00e9t\u00e9\",\"n\":3}]");
+    path(p, sizeof p, twname, "id=eq.16");
+    http("DELETE", p, NULL, &r);
+    EXPECT(&r, 204, "");
+
     /* ---- DELETE ---- */
     wpath(p, sizeof p, "id=gte.100&id=lt.150");
     http("DELETE", p, "Prefer: count=exact\r\n", &r);

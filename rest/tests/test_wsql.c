@@ -3,7 +3,7 @@
  * and query string ("> POST /table?query"), optional "P " Prefer and
  * "B " body lines, and the statements with their parameters, the output
  * keys, or the error. The schema is tests/fixture.h. Also the body
- * parser's own cases (method BODY: the parsed rows).
+ * parser's own cases (method BODY: the parsed rows; FORM: a form body).
  */
 #include "body.h"
 #include "fixture.h"
@@ -55,9 +55,10 @@ static void run_case(const char *in, rbuf *out) {
     if (l)
         sscanf(l, "%zu %zu %zu", &o.max_block_params, &o.max_block_bytes,
                &o.max_block_contexts);
-    if (strcmp(method, "BODY") == 0) {
-        if (rest_parse_body(&a, bd ? bd : "", bd ? strlen(bd) : 0, NULL, &b,
-                            &e) < 0)
+    if (strcmp(method, "BODY") == 0 || strcmp(method, "FORM") == 0) {
+        int form = method[0] == 'F';
+        if ((form ? rest_parse_form : rest_parse_body)(
+                &a, bd ? bd : "", bd ? strlen(bd) : 0, NULL, &b, &e) < 0)
             rbuf_printf(out, "! %d %s %s | %s", e.status, e.code, e.message,
                         e.details);
         else
