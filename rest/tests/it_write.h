@@ -457,6 +457,16 @@ static void test_rest_write(void **state) {
     http("DELETE", p, NULL, &r);
     assert_int_equal(r.status, 409);
     assert_non_null(strstr(r.body, "\"code\":\"23503\""));
+    /* a COMPUTED BY column: the server refuses the block's prepare */
+    path(p, sizeof p, tname, NULL);
+    http_json("POST", p, NULL, "{\"id\":99,\"name\":\"x\",\"total\":1}",
+              &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "\"code\":\"42000\""));
+    assert_non_null(strstr(r.body, "read-only"));
+    /* FB4: the start and the prepare (refused) in one write, then the
+       rollback = 2; FB3: the start first = 3 */
+    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
     /* not JSON */
     wpath(p, sizeof p, NULL);
     http("POST", p, "Content-Type: text/csv\r\nContent-Length: 1\r\n\r\nx", &r);
