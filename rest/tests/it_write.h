@@ -92,6 +92,48 @@ static void w_teardown(const target *t) {
     assert_int_equal(start_server(t, NULL), 0);
 }
 
+/* The limit the planner cuts blocks at (wsql.h): Firebird's 256 table
+   contexts per statement. A block of `rows` statements of `kind` (0
+   INSERT, 1 UPDATE OR INSERT, 2 IF NOT EXISTS + INSERT) prepared on `c`:
+   0, or the error's SQLSTATE as a number (54001). */
+static int w_block_prepares(ffb_conn *c, const target *t, int rows, int kind) {
+    static char sql[200000];
+    size_t n = (size_t)snprintf(sql, sizeof sql,
+                                "EXECUTE BLOCK (P0 TYPE OF COLUMN %s_W.ID = "
+                                "?) RETURNS (N INTEGER) AS BEGIN N = 0;",
+                                t->table);
+    for (int i = 0; i < rows && n < sizeof sql - 400; i++) {
+        if (kind == 0)
+            n += (size_t)snprintf(sql + n, sizeof sql - n,
+                                  " INSERT INTO %s_W (ID, NAME) VALUES (:P0, "
+                                  "'x');",
+                                  t->table);
+        else if (kind == 1)
+            n += (size_t)snprintf(sql + n, sizeof sql - n,
+                                  " UPDATE OR INSERT INTO %s_W (ID, NAME) "
+                                  "VALUES (:P0, 'x') MATCHING (ID);",
+                                  t->table);
+        else
+            n += (size_t)snprintf(sql + n, sizeof sql - n,
+                                  " IF (NOT EXISTS (SELECT 1 FROM %s_W WHERE "
+                                  "ID = :P0)) THEN INSERT INTO %s_W (ID, "
+                                  "NAME) VALUES (:P0, 'x');",
+                                  t->table, t->table);
+    }
+    snprintf(sql + n, sizeof sql - n, " SUSPEND; END");
+    ffb_tx *tx;
+    ffb_stmt *st;
+    assert_int_equal(ffb_tx_begin(c, NULL, &tx), 0);
+    assert_int_equal(ffb_stmt_new(c, &st), 0);
+    int rc = ffb_stmt_prepare(st, tx, sql, (size_t)-1);
+    const char *state = rc < 0 ? ffb_error_sqlstate(ffb_conn_error(c)) : NULL;
+    int out = rc == 0 ? 0 : state ? atoi(state) : -1;
+    ffb_stmt_free(st);
+    ffb_tx_rollback(tx);
+    ffb_tx_free(tx);
+    return out;
+}
+
 static void test_rest_write(void **state) {
     target *t = *state;
     resp r;
@@ -495,5 +537,18 @@ static void test_rest_write(void **state) {
     EXPECT(&r, 200,
            "[{\"id\":1},{\"id\":2},{\"id\":3},{\"id\":4},{\"id\":5},{\"id\":"
            "6},{\"id\":7},{\"id\":12}]");
+
+    /* the block limits the planner uses are the server's: 256 INSERTs,
+       128 IF NOT EXISTS + INSERT, 85 UPDATE OR INSERT prepare; one more
+       is 54001 "too many contexts of tables, procedures or views" */
+    ffb_conn *c = open_conn(t);
+    assert_int_equal(w_block_prepares(c, t, 256, 0), 0);
+    assert_int_equal(w_block_prepares(c, t, 257, 0), 54001);
+    assert_int_equal(w_block_prepares(c, t, 128, 2), 0);
+    assert_int_equal(w_block_prepares(c, t, 129, 2), 54001);
+    assert_int_equal(w_block_prepares(c, t, 85, 1), 0);
+    assert_int_equal(w_block_prepares(c, t, 86, 1), 54001);
+    ffb_conn_close(c);
+    ffb_conn_free(c);
     w_teardown(t);
 }
