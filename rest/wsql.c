@@ -431,7 +431,12 @@ static int plan_insert(wgen *g, const rest_query *q, const rest_body *b) {
                 return -1;
         }
         if (!c.st) {
-            c.st = new_stmt(g, maxp);
+            /* the inputs this block can take: no more than its rows */
+            size_t left = b->nrows - r, rows = maxc / rowc;
+            if (rows > left)
+                rows = left;
+            size_t cap = rows * ncols < maxp ? rows * ncols : maxp;
+            c.st = new_stmt(g, cap);
             if (!c.st)
                 return nomem(g);
             rbuf_init(&c.decl, 4u << 20);
