@@ -39,12 +39,17 @@ static void w_rows(const char *select, const char *filter, resp *r) {
     assert_int_equal(r->status, 200);
 }
 
-static void w_restart(const target *t, const char *env) {
+/* Stop the server; one that does not exit 0 fails the suite. */
+static void w_stop(void) {
     int st = stop_server();
     if (st != 0) {
         fprintf(stderr, "ffb-rest exited with %d; log:\n%s\n", st, srv.log);
         server_exit_failed = 1;
     }
+}
+
+static void w_restart(const target *t, const char *env) {
+    w_stop();
     assert_int_equal(start_server(t, env), 0);
 }
 
@@ -79,11 +84,7 @@ static void w_setup(const target *t) {
 
 static void w_teardown(const target *t) {
     char sql[256];
-    int st = stop_server();
-    if (st != 0) {
-        fprintf(stderr, "ffb-rest exited with %d; log:\n%s\n", st, srv.log);
-        server_exit_failed = 1;
-    }
+    w_stop();
     ffb_conn *c = open_conn(t);
     snprintf(sql, sizeof sql, "DROP TABLE %s_W", t->table);
     exec_sql(c, sql);
