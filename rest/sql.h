@@ -60,6 +60,16 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
                    rest_plan *plan, rest_err *err);
 void rest_plan_free(rest_plan *plan);
 
+/* " WHERE <filters>" of `q` on `t` (nothing without filters) appended to
+   `out`, its parameters in `*params` (in `arena`). Returns 0, or -1 with
+   `err` (400 42703 unknown column). For writes (wsql.c). */
+int rest_plan_where(rarena *arena, const rest_table *t, const rest_query *q,
+                    rbuf *out, rest_param **params, size_t *nparams,
+                    rest_err *err);
+
+/* `name` as a double-quoted SQL identifier. */
+void rest_quote_ident(rbuf *b, const char *name);
+
 /* SQL + params + count as text (golden files). */
 void rest_plan_dump(const rest_plan *plan, rbuf *out);
 
