@@ -557,9 +557,9 @@ static int queue_start(ffb_conn *conn, int create,
     return 0;
 }
 
-int ffb__conn_queue_start(ffb_conn *conn, int create, ffb_cb cb,
-                          void *data) {
-    return queue_start(conn, create, NULL, cb, data);
+/* The service manager's handshake (lib/service.c has the rest). */
+int ffb_svc_queue_connect(ffb_conn *conn, ffb_cb cb, void *data) {
+    return queue_start(conn, FFB__HS_SERVICE, NULL, cb, data);
 }
 
 int ffb_conn_queue_connect(ffb_conn *conn, ffb_cb cb, void *data) {

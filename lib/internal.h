@@ -881,8 +881,6 @@ const void *ffb__result_head(const ffb_conn *conn);
 
 /* Connections (lib/conn.c): the steps of a blocking connect around the
    loop, the detach's ends, and freeing. */
-/* ffb_conn_queue_connect() for a handshake kind (FFB__HS_SERVICE). */
-int ffb__conn_queue_start(ffb_conn *conn, int create, ffb_cb cb, void *data);
 int ffb__connect_check(ffb_conn *conn, int create,
                        const ffb_create_options *copts);
 void ffb__connect_begin(ffb_conn *conn);

@@ -712,10 +712,6 @@ int ffb__svc_queue_builtin(ffb_conn *conn, const ffb__svc_req *q,
 
 /* ---- queue twins ---------------------------------------------------------- */
 
-int ffb_svc_queue_connect(ffb_conn *conn, ffb_cb cb, void *data) {
-    return ffb__conn_queue_start(conn, FFB__HS_SERVICE, cb, data);
-}
-
 int ffb_svc_queue_server_info(ffb_conn *conn, ffb_svc_info *out,
                               size_t out_size, ffb_cb cb, void *data) {
     if (!conn || !out)
