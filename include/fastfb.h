@@ -2220,7 +2220,8 @@ FFB_API int ffb_svc_backup_to_file(ffb_conn *conn, const char *db,
 /**
  * Restore a gbak stream sent from the client (isc_action_svc_restore from
  * "stdin", answering isc_info_svc_stdin requests - reference 03, C.6.6)
- * into the database `target` (a path or alias on the server). `replace`:
+ * into the database `target` (a path or alias on the server; NULL: the
+ * connection's database option). `replace`:
  * overwrite an existing database (else it must not exist). on_line gets the
  * verbose lines when non-NULL (isc_spb_verbose).
  * Round trips: 1 + queries (about one per 64 KiB of input, plus the

@@ -680,14 +680,15 @@ int ffb__svc_queue_builtin(ffb_conn *conn, const ffb__svc_req *q,
         text = 0;
         break;
     case FFB__SVC_RESTORE:
-        if (!q->target || !q->target[0]) {
+        db = q->target ? q->target : conn->database;
+        if (!db || !db[0]) {
             ffbp_writer_free(&w);
             return ffb__error_set(&conn->err, FFB_E_INVAL,
                                   "no target database for the restore");
         }
         ffbp_spb_begin(&s, &w, FFBP_SVC_RESTORE);
         ffbp_spb_str(&s, FFBP_SPB_BKP_FILE, "stdin");
-        ffbp_spb_str(&s, FFBP_SPB_DBNAME, q->target);
+        ffbp_spb_str(&s, FFBP_SPB_DBNAME, db);
         if (q->on_line)
             ffbp_spb_flag(&s, FFBP_SPB_VERBOSE);
         ffbp_spb_int(&s, FFBP_SPB_OPTIONS,

@@ -240,6 +240,39 @@ static int on_input(uint8_t *buf, size_t size, size_t *got, void *data) {
     return 0;
 }
 
+/* What test_backup_restore made, dropped by the teardown if the test
+   failed half-way. */
+static char made_dsn[900];
+static char made_table[64];
+
+static int teardown(void **state) {
+    target *t = *state;
+    if (made_dsn[0]) {
+        ffb_conn *r = new_conn(t, made_dsn);
+        if (ffb_conn_connect(r) == 0)
+            ffb_conn_drop_database(r);
+        ffb_conn_free(r);
+        made_dsn[0] = '\0';
+    }
+    if (made_table[0]) {
+        ffb_conn *d = new_conn(t, NULL);
+        if (ffb_conn_connect(d) == 0) {
+            char sql[128];
+            snprintf(sql, sizeof(sql), "drop table %s", made_table);
+            ffb_tx *tx;
+            if (ffb_tx_begin(d, NULL, &tx) == 0) {
+                ffb_conn_execute_immediate(d, tx, sql, (size_t)-1);
+                ffb_tx_commit(tx);
+                ffb_tx_free(tx);
+            }
+            ffb_conn_close(d);
+        }
+        ffb_conn_free(d);
+        made_table[0] = '\0';
+    }
+    return 0;
+}
+
 typedef struct restore_io {
     stream *s;
     lines *l;
@@ -258,6 +291,7 @@ static void test_backup_restore(void **state) {
     ffb_conn *d = new_conn(t, NULL);
     OK(d, ffb_conn_connect(d));
     fill_table(d, t);
+    snprintf(made_table, sizeof(made_table), "%s", t->table);
     int64_t want[3];
     checksum(d, t, want);
     assert_int_equal(want[0], ROWS);
@@ -294,6 +328,7 @@ static void test_backup_restore(void **state) {
              (long)getpid());
     size_t host_len = (size_t)(strchr(t->dsn, ':') - t->dsn);
     snprintf(newdsn, sizeof(newdsn), "%.*s:%s", (int)host_len, t->dsn, newdb);
+    snprintf(made_dsn, sizeof(made_dsn), "%s", newdsn);
     c = svc_open(t);
     lines l = {0};
     restore_io rio = {&s, &l};
@@ -372,8 +407,10 @@ static void test_backup_restore(void **state) {
     assert_int_equal(sweep, 12345);
     OK(r, ffb_conn_drop_database(r));
     ffb_conn_free(r);
+    made_dsn[0] = '\0';
 
     it_exec(d, "drop table %s", t->table);
+    made_table[0] = '\0';
     close_conn(d);
     free(s.p);
 }
@@ -482,5 +519,5 @@ int main(void) {
         cmocka_unit_test(test_cancel),
     };
     return it_main("SVC", names, sizeof(names) / sizeof(names[0]), tests,
-                   sizeof(tests) / sizeof(tests[0]), NULL, NULL);
+                   sizeof(tests) / sizeof(tests[0]), NULL, teardown);
 }
