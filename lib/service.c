@@ -31,6 +31,11 @@
 #define INPUT_CHUNK 65000u
 /* Error answers in a row after which an action stops asking. */
 #define MAX_ERROR_ANSWERS 3
+/* Queries in flight while a backup streams (no input to wait for): the
+   server answers them in order, and those past the end get an empty
+   answer. They leave together once the answers of the last write are in,
+   so a backup costs about a quarter of its queries in round trips. */
+#define BINARY_WINDOW 4u
 /* Text lines longer than this are delivered in pieces. */
 #define MAX_LINE 65536u
 
@@ -49,6 +54,9 @@ typedef struct svc_action {
     int input_done;    /* on_input ended the input */
     uint32_t stdin_wanted;
     unsigned error_answers;
+    unsigned window;   /* queries kept in flight (binary output only) */
+    unsigned inflight;
+    int ending;        /* an answer said the end: absorb those in flight */
     char *line;
     size_t line_len, line_cap;
     uint8_t *chunk;    /* input being sent */
@@ -389,7 +397,15 @@ static int send_query(svc_action *a) {
         return ffb__engine_fail(conn, FFB_E_NOMEM);
     p->sync = a->sync;
     a->stats.queries++;
+    a->inflight++;
     return 0;
+}
+
+/* An answer said nothing more comes: done once those in flight are in. */
+static void action_ending(ffb_conn *conn, svc_action *a) {
+    a->ending = 1;
+    if (a->inflight == 0)
+        action_finish(conn, a);
 }
 
 static int start_reply(ffb_conn *conn, const ffbp_packet *pkt,
@@ -409,11 +425,23 @@ static int start_reply(ffb_conn *conn, const ffbp_packet *pkt,
 static int query_reply(ffb_conn *conn, const ffbp_packet *pkt,
                        ffb__pending *p) {
     svc_action *a = p->ctx;
+    a->inflight--;
     const ffbp_response *r = ffb__reply_response(conn, pkt, p);
     if (!r)
         return FFB_E_PROTO;
     ffbp_svc_answer ans;
     int bad = ffbp_get_svc_answer(r->data.p, r->data.len, &ans) < 0;
+    if (a->ending) {
+        /* Asked ahead, answered after the end: nothing may come in it. */
+        if (ffb__status_is_error(&r->status))
+            ffb__sync_fail_status(conn, a->sync, FFB_E_SERVER, &r->status,
+                                  "service");
+        else if (bad || (ans.has_output && ans.output.len))
+            return ffb__error_set(&conn->err, FFB_E_PROTO,
+                                  "service output after its end");
+        action_ending(conn, a);
+        return 0;
+    }
     if (ffb__status_is_error(&r->status)) {
         /* A failed start is repeated once by the next answer (C.6.3):
            the first error is the one reported. Error answers may carry
@@ -422,7 +450,7 @@ static int query_reply(ffb_conn *conn, const ffbp_packet *pkt,
             ffb__sync_fail_status(conn, a->sync, FFB_E_SERVER, &r->status,
                                   "service");
         if (bad || ++a->error_answers >= MAX_ERROR_ANSWERS) {
-            action_finish(conn, a);
+            action_ending(conn, a);
             return 0;
         }
     } else {
@@ -461,13 +489,15 @@ static int query_reply(ffb_conn *conn, const ffbp_packet *pkt,
                (n > 0 || ans.timeout || ans.not_ready || ans.truncated);
     more = more || a->stdin_wanted > 0 || ans.running == 1;
     if (!more) {
-        action_finish(conn, a);
+        action_ending(conn, a);
         return 0;
     }
-    int rc = send_query(a);
-    if (rc < 0) {
-        action_finish(conn, a);
-        return rc;
+    unsigned window = a->phase == PHASE_RUN && !a->error_answers ? a->window
+                                                                 : 1;
+    while (a->inflight < window) {
+        int rc = send_query(a);
+        if (rc < 0)
+            return rc; /* the connection is broken */
     }
     return 0;
 }
@@ -497,6 +527,7 @@ static int action_queue(ffb_conn *conn, const uint8_t *spb, size_t len,
         a->io = *io;
     a->text = a->io.on_data == NULL;
     a->wait_s = wait_s;
+    a->window = !a->text && !a->io.on_input ? BINARY_WINDOW : 1;
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_service_start(&w, spb, len);

@@ -302,8 +302,14 @@ static void test_backup_restore(void **state) {
     OK(c, ffb_svc_backup(c, db_path(t), 0, on_data, &s));
     ffb_svc_stats st;
     OK(c, ffb_svc_last_stats(c, &st, sizeof(st)));
-    /* One write for the start and the first query, then one per query. */
-    assert_int_equal(it_rts(c), 3 + st.queries);
+    print_message("%s: backup %zu bytes, %llu queries, %llu round trips\n",
+                  t->name, s.len, (unsigned long long)st.queries,
+                  (unsigned long long)(it_rts(c) - 3));
+    /* The start and the first query share a write; then four queries
+       stay in flight, and the follow-ups of a write's answers leave
+       together: 1 + ceil((queries - 1) / 4). (The servers answer about
+       2 KiB per query: their output buffer is 1 KiB, C.6.5.) */
+    assert_int_equal(it_rts(c) - 3, 1 + (st.queries - 1 + 3) / 4);
     assert_int_equal(st.bytes_out, s.len);
     assert_true(s.len > (size_t)ROWS * 1000); /* the blobs are in it */
     assert_true(s.p[0] == 0x00 && s.p[1] == 0x02); /* gbak header */
