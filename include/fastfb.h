@@ -2021,8 +2021,10 @@ typedef struct ffb_svc_info {
  * as they go).
  * Round trips: 1.
  * Returns: 0, FFB_E_INVAL, FFB_E_STATE (not a service attachment, or an
- * action is running), FFB_E_SERVER (e.g. a non-administrator asking for
- * user_dbpath), FFB_E_PROTO (malformed answer: fatal), FFB_E_IO, ...
+ * action is running), FFB_E_SERVER (a user without administrator rights
+ * is refused the paths and the database list; `out` still gets the
+ * version, implementation and capabilities), FFB_E_PROTO (malformed
+ * answer: fatal), FFB_E_IO, ...
  * Since: 0.2
  */
 FFB_API int ffb_svc_server_info(ffb_conn *conn, ffb_svc_info *out,

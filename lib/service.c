@@ -175,15 +175,19 @@ static int info_reply(ffb_conn *conn, const ffbp_packet *pkt,
         ffb__free(conn->alloc, q);
         return FFB_E_PROTO;
     }
+    ffbp_svc_answer ans;
+    int bad = ffbp_get_svc_answer(r->data.p, r->data.len, &ans) < 0;
     if (ffb__status_is_error(&r->status)) {
+        /* A user without administrator rights is refused the paths and
+           the database list (isc_insufficient_svc_privileges), the rest
+           being answered: `out` gets what came. */
         ffb__sync_fail_status(conn, sync, FFB_E_SERVER, &r->status,
                               "service information");
-        ffb__free(conn->alloc, q);
-        sync->done = 1;
-        return 0;
+        if (bad)
+            ffbp_get_svc_answer(NULL, 0, &ans); /* all absent */
+        bad = 0;
     }
-    ffbp_svc_answer ans;
-    if (ffbp_get_svc_answer(r->data.p, r->data.len, &ans) < 0) {
+    if (bad) {
         ffb__free(conn->alloc, q);
         return ffb__error_set(&conn->err, FFB_E_PROTO,
                               "malformed answer to op_service_info (server "
