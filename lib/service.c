@@ -279,6 +279,8 @@ static void request_cancel(svc_action *a) {
 
 /* Hand one complete line (without its newline) to on_line. */
 static void emit_line(svc_action *a, const char *s, size_t n) {
+    if (!s)
+        s = ""; /* an empty line before any text: never NULL */
     a->stats.lines++;
     if (a->io.on_line && !a->stopped &&
         a->io.on_line(s, n, a->io.data) != 0)
@@ -286,6 +288,8 @@ static void emit_line(svc_action *a, const char *s, size_t n) {
 }
 
 static int line_append(svc_action *a, const uint8_t *p, size_t n) {
+    if (n == 0)
+        return 0;
     if (a->line_len + n > a->line_cap) {
         size_t cap = a->line_cap ? a->line_cap : 256;
         while (cap < a->line_len + n)
