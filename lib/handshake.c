@@ -326,6 +326,21 @@ static int build_user_id(ffb_conn *conn, ffbp_writer *w, const uint8_t *data,
     return 0;
 }
 
+/* The login answer when it rides in the attach (flows B and C; protocol
+   < 13: the Legacy_Auth hash), under the DPB's or the SPB's tags. */
+static void put_login_data(ffb_conn *conn, ffbp_pb *pb, uint8_t enc_tag,
+                           uint8_t name_tag, uint8_t list_tag,
+                           uint8_t data_tag) {
+    if (conn->hs_dpb_legacy) {
+        ffbp_pb_bytes(pb, enc_tag, conn->hs_dpb_data, conn->hs_dpb_data_len);
+    } else if (conn->hs_dpb_auth) {
+        ffbp_pb_str(pb, name_tag, conn->cur_plugin);
+        ffbp_pb_str(pb, list_tag, conn->plugin_list);
+        ffbp_pb_bytes(pb, data_tag, conn->hs_dpb_data,
+                      conn->hs_dpb_data_len);
+    }
+}
+
 /* op_service_attach (reference 03, C.6.1-C.6.2): the same login as a
    database attach, in an SPB - "02 02" with one-byte lengths, or the wide
    form "03" (four-byte lengths) when the plugin data is longer than 255. */
@@ -350,15 +365,8 @@ static int send_service_attach(ffb_conn *conn) {
     ffbp_pb_flag(&pb, FFBP_SPB_UTF8_FILENAME);
     ffbp_pb_int(&pb, FFBP_SPB_PROCESS_ID, conn->process_id);
     ffbp_pb_str(&pb, FFBP_SPB_PROCESS_NAME, conn->process_name);
-    if (conn->hs_dpb_legacy) {
-        ffbp_pb_bytes(&pb, FFBP_SPB_PASSWORD_ENC, conn->hs_dpb_data,
-                      conn->hs_dpb_data_len);
-    } else if (conn->hs_dpb_auth) {
-        ffbp_pb_str(&pb, FFBP_SPB_AUTH_PLUGIN_NAME, conn->cur_plugin);
-        ffbp_pb_str(&pb, FFBP_SPB_AUTH_PLUGIN_LIST, conn->plugin_list);
-        ffbp_pb_bytes(&pb, FFBP_SPB_SPECIFIC_AUTH_DATA, conn->hs_dpb_data,
-                      conn->hs_dpb_data_len);
-    }
+    put_login_data(conn, &pb, FFBP_SPB_PASSWORD_ENC, FFBP_SPB_AUTH_PLUGIN_NAME,
+                   FFBP_SPB_AUTH_PLUGIN_LIST, FFBP_SPB_SPECIFIC_AUTH_DATA);
     if (pb.bad) {
         ffbp_writer_free(&spbw);
         return fail_msg(conn, FFB_E_INVAL,
@@ -405,15 +413,8 @@ static int send_attach(ffb_conn *conn) {
     } else if (conn->dialect && conn->dialect != 3) {
         ffbp_pb_int(&pb, FFBP_DPB_SQL_DIALECT, conn->dialect);
     }
-    if (conn->hs_dpb_legacy) {
-        ffbp_pb_bytes(&pb, FFBP_DPB_PASSWORD_ENC, conn->hs_dpb_data,
-                      conn->hs_dpb_data_len);
-    } else if (conn->hs_dpb_auth) {
-        ffbp_pb_str(&pb, FFBP_DPB_AUTH_PLUGIN_NAME, conn->cur_plugin);
-        ffbp_pb_str(&pb, FFBP_DPB_AUTH_PLUGIN_LIST, conn->plugin_list);
-        ffbp_pb_bytes(&pb, FFBP_DPB_SPECIFIC_AUTH_DATA, conn->hs_dpb_data,
-                      conn->hs_dpb_data_len);
-    }
+    put_login_data(conn, &pb, FFBP_DPB_PASSWORD_ENC, FFBP_DPB_AUTH_PLUGIN_NAME,
+                   FFBP_DPB_AUTH_PLUGIN_LIST, FFBP_DPB_SPECIFIC_AUTH_DATA);
     if (pb.bad) {
         ffbp_writer_free(&dpbw);
         return fail_msg(conn, FFB_E_INVAL,

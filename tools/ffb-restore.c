@@ -9,11 +9,7 @@
  * -v prints gbak's verbose lines on stderr, -r replaces an existing
  * database (default: it must not exist), -z asks for wire compression.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <fastfb.h>
+#include "tools/tool.h"
 
 static int usage(void) {
     fprintf(stderr, "usage: ffb-restore [-u user] [-p password] [-z] [-v] "
@@ -28,24 +24,17 @@ static int print_line(const char *line, size_t len, void *data) {
 }
 
 int main(int argc, char **argv) {
-    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
-    o.user = getenv("ISC_USER") ? getenv("ISC_USER") : "SYSDBA";
-    o.password = getenv("ISC_PASSWORD") ? getenv("ISC_PASSWORD") : "masterkey";
+    ffb_conn_options o;
+    tool_options(&o);
     const char *args[2];
     int nargs = 0, verbose = 0, replace = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-u") == 0 && i + 1 < argc)
-            o.user = argv[++i];
-        else if (strcmp(argv[i], "-p") == 0 && i + 1 < argc)
-            o.password = argv[++i];
-        else if (strcmp(argv[i], "-z") == 0)
-            o.compress = 1;
-        else if (strcmp(argv[i], "-v") == 0)
+        if (tool_arg(&o, argc, argv, &i, args, &nargs))
+            continue;
+        if (strcmp(argv[i], "-v") == 0)
             verbose = 1;
         else if (strcmp(argv[i], "-r") == 0)
             replace = 1;
-        else if (nargs < 2 && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0))
-            args[nargs++] = argv[i];
         else
             return usage();
     }
@@ -59,17 +48,5 @@ int main(int argc, char **argv) {
     if (rc == 0)
         rc = ffb_svc_restore_from_file(c, args[0], NULL, replace,
                                        verbose ? print_line : NULL, NULL);
-    if (rc < 0) {
-        fprintf(stderr, "ffb-restore: %s\n",
-                c ? ffb_error_message(ffb_conn_error(c)) : ffb_strerror(rc));
-        ffb_conn_free(c);
-        return 1;
-    }
-    ffb_svc_stats st;
-    ffb_svc_last_stats(c, &st, sizeof(st));
-    fprintf(stderr, "ffb-restore: %llu bytes in %llu queries\n",
-            (unsigned long long)st.bytes_in, (unsigned long long)st.queries);
-    ffb_conn_close(c);
-    ffb_conn_free(c);
-    return 0;
+    return tool_finish("ffb-restore", c, rc);
 }

@@ -243,33 +243,22 @@ static int on_input(uint8_t *buf, size_t size, size_t *got, void *data) {
 /* What test_backup_restore made, dropped by the teardown if the test
    failed half-way. */
 static char made_dsn[900];
-static char made_table[64];
+static char made_src[900];
+
+static void drop_db(const target *t, char *dsn) {
+    if (!dsn[0])
+        return;
+    ffb_conn *r = new_conn(t, dsn);
+    if (ffb_conn_connect(r) == 0)
+        ffb_conn_drop_database(r);
+    ffb_conn_free(r);
+    dsn[0] = '\0';
+}
 
 static int teardown(void **state) {
     target *t = *state;
-    if (made_dsn[0]) {
-        ffb_conn *r = new_conn(t, made_dsn);
-        if (ffb_conn_connect(r) == 0)
-            ffb_conn_drop_database(r);
-        ffb_conn_free(r);
-        made_dsn[0] = '\0';
-    }
-    if (made_table[0]) {
-        ffb_conn *d = new_conn(t, NULL);
-        if (ffb_conn_connect(d) == 0) {
-            char sql[128];
-            snprintf(sql, sizeof(sql), "drop table %s", made_table);
-            ffb_tx *tx;
-            if (ffb_tx_begin(d, NULL, &tx) == 0) {
-                ffb_conn_execute_immediate(d, tx, sql, (size_t)-1);
-                ffb_tx_commit(tx);
-                ffb_tx_free(tx);
-            }
-            ffb_conn_close(d);
-        }
-        ffb_conn_free(d);
-        made_table[0] = '\0';
-    }
+    drop_db(t, made_dsn);
+    drop_db(t, made_src);
     return 0;
 }
 
@@ -288,10 +277,27 @@ static int r_line(const char *line, size_t len, void *data) {
 
 static void test_backup_restore(void **state) {
     target *t = *state;
-    ffb_conn *d = new_conn(t, NULL);
-    OK(d, ffb_conn_connect(d));
+    /* Source and target are databases of this test, in the server's
+       directory for them (a backup of the shared database would race
+       with the DDL of other suites: "table id N does not exist"). */
+    const char *dir = NULL;
+    char env[64];
+    snprintf(env, sizeof(env), "FFB_TEST_%s_DBDIR", t->name);
+    dir = getenv(env);
+    assert_non_null(dir);
+    size_t host_len = (size_t)(strchr(t->dsn, ':') - t->dsn);
+    char srcdb[700], newdb[700], newdsn[900];
+    snprintf(srcdb, sizeof(srcdb), "%s/svcsrc_%s_%ld.fdb", dir, t->name,
+             (long)getpid());
+    snprintf(made_src, sizeof(made_src), "%.*s:%s", (int)host_len, t->dsn,
+             srcdb);
+    snprintf(newdb, sizeof(newdb), "%s/svc_%s_%ld.fdb", dir, t->name,
+             (long)getpid());
+    snprintf(newdsn, sizeof(newdsn), "%.*s:%s", (int)host_len, t->dsn, newdb);
+    ffb_conn *d = new_conn(t, made_src);
+    ffb_create_options co = FFB_CREATE_OPTIONS_INIT;
+    OK(d, ffb_conn_create_database(d, &co));
     fill_table(d, t);
-    snprintf(made_table, sizeof(made_table), "%s", t->table);
     int64_t want[3];
     checksum(d, t, want);
     assert_int_equal(want[0], ROWS);
@@ -299,7 +305,7 @@ static void test_backup_restore(void **state) {
     /* Backup streamed to the client. */
     ffb_conn *c = svc_open(t);
     stream s = {0};
-    OK(c, ffb_svc_backup(c, db_path(t), 0, on_data, &s));
+    OK(c, ffb_svc_backup(c, srcdb, 0, on_data, &s));
     ffb_svc_stats st;
     OK(c, ffb_svc_last_stats(c, &st, sizeof(st)));
     print_message("%s: backup %zu bytes, %llu queries, %llu round trips\n",
@@ -317,23 +323,13 @@ static void test_backup_restore(void **state) {
        sent; a sweep is not text and still works. */
     uint64_t before = it_rts(c);
     assert_int_equal(
-        ffb_svc_db_stats(c, db_path(t), FFB_SVC_STATS_HEADER, NULL, NULL),
+        ffb_svc_db_stats(c, srcdb, FFB_SVC_STATS_HEADER, NULL, NULL),
         FFB_E_STATE);
     assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)), "data mode"));
     assert_int_equal(it_rts(c), before);
     close_conn(c);
 
     /* Restore from the client into a new database. */
-    const char *dir = NULL;
-    char env[64];
-    snprintf(env, sizeof(env), "FFB_TEST_%s_DBDIR", t->name);
-    dir = getenv(env);
-    assert_non_null(dir);
-    char newdb[700], newdsn[900];
-    snprintf(newdb, sizeof(newdb), "%s/svc_%s_%ld.fdb", dir, t->name,
-             (long)getpid());
-    size_t host_len = (size_t)(strchr(t->dsn, ':') - t->dsn);
-    snprintf(newdsn, sizeof(newdsn), "%.*s:%s", (int)host_len, t->dsn, newdb);
     snprintf(made_dsn, sizeof(made_dsn), "%s", newdsn);
     c = svc_open(t);
     lines l = {0};
@@ -415,9 +411,9 @@ static void test_backup_restore(void **state) {
     ffb_conn_free(r);
     made_dsn[0] = '\0';
 
-    it_exec(d, "drop table %s", t->table);
-    made_table[0] = '\0';
-    close_conn(d);
+    OK(d, ffb_conn_drop_database(d));
+    ffb_conn_free(d);
+    made_src[0] = '\0';
     free(s.p);
 }
 
