@@ -61,13 +61,16 @@ static ffb_conn *svc_attach(void) {
     hostile_push(&H, &W);
     OK(c, ffb_svc_connect(c));
     /* op_connect names the service manager; op_service_attach (82) names
-       it too, with an SPB in the wide form ("03", four-byte lengths: the
-       SRP data of flow C is longer than 255 bytes), user name first. */
+       it too, with the user name first in an SPB of the current version
+       ("02 02", one-byte lengths) or, when the SRP data of flow C is
+       longer than 255 bytes (hex of a random number: 255 or 256), of the
+       wide form ("03", four-byte lengths). */
     static const uint8_t attach[] = {0, 0, 0, 82, 0, 0, 0, 0};
     assert_true(wrote(attach, sizeof(attach)));
     assert_true(wrote("service_mgr", 11));
-    static const uint8_t spb[] = {3, 28};
-    assert_true(wrote(spb, sizeof(spb)));
+    static const uint8_t wide[] = {3, 28, 6, 0, 0, 0};
+    static const uint8_t narrow[] = {2, 2, 28, 6};
+    assert_true(wrote(wide, sizeof(wide)) || wrote(narrow, sizeof(narrow)));
     static const uint8_t auth[] = {116}; /* isc_spb_auth_plugin_name */
     assert_true(wrote(auth, sizeof(auth)));
     return c;
@@ -270,6 +273,65 @@ static void test_svc_restore_input(void **state) {
     ffb_conn_free(c);
 }
 
+static int keep_none(const uint8_t *p, size_t len, void *data) {
+    (void)p;
+    *(size_t *)data += len;
+    return 0;
+}
+
+/* A backup keeps four queries in flight: after the answer that ends the
+   stream, the ones asked ahead must be empty - output there is refused. */
+static void test_svc_backup_output_after_end(void **state) {
+    (void)state;
+    ffb_conn *c = svc_attach();
+    answer(NULL, 0); /* op_service_start */
+    static const uint8_t more[] = {0x43, 1, 0, 0, 0, 0x3F, 4, 0, 0, 2, 4,
+                                   10, 0x02, 0x01};
+    answer(more, sizeof(more)); /* first query: data, more follows */
+    static const uint8_t end[] = {0x43, 0, 0, 0, 0, 0x3F, 0, 0, 0x01};
+    answer(end, sizeof(end));   /* the end */
+    static const uint8_t late[] = {0x43, 0, 0, 0, 0, 0x3F, 2, 0, 'x', 'y',
+                                   0x01};
+    answer(late, sizeof(late)); /* output after the end */
+    answer(end, sizeof(end));
+    answer(end, sizeof(end));
+    size_t got = 0;
+    expect_proto(c, ffb_svc_backup(c, "/db/a.fdb", 0, keep_none, &got),
+                 "after its end");
+    assert_int_equal(got, 4);
+    ffb_conn_free(c);
+}
+
+/* The same with empty answers after the end: success, all four absorbed,
+   in 2 round trips (start + first query; then the four queries asked
+   ahead in one write). */
+static void test_svc_backup_window(void **state) {
+    (void)state;
+    ffb_conn *c = svc_attach();
+    answer(NULL, 0);
+    static const uint8_t more[] = {0x43, 1, 0, 0, 0, 0x3F, 4, 0, 0, 2, 4,
+                                   10, 0x02, 0x01};
+    answer(more, sizeof(more));
+    static const uint8_t end[] = {0x43, 0, 0, 0, 0, 0x3F, 0, 0, 0x01};
+    for (int i = 0; i < 4; i++)
+        answer(end, sizeof(end));
+    size_t got = 0;
+    uint64_t before = rts(c);
+    OK(c, ffb_svc_backup(c, "/db/a.fdb", 0, keep_none, &got));
+    assert_int_equal(rts(c) - before, 2);
+    assert_int_equal(got, 4);
+    ffb_svc_stats st;
+    OK(c, ffb_svc_last_stats(c, &st, sizeof(st)));
+    assert_int_equal(st.queries, 5);
+    assert_int_equal(hostile_pending(&H), 0);
+    /* Data mode: text actions refused, nothing sent. */
+    assert_int_equal(ffb_svc_db_stats(c, NULL, FFB_SVC_STATS_HEADER, NULL,
+                                      NULL),
+                     FFB_E_STATE);
+    assert_int_equal(rts(c) - before, 2);
+    ffb_conn_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_svc_info_malformed, setup,
@@ -286,6 +348,10 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_svc_endless_line, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_svc_restore_input, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_svc_backup_output_after_end,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_svc_backup_window, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
