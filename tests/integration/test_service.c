@@ -76,6 +76,21 @@ static int64_t q1(ffb_conn *c, const char *sql, int col) {
     return n;
 }
 
+/* A 4-byte database info item (op_info_database). */
+static int64_t db_info_int(ffb_conn *c, uint8_t item) {
+    uint8_t buf[64];
+    size_t n = 0;
+    OK(c, ffb_conn_info_raw(c, &item, 1, buf, sizeof(buf), &n));
+    /* item, uint16 length (1 or 4), little-endian value. */
+    assert_true(n >= 4 && buf[0] == item && buf[2] == 0);
+    size_t len = buf[1];
+    assert_true((len == 1 || len == 4) && n >= 3 + len);
+    int64_t v = 0;
+    for (size_t i = 0; i < len; i++)
+        v |= (int64_t)buf[3 + i] << (8 * i);
+    return v;
+}
+
 /* Lines collected from an action. */
 typedef struct lines {
     size_t n;
@@ -244,6 +259,7 @@ static int on_input(uint8_t *buf, size_t size, size_t *got, void *data) {
    failed half-way. */
 static char made_dsn[900];
 static char made_src[900];
+static ffb_conn *made_conns[2]; /* the test's database connections */
 
 static void drop_db(const target *t, char *dsn) {
     if (!dsn[0])
@@ -257,6 +273,10 @@ static void drop_db(const target *t, char *dsn) {
 
 static int teardown(void **state) {
     target *t = *state;
+    for (int i = 0; i < 2; i++) {
+        ffb_conn_free(made_conns[i]); /* a failure left them attached */
+        made_conns[i] = NULL;
+    }
     drop_db(t, made_dsn);
     drop_db(t, made_src);
     return 0;
@@ -295,6 +315,7 @@ static void test_backup_restore(void **state) {
              (long)getpid());
     snprintf(newdsn, sizeof(newdsn), "%.*s:%s", (int)host_len, t->dsn, newdb);
     ffb_conn *d = new_conn(t, made_src);
+    made_conns[0] = d;
     ffb_create_options co = FFB_CREATE_OPTIONS_INIT;
     OK(d, ffb_conn_create_database(d, &co));
     fill_table(d, t);
@@ -343,6 +364,7 @@ static void test_backup_restore(void **state) {
     close_conn(c);
 
     ffb_conn *r = new_conn(t, newdsn);
+    made_conns[1] = r;
     OK(r, ffb_conn_connect(r));
     int64_t got[3];
     checksum(r, t, got);
@@ -399,20 +421,41 @@ static void test_backup_restore(void **state) {
     close_conn(c);
 
     OK(r, ffb_conn_connect(r));
-    static const uint8_t item[] = {31}; /* isc_info_sweep_interval */
-    uint8_t buf[64];
-    size_t n = 0;
-    OK(r, ffb_conn_info_raw(r, item, 1, buf, sizeof(buf), &n));
-    assert_true(n >= 7 && buf[0] == 31 && buf[1] == 4 && buf[2] == 0);
-    int64_t sweep = (int64_t)buf[3] | (int64_t)buf[4] << 8 |
-                    (int64_t)buf[5] << 16 | (int64_t)buf[6] << 24;
-    assert_int_equal(sweep, 12345);
+    assert_int_equal(db_info_int(r, 31), 12345); /* isc_info_sweep_interval */
+    assert_int_equal(db_info_int(r, 52), 0);     /* isc_info_forced_writes */
+    assert_int_equal(db_info_int(r, 63), 0);     /* isc_info_db_read_only */
+    OK(r, ffb_conn_close(r));
+
+    /* Read-only and back; full shutdown (forced at once) and online. */
+    c = svc_open(t);
+    ffb_svc_properties_init(&pr);
+    pr.read_only = 1;
+    OK(c, ffb_svc_set_properties(c, newdb, &pr));
+    OK(r, ffb_conn_connect(r));
+    assert_int_equal(db_info_int(r, 63), 1);
+    OK(r, ffb_conn_close(r));
+    pr.read_only = 0;
+    OK(c, ffb_svc_set_properties(c, newdb, &pr));
+    ffb_svc_properties_init(&pr);
+    pr.shutdown = FFB_SVC_MODE_FULL;
+    pr.shutdown_timeout = 0;
+    OK(c, ffb_svc_set_properties(c, newdb, &pr));
+    assert_int_equal(ffb_conn_connect(r), FFB_E_SERVER); /* shut down */
+    expect_msg(r, "shutdown");
+    ffb_svc_properties_init(&pr);
+    pr.online = FFB_SVC_MODE_NORMAL;
+    OK(c, ffb_svc_set_properties(c, newdb, &pr));
+    close_conn(c);
+    OK(r, ffb_conn_connect(r));
+    assert_int_equal(db_info_int(r, 63), 0);
     OK(r, ffb_conn_drop_database(r));
     ffb_conn_free(r);
+    made_conns[1] = NULL;
     made_dsn[0] = '\0';
 
     OK(d, ffb_conn_drop_database(d));
     ffb_conn_free(d);
+    made_conns[0] = NULL;
     made_src[0] = '\0';
     free(s.p);
 }
