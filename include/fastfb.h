@@ -2241,6 +2241,32 @@ FFB_API int ffb_svc_restore_from_file(ffb_conn *conn, const char *path,
                                       const char *target, int replace,
                                       ffb_svc_line_cb on_line, void *data);
 
+/**
+ * Queue twins of ffb_svc_db_stats(), ffb_svc_backup(), ffb_svc_restore()
+ * and ffb_svc_set_properties() (the log, validation, repair and sweep go
+ * through ffb_svc_queue_run() with their start block): the start block is
+ * built and queued now, the FFB_OP_SVC_ACTION result completes when the
+ * action has ended, and the stream callbacks (which get `line_data` /
+ * `stream_data`) run while its answers are handled; they must stay valid
+ * until then.
+ * Round trips: as the blocking calls. Returns: 0 queued, or the errors
+ * found before anything is sent (FFB_E_INVAL, FFB_E_STATE).
+ * Since: 0.2
+ */
+FFB_API int ffb_svc_queue_db_stats(ffb_conn *conn, const char *db,
+                                   unsigned options, ffb_svc_line_cb on_line,
+                                   void *line_data, ffb_cb cb, void *data);
+FFB_API int ffb_svc_queue_backup(ffb_conn *conn, const char *db,
+                                 unsigned options, ffb_svc_data_cb on_data,
+                                 void *stream_data, ffb_cb cb, void *data);
+FFB_API int ffb_svc_queue_restore(ffb_conn *conn, const char *target,
+                                  int replace, ffb_svc_input_cb on_input,
+                                  ffb_svc_line_cb on_line, void *stream_data,
+                                  ffb_cb cb, void *data);
+FFB_API int ffb_svc_queue_set_properties(ffb_conn *conn, const char *db,
+                                         const ffb_svc_properties *p,
+                                         ffb_cb cb, void *data);
+
 #ifdef __cplusplus
 }
 #endif

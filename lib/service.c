@@ -777,3 +777,56 @@ int ffb_svc_queue_run(ffb_conn *conn, const uint8_t *spb, size_t spb_len,
         ffb__result_drop(conn, r);
     return rc;
 }
+
+/* The queue twins of the built-in actions: the same request chains, the
+   FFB_OP_SVC_ACTION result completing when the action has ended. */
+static int queue_builtin(ffb_conn *conn, const ffb__svc_req *q, ffb_cb cb,
+                         void *data) {
+    if (!conn)
+        return FFB_E_INVAL;
+    struct ffb_result *r = ffb__result_new(conn, FFB_OP_SVC_ACTION, cb, data);
+    if (!r)
+        return FFB_E_NOMEM;
+    int rc = ffb__svc_queue_builtin(conn, q, &r->sync);
+    if (rc < 0 && !r->sync.done)
+        ffb__result_drop(conn, r);
+    return rc;
+}
+
+int ffb_svc_queue_db_stats(ffb_conn *conn, const char *db, unsigned options,
+                           ffb_svc_line_cb on_line, void *line_data,
+                           ffb_cb cb, void *data) {
+    ffb__svc_req q = {.kind = FFB__SVC_STATS, .db = db, .options = options,
+                      .on_line = on_line, .data = line_data};
+    return queue_builtin(conn, &q, cb, data);
+}
+
+int ffb_svc_queue_backup(ffb_conn *conn, const char *db, unsigned options,
+                         ffb_svc_data_cb on_data, void *stream_data,
+                         ffb_cb cb, void *data) {
+    if (!on_data)
+        return FFB_E_INVAL;
+    ffb__svc_req q = {.kind = FFB__SVC_BACKUP, .db = db, .options = options,
+                      .on_data = on_data, .data = stream_data};
+    return queue_builtin(conn, &q, cb, data);
+}
+
+int ffb_svc_queue_restore(ffb_conn *conn, const char *target, int replace,
+                          ffb_svc_input_cb on_input, ffb_svc_line_cb on_line,
+                          void *stream_data, ffb_cb cb, void *data) {
+    if (!on_input)
+        return FFB_E_INVAL;
+    ffb__svc_req q = {.kind = FFB__SVC_RESTORE, .target = target,
+                      .replace = replace, .on_input = on_input,
+                      .on_line = on_line, .data = stream_data};
+    return queue_builtin(conn, &q, cb, data);
+}
+
+int ffb_svc_queue_set_properties(ffb_conn *conn, const char *db,
+                                 const ffb_svc_properties *p, ffb_cb cb,
+                                 void *data) {
+    if (!p)
+        return FFB_E_INVAL;
+    ffb__svc_req q = {.kind = FFB__SVC_PROPERTIES, .db = db, .props = p};
+    return queue_builtin(conn, &q, cb, data);
+}

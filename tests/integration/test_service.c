@@ -481,6 +481,33 @@ static void test_one_at_a_time(void **state) {
     assert_int_equal(ffb_conn_next_result(c, &res), 1);
     assert_int_equal(ffb_result_op(res), FFB_OP_SVC_ACTION);
     assert_true(it_rts(c) > before);
+    /* The queue twins of the built-ins: statistics and server info
+       queued together; the info waits behind the action (one at a time)
+       and is refused, the statistics arrive as a result. */
+    memset(&l, 0, sizeof(l));
+    OK(c, ffb_svc_queue_db_stats(c, db_path(t), FFB_SVC_STATS_HEADER, on_line,
+                                 &l, NULL, NULL));
+    ffb_svc_info si;
+    assert_int_equal(ffb_svc_queue_server_info(c, &si, sizeof(si), NULL, NULL),
+                     FFB_E_STATE);
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_int_equal(ffb_result_op(res), FFB_OP_SVC_ACTION);
+    assert_int_equal(ffb_result_status(res), 0);
+    assert_non_null(strstr(l.text, "Database header page information"));
+    OK(c, ffb_svc_queue_server_info(c, &si, sizeof(si), NULL, NULL));
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_int_equal(ffb_result_op(res), FFB_OP_SVC_INFO);
+    assert_int_equal(ffb_result_status(res), 0);
+    assert_int_equal(si.version, 2);
+    /* A backup queued: its stream arrives while the result is awaited
+       (metadata only, isc_spb_bkp_metadata_only: the shared database's
+       data changes under other suites). */
+    stream s = {0};
+    OK(c, ffb_svc_queue_backup(c, db_path(t), 0x04, on_data, &s, NULL, NULL));
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_int_equal(ffb_result_status(res), 0);
+    assert_true(s.len > 0 && s.p[0] == 0x00 && s.p[1] == 0x02);
+    free(s.p);
     close_conn(c);
 }
 
