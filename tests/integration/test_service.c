@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "include/fastfb.h"
+#include "tests/support/extio.h"
 #include "tests/support/it.h"
 
 typedef it_target target;
@@ -580,6 +581,56 @@ static void test_cancel(void **state) {
     close_conn(c);
 }
 
+static void on_svc_connect(ffb_conn *c, const ffb_result *res, void *data) {
+    (void)c;
+    int *st = data;
+    *st = ffb_result_status(res) == 0 ? 1 : -1;
+}
+
+/* The application's own I/O: connect, server info and statistics through
+   the queue twins and the byte pump, with the blocking round trips. */
+static void test_external_io(void **state) {
+    target *t = *state;
+    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
+    o.dsn = t->dsn;
+    o.user = "SYSDBA";
+    o.password = "masterkey";
+    o.compress = t->compress;
+    o.io = FFB_IO_EXTERNAL;
+    o.io_timeout_ms = 60000;
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
+    extio x;
+    assert_int_equal(extio_open(&x, c, t->dsn), 0);
+    int connected = 0;
+    OK(c, ffb_svc_queue_connect(c, on_svc_connect, &connected));
+    while (connected == 0)
+        assert_true(extio_pump(&x, 30000) >= 0);
+    assert_int_equal(connected, 1);
+    assert_int_equal(it_rts(c), 3); /* as ffb_svc_connect */
+    /* The blocking calls refuse external I/O. */
+    ffb_svc_info si;
+    assert_int_equal(ffb_svc_server_info(c, &si, sizeof(si)), FFB_E_STATE);
+    const ffb_result *res;
+    OK(c, ffb_svc_queue_server_info(c, &si, sizeof(si), NULL, NULL));
+    assert_int_equal(extio_next(&x, &res), 1);
+    assert_int_equal(ffb_result_status(res), 0);
+    assert_int_equal(it_rts(c), 4);
+    assert_int_equal(si.version, 2);
+    lines l = {0};
+    OK(c, ffb_svc_queue_db_stats(c, db_path(t), FFB_SVC_STATS_HEADER, on_line,
+                                 &l, NULL, NULL));
+    assert_int_equal(extio_next(&x, &res), 1);
+    assert_int_equal(ffb_result_op(res), FFB_OP_SVC_ACTION);
+    assert_int_equal(ffb_result_status(res), 0);
+    assert_non_null(strstr(l.text, "Database header page information"));
+    ffb_svc_stats st;
+    OK(c, ffb_svc_last_stats(c, &st, sizeof(st)));
+    assert_int_equal(it_rts(c), 4 + st.queries);
+    extio_close(&x);
+    ffb_conn_free(c);
+}
+
 int main(void) {
     static const char *const names[] = {"FB3", "FB3E", "FB4", "FB4E"};
     const struct CMUnitTest tests[] = {
@@ -589,6 +640,7 @@ int main(void) {
         cmocka_unit_test(test_backup_restore),
         cmocka_unit_test(test_one_at_a_time),
         cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_external_io),
     };
     return it_main("SVC", names, sizeof(names) / sizeof(names[0]), tests,
                    sizeof(tests) / sizeof(tests[0]), NULL, teardown);
