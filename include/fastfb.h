@@ -1358,7 +1358,9 @@ enum ffb_op {
     FFB_OP_CONNECT,
     FFB_OP_CREATE_DATABASE,
     FFB_OP_RESET,
-    FFB_OP_TX_PREPARE /* ffb_tx_queue_prepare() (0.2) */
+    FFB_OP_TX_PREPARE, /* ffb_tx_queue_prepare() (0.2) */
+    FFB_OP_SVC_INFO,  /* ffb_svc_queue_server_info() */
+    FFB_OP_SVC_ACTION /* ffb_svc_queue_run() */
 };
 
 /**
@@ -2185,6 +2187,303 @@ typedef int (*ffb_crypt_key_fn)(void *data, const uint8_t *request,
 
 /** The largest key answer a server accepts (p_cc_reply is a short). */
 #define FFB_CRYPT_KEY_MAX 32767
+/* ==== Services API (service manager: backup, restore, statistics, ...) ====
+ *
+ * A service attachment is an ffb_conn attached to the server's service
+ * manager instead of a database: the same options, the same handshake
+ * (authentication, wire encryption, compression), ffb_conn_close() and
+ * ffb_conn_free(). The connection's `database` option (or the path of its
+ * dsn) is the database the actions below work on when they are given
+ * NULL. Only the calls of this section may be used on it. One action runs
+ * at a time on an attachment; see docs/services.md.
+ */
+
+/**
+ * Connect to the service manager of the server named by the options:
+ * op_connect names "service_mgr", then the login as for ffb_conn_connect()
+ * and op_service_attach.
+ * Round trips: as ffb_conn_connect(): 3 with wire encryption, 2 without.
+ * Returns: as ffb_conn_connect().
+ * Since: 0.2
+ */
+FFB_API int ffb_svc_connect(ffb_conn *conn);
+
+/**
+ * Queue twin of ffb_svc_connect() for external I/O (as
+ * ffb_conn_queue_connect(): the FFB_OP_CONNECT result completes when the
+ * handshake ends).
+ * Round trips: as ffb_svc_connect(). Returns: 0, FFB_E_INVAL, FFB_E_STATE.
+ * Since: 0.2
+ */
+FFB_API int ffb_svc_queue_connect(ffb_conn *conn, ffb_cb cb, void *data);
+
+/** What the service manager says about the server. Strings are empty and
+    numbers -1 when the server did not answer the item. */
+typedef struct ffb_svc_info {
+    int version;              /* isc_info_svc_version (2) */
+    int capabilities;         /* isc_info_svc_capabilities bit mask */
+    char server_version[128]; /* "LI-V4.0.5.3140 Firebird 4.0" */
+    char implementation[128]; /* "Firebird/Linux/AMD/Intel/x64" */
+    char env[1024];           /* root directory (isc_info_svc_get_env) */
+    char env_lock[1024];      /* lock files directory */
+    char env_msg[1024];       /* directory of firebird.msg */
+    char user_dbpath[1024];   /* the security database */
+    int attachments;          /* isc_info_svc_svr_db_info: attachments */
+    int databases;            /* ... databases in use */
+} ffb_svc_info;
+
+/**
+ * Ask the server version, implementation, capabilities, its paths and the
+ * number of attachments and databases in use, in one op_service_info.
+ * `out_size` = sizeof(*out) (structs of older versions are filled as far
+ * as they go).
+ * Round trips: 1.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (not a service attachment, or an
+ * action is running), FFB_E_SERVER (a user without administrator rights
+ * is refused the paths and the database list; `out` still gets the
+ * version, implementation and capabilities), FFB_E_PROTO (malformed
+ * answer: fatal), FFB_E_IO, ...
+ * Since: 0.2
+ */
+FFB_API int ffb_svc_server_info(ffb_conn *conn, ffb_svc_info *out,
+                                size_t out_size);
+
+/**
+ * Queue twin: the FFB_OP_SVC_INFO result completes with `out` filled
+ * (`out` must stay valid until then).
+ * Round trips: 1. Returns: 0 queued, or the errors of ffb_svc_server_info
+ * that are found before anything is sent.
+ * Since: 0.2
+ */
+FFB_API int ffb_svc_queue_server_info(ffb_conn *conn, ffb_svc_info *out,
+                                      size_t out_size, ffb_cb cb, void *data);
+
+/** Text output: one line without its newline (not NUL-terminated), valid
+    during the call. Return 0 to go on, non-zero to cancel the action (as
+    ffb_svc_cancel()). */
+typedef int (*ffb_svc_line_cb)(const char *line, size_t len, void *data);
+/** Binary output (a backup stream): `len` bytes, valid during the call.
+    Return 0 to go on, non-zero to cancel. */
+typedef int (*ffb_svc_data_cb)(const uint8_t *p, size_t len, void *data);
+/** Input (a restore stream): copy up to `size` bytes to `buf`, set *got;
+    *got = 0 ends the input. Return 0, or non-zero to cancel. */
+typedef int (*ffb_svc_input_cb)(uint8_t *buf, size_t size, size_t *got,
+                                void *data);
+
+/** How an action talks to the client. Any callback may be NULL. */
+typedef struct ffb_svc_io {
+    ffb_svc_line_cb on_line;   /* text output (statistics, log, verbose) */
+    ffb_svc_data_cb on_data;   /* set: the output is binary, not lines */
+    ffb_svc_input_cb on_input; /* set: the service's stdin is served */
+    void *data;                /* passed to every callback */
+    unsigned wait_s;           /* the longest each query waits on the
+                                  server for output (isc_info_svc_timeout);
+                                  0 = until the answer is full or the
+                                  service ends (fewest round trips) */
+} ffb_svc_io;
+
+/** Counters of the last action on an attachment. */
+typedef struct ffb_svc_stats {
+    uint64_t queries;    /* op_service_info requests sent */
+    uint64_t bytes_out;  /* output bytes received (text or binary) */
+    uint64_t bytes_in;   /* input bytes sent */
+    uint64_t lines;      /* text lines delivered */
+} ffb_svc_stats;
+
+/**
+ * Run a service action: op_service_start with `spb` (the "SpbStart" block:
+ * action byte, then its arguments - reference 03, C.6.3), then
+ * op_service_info requests (1-second server wait, 64 KiB answers) until
+ * the service has produced all its output and, with io->on_input, taken
+ * its input. Output comes to io->on_data (binary) or io->on_line (lines).
+ * After a failed start the attachment is drained (one query more) so that
+ * the next action can start.
+ * Round trips: 1 (start) + one per query; ffb_svc_last_stats() counts the
+ * queries. A short text action (statistics -h, a sweep) takes 1 + 1.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (not a service attachment; another
+ * action is running; the attachment is in data mode after a streamed
+ * backup and the action writes text), FFB_E_SERVER (the server refused or
+ * the service failed: the first error), FFB_E_CANCELLED (cancelled, by
+ * ffb_svc_cancel() or a callback), FFB_E_UNSUPPORTED (a callback asked to
+ * cancel on a server that cannot: the action ran to its end), fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_svc_run(ffb_conn *conn, const uint8_t *spb, size_t spb_len,
+                        const ffb_svc_io *io);
+
+/**
+ * Queue twin of ffb_svc_run(): the FFB_OP_SVC_ACTION result completes when
+ * the action has ended; callbacks run while answers are handled. `io` is
+ * copied; the SPB too.
+ * Round trips: as ffb_svc_run(). Returns: 0, or the errors found before
+ * anything is sent.
+ * Since: 0.2
+ */
+FFB_API int ffb_svc_queue_run(ffb_conn *conn, const uint8_t *spb,
+                              size_t spb_len, const ffb_svc_io *io, ffb_cb cb,
+                              void *data);
+
+/**
+ * Cancel the running action: op_cancel (fb_cancel_raise) rides with the
+ * next query, and the action ends with FFB_E_CANCELLED once the service
+ * has stopped. Call it from a callback of the action (or, with external
+ * I/O, between pumps) - not from another thread.
+ * Round trips: 0 (the op_cancel is never answered).
+ * Returns: 0, FFB_E_STATE (no action running), FFB_E_UNSUPPORTED (Firebird
+ * 3.0 and 4.0.0-4.0.1 ignore op_cancel on a service: protocol 15, or a
+ * server version seen by ffb_svc_server_info() older than 4.0.2).
+ * Since: 0.2
+ */
+FFB_API int ffb_svc_cancel(ffb_conn *conn);
+
+/** Counters of the last action (0s before the first). Round trips: 0.
+    Returns: 0, FFB_E_INVAL. Since: 0.2 */
+FFB_API int ffb_svc_last_stats(const ffb_conn *conn, ffb_svc_stats *out,
+                               size_t out_size);
+
+/* Statistics options (isc_spb_sts_*): gstat -d -l -h -i -s -r -e. */
+#define FFB_SVC_STATS_DATA 0x01
+#define FFB_SVC_STATS_LOG 0x02
+#define FFB_SVC_STATS_HEADER 0x04
+#define FFB_SVC_STATS_INDEX 0x08
+#define FFB_SVC_STATS_SYSTEM 0x10
+#define FFB_SVC_STATS_VERSIONS 0x20
+#define FFB_SVC_STATS_ENCRYPTION 0x100
+
+/**
+ * Database statistics (isc_action_svc_db_stats, the text of gstat):
+ * FFB_SVC_STATS_HEADER is gstat -h, DATA|INDEX is gstat -a. `db` NULL:
+ * the connection's database.
+ * Round trips: 1 + queries (2 for -h on a small database).
+ * Returns: as ffb_svc_run(). Since: 0.2
+ */
+FFB_API int ffb_svc_db_stats(ffb_conn *conn, const char *db, unsigned options,
+                             ffb_svc_line_cb on_line, void *data);
+
+/** firebird.log, line by line (isc_action_svc_get_fb_log).
+    Round trips: 1 + queries. Returns: as ffb_svc_run(). Since: 0.2 */
+FFB_API int ffb_svc_fb_log(ffb_conn *conn, ffb_svc_line_cb on_line,
+                           void *data);
+
+/** Online validation (isc_action_svc_validate, Firebird 3.0+): its report
+    lines. Round trips: 1 + queries. Returns: as ffb_svc_run(). Since: 0.2 */
+FFB_API int ffb_svc_validate(ffb_conn *conn, const char *db,
+                             ffb_svc_line_cb on_line, void *data);
+
+/* Repair options (isc_spb_rpr_*): gfix -v -sweep -mend -full ... */
+#define FFB_SVC_REPAIR_VALIDATE 0x01
+#define FFB_SVC_REPAIR_SWEEP 0x02
+#define FFB_SVC_REPAIR_MEND 0x04
+#define FFB_SVC_REPAIR_CHECK 0x10
+#define FFB_SVC_REPAIR_IGNORE_CHECKSUM 0x20
+#define FFB_SVC_REPAIR_KILL_SHADOWS 0x40
+#define FFB_SVC_REPAIR_FULL 0x80
+
+/** Repair / offline validation / sweep (isc_action_svc_repair with
+    `options`). Round trips: 1 + queries (a sweep: 2). Returns: as
+    ffb_svc_run(). Since: 0.2 */
+FFB_API int ffb_svc_repair(ffb_conn *conn, const char *db, unsigned options,
+                           ffb_svc_line_cb on_line, void *data);
+
+/** Sweep the database (ffb_svc_repair with FFB_SVC_REPAIR_SWEEP).
+    Round trips: 2 (start + the query that sees the end). Since: 0.2 */
+FFB_API int ffb_svc_sweep(ffb_conn *conn, const char *db);
+
+/* Shutdown modes for ffb_svc_properties.shutdown / .online. */
+#define FFB_SVC_MODE_NORMAL 0
+#define FFB_SVC_MODE_MULTI 1
+#define FFB_SVC_MODE_SINGLE 2
+#define FFB_SVC_MODE_FULL 3
+
+/** Database properties to change (isc_action_svc_properties); -1 leaves
+    a field unchanged. Initialise with ffb_svc_properties_init(). */
+typedef struct ffb_svc_properties {
+    int sweep_interval;  /* transactions; 0 = no automatic sweep */
+    int page_buffers;
+    int forced_writes;   /* 1 sync writes, 0 async */
+    int read_only;       /* 1 read-only, 0 read-write */
+    int shutdown;        /* FFB_SVC_MODE_MULTI/SINGLE/FULL: shut down ... */
+    int shutdown_timeout;/* ... forcibly after this many seconds (0 = now) */
+    int online;          /* FFB_SVC_MODE_NORMAL/MULTI/SINGLE: bring online */
+} ffb_svc_properties;
+
+/** All fields -1. Round trips: 0. Since: 0.2 */
+FFB_API void ffb_svc_properties_init(ffb_svc_properties *p);
+
+/** Change database properties in one action (the server applies them in
+    its order). Round trips: 2 (start + the query that sees the end).
+    Returns: as ffb_svc_run(); FFB_E_INVAL when nothing is set. Since: 0.2 */
+FFB_API int ffb_svc_set_properties(ffb_conn *conn, const char *db,
+                                   const ffb_svc_properties *p);
+
+/**
+ * Back the database up, streamed to the client (isc_action_svc_backup to
+ * "stdout", read with isc_info_svc_to_eof): the gbak stream comes to
+ * on_data in chunks. Afterwards the attachment is in data mode (the server
+ * drops text output on it): text actions then fail with FFB_E_STATE -
+ * use a new attachment. Verbose lines are not available in this mode.
+ * `options`: isc_spb_bkp_* flags (0 = none).
+ * Round trips: 1 + queries (about one per 64 KiB; FB3/FB4 often answer
+ * 1 KiB chunks while the service runs).
+ * Returns: as ffb_svc_run(). Since: 0.2
+ */
+FFB_API int ffb_svc_backup(ffb_conn *conn, const char *db, unsigned options,
+                           ffb_svc_data_cb on_data, void *data);
+
+/** ffb_svc_backup() into a local file (created or truncated; "-" is
+    stdout). Round trips: as ffb_svc_backup(). Returns: as it, FFB_E_IO when
+    the file cannot be written (the action is cancelled where the server
+    allows). Since: 0.2 */
+FFB_API int ffb_svc_backup_to_file(ffb_conn *conn, const char *db,
+                                   const char *path);
+
+/**
+ * Restore a gbak stream sent from the client (isc_action_svc_restore from
+ * "stdin", answering isc_info_svc_stdin requests - reference 03, C.6.6)
+ * into the database `target` (a path or alias on the server; NULL: the
+ * connection's database option). `replace`:
+ * overwrite an existing database (else it must not exist). on_line gets the
+ * verbose lines when non-NULL (isc_spb_verbose).
+ * Round trips: 1 + queries (about one per 64 KiB of input, plus the
+ * output's).
+ * Returns: as ffb_svc_run(). Since: 0.2
+ */
+FFB_API int ffb_svc_restore(ffb_conn *conn, const char *target, int replace,
+                            ffb_svc_input_cb on_input,
+                            ffb_svc_line_cb on_line, void *data);
+
+/** ffb_svc_restore() from a local file ("-" is stdin). Round trips: as
+    ffb_svc_restore(). Returns: as it, FFB_E_IO when the file cannot be
+    read. Since: 0.2 */
+FFB_API int ffb_svc_restore_from_file(ffb_conn *conn, const char *path,
+                                      const char *target, int replace,
+                                      ffb_svc_line_cb on_line, void *data);
+
+/**
+ * Queue twins of ffb_svc_db_stats(), ffb_svc_backup(), ffb_svc_restore()
+ * and ffb_svc_set_properties() (the log, validation, repair and sweep go
+ * through ffb_svc_queue_run() with their start block): the start block is
+ * built and queued now, the FFB_OP_SVC_ACTION result completes when the
+ * action has ended, and the stream callbacks (which get `line_data` /
+ * `stream_data`) run while its answers are handled; they must stay valid
+ * until then.
+ * Round trips: as the blocking calls. Returns: 0 queued, or the errors
+ * found before anything is sent (FFB_E_INVAL, FFB_E_STATE).
+ * Since: 0.2
+ */
+FFB_API int ffb_svc_queue_db_stats(ffb_conn *conn, const char *db,
+                                   unsigned options, ffb_svc_line_cb on_line,
+                                   void *line_data, ffb_cb cb, void *data);
+FFB_API int ffb_svc_queue_backup(ffb_conn *conn, const char *db,
+                                 unsigned options, ffb_svc_data_cb on_data,
+                                 void *stream_data, ffb_cb cb, void *data);
+FFB_API int ffb_svc_queue_restore(ffb_conn *conn, const char *target,
+                                  int replace, ffb_svc_input_cb on_input,
+                                  ffb_svc_line_cb on_line, void *stream_data,
+                                  ffb_cb cb, void *data);
+FFB_API int ffb_svc_queue_set_properties(ffb_conn *conn, const char *db,
+                                         const ffb_svc_properties *p,
+                                         ffb_cb cb, void *data);
 
 #ifdef __cplusplus
 }

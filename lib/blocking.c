@@ -15,6 +15,7 @@
  *    that to the application (feed the answers, call again), blocking I/O
  *    waits for them here and tries again.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/internal.h"
@@ -658,5 +659,173 @@ int ffb_dtx_rollback(ffb_dtx *d) {
         return rc;
     rc = dtx_phase(d, FFB__DTX_ROLLBACK, NULL, 0);
     d->state = FFB__DTX_ENDED;
+    return rc;
+}
+
+/* ---- services (lib/service.c) ---- */
+
+int ffb_svc_connect(ffb_conn *conn) {
+    if (!conn)
+        return FFB_E_INVAL;
+    return connect_blocking(conn, FFB__HS_SERVICE, NULL);
+}
+
+int ffb_svc_server_info(ffb_conn *conn, ffb_svc_info *out,
+                        size_t out_size) {
+    if (!conn || !out)
+        return FFB_E_INVAL;
+    int rc = ffb__blocking(conn);
+    if (rc < 0)
+        return rc;
+    ffb__sync sync = {0};
+    return ffb__await(
+        conn, ffb__svc_queue_server_info(conn, out, out_size, &sync), &sync);
+}
+
+int ffb_svc_run(ffb_conn *conn, const uint8_t *spb, size_t spb_len,
+                const ffb_svc_io *io) {
+    if (!conn)
+        return FFB_E_INVAL;
+    int rc = ffb__blocking(conn);
+    if (rc < 0)
+        return rc;
+    ffb__sync sync = {0};
+    return ffb__await(conn, ffb__svc_queue_run(conn, spb, spb_len, io, &sync),
+                      &sync);
+}
+
+static int svc_builtin(ffb_conn *conn, const ffb__svc_req *q) {
+    if (!conn)
+        return FFB_E_INVAL;
+    int rc = ffb__blocking(conn);
+    if (rc < 0)
+        return rc;
+    ffb__sync sync = {0};
+    return ffb__await(conn, ffb__svc_queue_builtin(conn, q, &sync), &sync);
+}
+
+int ffb_svc_db_stats(ffb_conn *conn, const char *db, unsigned options,
+                     ffb_svc_line_cb on_line, void *data) {
+    ffb__svc_req q = {.kind = FFB__SVC_STATS, .db = db, .options = options,
+                      .on_line = on_line, .data = data};
+    return svc_builtin(conn, &q);
+}
+
+int ffb_svc_fb_log(ffb_conn *conn, ffb_svc_line_cb on_line, void *data) {
+    ffb__svc_req q = {.kind = FFB__SVC_LOG, .on_line = on_line, .data = data};
+    return svc_builtin(conn, &q);
+}
+
+int ffb_svc_validate(ffb_conn *conn, const char *db, ffb_svc_line_cb on_line,
+                     void *data) {
+    ffb__svc_req q = {.kind = FFB__SVC_VALIDATE, .db = db,
+                      .on_line = on_line, .data = data};
+    return svc_builtin(conn, &q);
+}
+
+int ffb_svc_repair(ffb_conn *conn, const char *db, unsigned options,
+                   ffb_svc_line_cb on_line, void *data) {
+    ffb__svc_req q = {.kind = FFB__SVC_REPAIR, .db = db, .options = options,
+                      .on_line = on_line, .data = data};
+    return svc_builtin(conn, &q);
+}
+
+int ffb_svc_sweep(ffb_conn *conn, const char *db) {
+    return ffb_svc_repair(conn, db, FFB_SVC_REPAIR_SWEEP, NULL, NULL);
+}
+
+int ffb_svc_set_properties(ffb_conn *conn, const char *db,
+                           const ffb_svc_properties *p) {
+    if (!p)
+        return FFB_E_INVAL;
+    ffb__svc_req q = {.kind = FFB__SVC_PROPERTIES, .db = db, .props = p};
+    return svc_builtin(conn, &q);
+}
+
+int ffb_svc_backup(ffb_conn *conn, const char *db, unsigned options,
+                   ffb_svc_data_cb on_data, void *data) {
+    if (!on_data)
+        return FFB_E_INVAL;
+    ffb__svc_req q = {.kind = FFB__SVC_BACKUP, .db = db, .options = options,
+                      .on_data = on_data, .data = data};
+    return svc_builtin(conn, &q);
+}
+
+int ffb_svc_restore(ffb_conn *conn, const char *target, int replace,
+                    ffb_svc_input_cb on_input, ffb_svc_line_cb on_line,
+                    void *data) {
+    if (!on_input)
+        return FFB_E_INVAL;
+    ffb__svc_req q = {.kind = FFB__SVC_RESTORE, .target = target,
+                      .replace = replace, .on_input = on_input,
+                      .on_line = on_line, .data = data};
+    return svc_builtin(conn, &q);
+}
+
+/* Local files for the backup and restore helpers. */
+typedef struct svc_file {
+    FILE *f;
+    int failed;
+    ffb_svc_line_cb on_line;
+    void *data;
+} svc_file;
+
+static int file_write(const uint8_t *p, size_t len, void *data) {
+    svc_file *sf = data;
+    if (fwrite(p, 1, len, sf->f) != len) {
+        sf->failed = 1;
+        return 1; /* cancel where the server can */
+    }
+    return 0;
+}
+
+static int file_read(uint8_t *buf, size_t size, size_t *got, void *data) {
+    svc_file *sf = data;
+    *got = fread(buf, 1, size, sf->f);
+    if (*got == 0 && ferror(sf->f)) {
+        sf->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int file_line(const char *line, size_t len, void *data) {
+    svc_file *sf = data;
+    return sf->on_line ? sf->on_line(line, len, sf->data) : 0;
+}
+
+int ffb_svc_backup_to_file(ffb_conn *conn, const char *db, const char *path) {
+    if (!conn || !path)
+        return FFB_E_INVAL;
+    int std = strcmp(path, "-") == 0;
+    svc_file sf = {std ? stdout : fopen(path, "wb"), 0, NULL, NULL};
+    if (!sf.f)
+        return ffb__error_set(&conn->err, FFB_E_IO, "cannot create %s",
+                              path);
+    int rc = ffb_svc_backup(conn, db, 0, file_write, &sf);
+    if (fflush(sf.f) != 0)
+        sf.failed = 1;
+    if (!std && fclose(sf.f) != 0)
+        sf.failed = 1;
+    if (sf.failed)
+        return ffb__error_set(&conn->err, FFB_E_IO, "cannot write %s", path);
+    return rc;
+}
+
+int ffb_svc_restore_from_file(ffb_conn *conn, const char *path,
+                              const char *target, int replace,
+                              ffb_svc_line_cb on_line, void *data) {
+    if (!conn || !path)
+        return FFB_E_INVAL;
+    int std = strcmp(path, "-") == 0;
+    svc_file sf = {std ? stdin : fopen(path, "rb"), 0, on_line, data};
+    if (!sf.f)
+        return ffb__error_set(&conn->err, FFB_E_IO, "cannot open %s", path);
+    int rc = ffb_svc_restore(conn, target, replace, file_read,
+                             on_line ? file_line : NULL, &sf);
+    if (!std)
+        fclose(sf.f);
+    if (sf.failed)
+        return ffb__error_set(&conn->err, FFB_E_IO, "cannot read %s", path);
     return rc;
 }

@@ -416,6 +416,7 @@ void ffb__conn_destroy(ffb_conn *conn) {
     ffb__batches_destroy_all(conn);
     ffb__stmts_destroy_all(conn);
     ffb__txs_destroy_all(conn);
+    ffb__svc_reset(conn);
     ffbp_writer_free(&conn->stage);
     ffbp_writer_free(&conn->out);
     ffbp_writer_free(&conn->wire_in);
@@ -443,6 +444,7 @@ static void start_clock(ffb_conn *conn) {
 
 void ffb__connect_begin(ffb_conn *conn) {
     ffb__cache_free_all(conn); /* statements of an earlier attachment */
+    ffb__svc_reset(conn);
     ffb__blobs_destroy_all(conn);
     ffb__engine_reset(conn);
     ffb__conn_error_clear(conn);
@@ -531,6 +533,7 @@ static int start(ffb_conn *conn, int create,
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "the connection is already started");
     ffb__engine_reset(conn);
+    ffb__svc_reset(conn);
     ffb__conn_error_clear(conn);
     conn->hs_sync = NULL; /* queue_start() sets it after this */
     start_clock(conn);
@@ -544,17 +547,22 @@ static int queue_start(ffb_conn *conn, int create,
                        void *data) {
     if (!conn)
         return FFB_E_INVAL;
-    int rc = create ? create_check(conn, copts) : 0;
+    int rc = create == 1 ? create_check(conn, copts) : 0;
     if (rc == 0)
         rc = start(conn, create, copts);
     if (rc < 0)
         return rc;
     struct ffb_result *r = ffb__result_new(
-        conn, create ? FFB_OP_CREATE_DATABASE : FFB_OP_CONNECT, cb, data);
+        conn, create == 1 ? FFB_OP_CREATE_DATABASE : FFB_OP_CONNECT, cb, data);
     if (!r)
         return ffb__engine_break(conn, FFB_E_NOMEM);
     conn->hs_sync = &r->sync;
     return 0;
+}
+
+/* The service manager's handshake (lib/service.c has the rest). */
+int ffb_svc_queue_connect(ffb_conn *conn, ffb_cb cb, void *data) {
+    return queue_start(conn, FFB__HS_SERVICE, NULL, cb, data);
 }
 
 int ffb_conn_queue_connect(ffb_conn *conn, ffb_cb cb, void *data) {

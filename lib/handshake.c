@@ -26,6 +26,7 @@
 
 #include "lib/internal.h"
 #include "lib/wirecrypt.h"
+#include "proto/service.h"
 
 #define KEY_TYPE "Symmetric"
 #define MAX_AUTH_ROUNDS 16
@@ -325,7 +326,66 @@ static int build_user_id(ffb_conn *conn, ffbp_writer *w, const uint8_t *data,
     return 0;
 }
 
+/* The login answer when it rides in the attach (flows B and C; protocol
+   < 13: the Legacy_Auth hash), under the DPB's or the SPB's tags. */
+static void put_login_data(ffb_conn *conn, ffbp_pb *pb, uint8_t enc_tag,
+                           uint8_t name_tag, uint8_t list_tag,
+                           uint8_t data_tag) {
+    if (conn->hs_dpb_legacy) {
+        ffbp_pb_bytes(pb, enc_tag, conn->hs_dpb_data, conn->hs_dpb_data_len);
+    } else if (conn->hs_dpb_auth) {
+        ffbp_pb_str(pb, name_tag, conn->cur_plugin);
+        ffbp_pb_str(pb, list_tag, conn->plugin_list);
+        ffbp_pb_bytes(pb, data_tag, conn->hs_dpb_data,
+                      conn->hs_dpb_data_len);
+    }
+}
+
+/* op_service_attach (reference 03, C.6.1-C.6.2): the same login as a
+   database attach, in an SPB - "02 02" with one-byte lengths, or the wide
+   form "03" (four-byte lengths) when the plugin data is longer than 255. */
+static int send_service_attach(ffb_conn *conn) {
+    ffbp_writer spbw, w;
+    ffbp_writer_init(&spbw, conn->alloc);
+    spbw.secret = 1;
+    int big = conn->hs_dpb_auth && conn->hs_dpb_data_len > 255;
+    ffbp_pb pb;
+    if (big) {
+        ffbp_pb_begin(&pb, &spbw, FFBP_PB_V2); /* the body of the wide form */
+        if (spbw.len)
+            spbw.data[0] = FFBP_SPB_VERSION3;
+    } else {
+        uint8_t v[2] = {FFBP_SPB_VERSION, FFBP_SPB_VERSION};
+        ffbp_put_raw(&spbw, v, 2);
+        ffbp_pb_begin(&pb, &spbw, FFBP_PB_UNTAGGED);
+    }
+    ffbp_pb_str(&pb, FFBP_SPB_USER_NAME, conn->user);
+    if (conn->role && conn->role[0])
+        ffbp_pb_str(&pb, FFBP_SPB_SQL_ROLE_NAME, conn->role);
+    ffbp_pb_flag(&pb, FFBP_SPB_UTF8_FILENAME);
+    ffbp_pb_int(&pb, FFBP_SPB_PROCESS_ID, conn->process_id);
+    ffbp_pb_str(&pb, FFBP_SPB_PROCESS_NAME, conn->process_name);
+    put_login_data(conn, &pb, FFBP_SPB_PASSWORD_ENC, FFBP_SPB_AUTH_PLUGIN_NAME,
+                   FFBP_SPB_AUTH_PLUGIN_LIST, FFBP_SPB_SPECIFIC_AUTH_DATA);
+    if (pb.bad) {
+        ffbp_writer_free(&spbw);
+        return fail_msg(conn, FFB_E_INVAL,
+                        "a service parameter (user, role or process name) "
+                        "is longer than 255 bytes");
+    }
+    ffbp_writer_init(&w, conn->alloc);
+    w.secret = 1;
+    ffbp_put_attach(&w, FFBP_OP_SERVICE_ATTACH, 0, FFB__SERVICE_NAME,
+                    strlen(FFB__SERVICE_NAME), spbw.data, spbw.len);
+    ffbp_writer_free(&spbw);
+    OPENSSL_cleanse(conn->hs_dpb_data, sizeof(conn->hs_dpb_data));
+    conn->hs = FFB__HS_ATTACH;
+    return queue(conn, &w, 1);
+}
+
 static int send_attach(ffb_conn *conn) {
+    if (conn->service)
+        return send_service_attach(conn);
     ffbp_writer dpbw, w;
     ffbp_writer_init(&dpbw, conn->alloc);
     dpbw.secret = 1;
@@ -353,15 +413,8 @@ static int send_attach(ffb_conn *conn) {
     } else if (conn->dialect && conn->dialect != 3) {
         ffbp_pb_int(&pb, FFBP_DPB_SQL_DIALECT, conn->dialect);
     }
-    if (conn->hs_dpb_legacy) {
-        ffbp_pb_bytes(&pb, FFBP_DPB_PASSWORD_ENC, conn->hs_dpb_data,
-                      conn->hs_dpb_data_len);
-    } else if (conn->hs_dpb_auth) {
-        ffbp_pb_str(&pb, FFBP_DPB_AUTH_PLUGIN_NAME, conn->cur_plugin);
-        ffbp_pb_str(&pb, FFBP_DPB_AUTH_PLUGIN_LIST, conn->plugin_list);
-        ffbp_pb_bytes(&pb, FFBP_DPB_SPECIFIC_AUTH_DATA, conn->hs_dpb_data,
-                      conn->hs_dpb_data_len);
-    }
+    put_login_data(conn, &pb, FFBP_DPB_PASSWORD_ENC, FFBP_DPB_AUTH_PLUGIN_NAME,
+                   FFBP_DPB_AUTH_PLUGIN_LIST, FFBP_DPB_SPECIFIC_AUTH_DATA);
     if (pb.bad) {
         ffbp_writer_free(&dpbw);
         return fail_msg(conn, FFB_E_INVAL,
@@ -556,7 +609,8 @@ static int server_error(ffb_conn *conn, const ffbp_response *resp,
 /* ---- the state machine ----------------------------------------------------- */
 
 int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts) {
-    conn->hs_create = create;
+    conn->service = create == FFB__HS_SERVICE;
+    conn->hs_create = create == 1;
     if (copts)
         conn->hs_copts = *copts;
     else
@@ -599,7 +653,10 @@ int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts) {
         ffbp_writer_free(&uid);
         return rc;
     }
-    ffbp_connect c = {conn->database, strlen(conn->database), uid.data,
+    /* A service connection names the service manager in op_connect
+       (fbclient's attachSvc): FB3 accepts only that name (C.6.1). */
+    const char *file = conn->service ? FFB__SERVICE_NAME : conn->database;
+    ffbp_connect c = {file, strlen(file), uid.data,
                       uid.len, conn->min_protocol, FFBP_PROTOCOL_MAX,
                       conn->compress};
     ffbp_writer_init(&w, conn->alloc);
@@ -890,8 +947,9 @@ int ffb__hs_packet(ffb_conn *conn, const ffbp_packet *pkt) {
             pkt->op == FFBP_OP_RESPONSE_PIGGYBACK) {
             if (ffb__status_is_error(&pkt->u.response.status))
                 return server_error(conn, &pkt->u.response,
-                                    conn->hs_create ? "create database"
-                                                    : "attach");
+                                    conn->service    ? "service attach"
+                                    : conn->hs_create ? "create database"
+                                                      : "attach");
             /* Required means encrypted: checked again where it counts. */
             if (conn->wire_crypt == FFB_CRYPT_REQUIRED && !conn->tx_cipher)
                 return fail_msg(conn, FFB_E_CRYPT,

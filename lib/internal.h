@@ -349,6 +349,8 @@ struct ffb_conn {
     /* Handshake. */
     int hs;
     int hs_create;
+    int service;      /* attached to the service manager (lib/service.c) */
+    struct ffb__svc_state *svc; /* its state, NULL until used */
     ffb_create_options hs_copts;
     char login[256];  /* normalised login */
     size_t login_len;
@@ -991,8 +993,45 @@ int ffb__need_blocking(ffb_conn *conn);
    connection's error is cleared (unless it is broken). */
 int ffb__blocking(ffb_conn *conn);
 
+/* ---- services (lib/service.c) ------------------------------------------- */
+
+struct ffb__svc_state;
+enum {
+    FFB__SVC_STATS = 1,
+    FFB__SVC_LOG,
+    FFB__SVC_VALIDATE,
+    FFB__SVC_REPAIR,
+    FFB__SVC_PROPERTIES,
+    FFB__SVC_BACKUP,
+    FFB__SVC_RESTORE
+};
+/* A built-in action and its arguments. */
+typedef struct ffb__svc_req {
+    int kind;
+    const char *db, *target;
+    unsigned options;
+    int replace;
+    const ffb_svc_properties *props;
+    ffb_svc_line_cb on_line;
+    ffb_svc_data_cb on_data;
+    ffb_svc_input_cb on_input;
+    void *data;
+} ffb__svc_req;
+int ffb__svc_queue_server_info(ffb_conn *conn, ffb_svc_info *out,
+                               size_t out_size, ffb__sync *sync);
+int ffb__svc_queue_run(ffb_conn *conn, const uint8_t *spb, size_t len,
+                       const ffb_svc_io *io, ffb__sync *sync);
+int ffb__svc_queue_builtin(ffb_conn *conn, const ffb__svc_req *q,
+                           ffb__sync *sync);
+/* Free the service state (a new connect, the connection's end). */
+void ffb__svc_reset(ffb_conn *conn);
+
 /* ---- handshake (lib/handshake.c) ---------------------------------------- */
 
+/* `create`: 0 attach, 1 create the database, FFB__HS_SERVICE attach to
+   the service manager (lib/service.c). */
+#define FFB__HS_SERVICE 2
+#define FFB__SERVICE_NAME "service_mgr"
 int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts);
 /* The handshake ended with `rc` (lib/engine.c): completes conn->hs_sync. */
 void ffb__hs_complete(ffb_conn *conn, int rc);

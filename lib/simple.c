@@ -50,7 +50,9 @@ static int simple_reply(ffb_conn *conn, const ffbp_packet *pkt,
             s->kind == FFB__SIMPLE_IMMEDIATE2)
             ffb__cache_invalidate(conn); /* it may have been DDL */
     }
-    if (s->kind == FFB__SIMPLE_DETACH && (!failed || p->op == FFBP_OP_DETACH)) {
+    if (s->kind == FFB__SIMPLE_DETACH &&
+        (!failed || p->op == FFBP_OP_DETACH ||
+         p->op == FFBP_OP_SERVICE_DETACH)) {
         /* The attachment is gone (a refused detach closes it too; a
            refused drop leaves it attached): the end of the stream that
            follows is expected, and nothing may be sent any more. */
@@ -155,6 +157,13 @@ int ffb__queue_release(ffb_conn *conn, int drop, ffb__simple *s) {
                               "requests wait for answers still owed: "
                               "detach once their results are in");
     int op = drop ? FFBP_OP_DROP_DATABASE : FFBP_OP_DETACH;
+    if (conn->service) {
+        if (drop)
+            return ffb__error_set(&conn->err, FFB_E_STATE,
+                                  "a service attachment has no database "
+                                  "to drop");
+        op = FFBP_OP_SERVICE_DETACH;
+    }
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_object_op(&w, op, conn->db_handle);
