@@ -40,6 +40,7 @@ typedef struct rest_config {
                                   names and values, bytes */
     size_t server_max_filters; /* server-max-filters */
     size_t server_max_in_list; /* server-max-in-list */
+    size_t server_max_embed_depth; /* server-max-embed-depth (ffb-rest's) */
     int log_level;             /* 0 crit 1 error 2 warn 3 info */
     long long db_probe_rows;   /* ffb-rest's own: reads without a
                                   limit ask for this + 1 rows */
