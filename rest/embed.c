@@ -328,12 +328,16 @@ int rest_embed_root_where(rest_eplan *ep, rest_gen *g, rbuf *where) {
     return inner_exists(g, ep->root, rq, where, &any);
 }
 
-/* Output columns: `sep` says whether one was written already. */
-static void out_col(rbuf *b, int *sep, const char *qual, const char *col) {
+/* Hidden output columns (join keys), named FFB$Kn so that an ORDER BY
+   of a selected column is never ambiguous; `sep` says whether a column
+   was written already. */
+static void out_col(rbuf *b, int *sep, const char *qual, const char *col,
+                    size_t n) {
     if (*sep)
         rbuf_adds(b, ", ");
     *sep = 1;
     qcol(b, qual, col);
+    rbuf_printf(b, " AS FFB$K%zu", n);
 }
 
 static size_t ntz(const rest_plan *p) {
@@ -351,7 +355,7 @@ static void kid_cols(rest_enode *n, const char *qual, rbuf *b, int *sep,
         rest_enode *k = n->kids[i];
         k->pidx = ncols;
         for (size_t c = 0; c < k->nk; c++)
-            out_col(b, sep, qual, k->pcols[c]);
+            out_col(b, sep, qual, k->pcols[c], ncols + c);
         ncols += k->nk;
     }
 }
@@ -514,7 +518,7 @@ static int level_sql(rarena *a, const ctx *c, rest_enode *k, rest_err *err) {
     k->midx = ncols;
     const char *m = k->kind == REST_REL_M2M ? j : t;
     for (size_t i = 0; i < k->nk; i++)
-        out_col(b, &sep, m, k->ccols[i]);
+        out_col(b, &sep, m, k->ccols[i], ncols + i);
     kid_cols(k, t, b, &sep, ncols + k->nk);
     if (from(&g, c, k, b) < 0)
         return -1;

@@ -1042,6 +1042,7 @@ static void test_rest_bad_start(void **state) {
     assert_non_null(strstr(out, "schema cache: connect: cannot connect"));
 }
 
+#ifndef REST_IT_NO_MAIN /* test_embed.c reuses the helpers above */
 int main(int argc, char **argv) {
     static const char *const names[] = {"FB3", "FB4"};
     const struct CMUnitTest tests[] = {
@@ -1086,3 +1087,4 @@ int main(int argc, char **argv) {
                      setup, teardown);
     return rc ? rc : server_exit_failed;
 }
+#endif
