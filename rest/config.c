@@ -336,6 +336,16 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
         c->server_max_body = (size_t)x;
         return 0;
     }
+    if (strcmp(key, "db-embed-strategy") == 0) {
+        if (strcmp(v, "pipelined") == 0)
+            c->db_embed_per_level = 0;
+        else if (strcmp(v, "per-level") == 0)
+            c->db_embed_per_level = 1;
+        else
+            return fail(err, errlen, origin, key,
+                        "expected pipelined or per-level");
+        return 0;
+    }
     if (strcmp(key, "server-max-embed-depth") == 0) {
         if (parse_int(v, 1, 32, &x) < 0)
             return fail(err, errlen, origin, key,

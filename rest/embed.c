@@ -183,6 +183,8 @@ static int build(rarena *a, const rest_schema *s, rest_eplan *ep,
         k->key = it->alias ? it->alias : it->name;
         k->parent = n;
         k->depth = n->depth + 1;
+        if (k->depth > ep->depth)
+            ep->depth = k->depth;
         k->index = n->nkids;
         k->nk = c.fk->ncols;
         k->jt = c.jt;
@@ -434,6 +436,49 @@ static int from(rest_gen *g, const ctx *c, const rest_enode *k, rbuf *b) {
     return 0;
 }
 
+/* Per level (db-embed-strategy = per-level): FROM the level's table(s)
+   WHERE its match column IN (the parent's key values, as parameters). */
+static int from_keys(rest_gen *g, const rest_enode *k, const char *const *keys,
+                     size_t nkeys, rbuf *b) {
+    char t[16], j[16];
+    snprintf(t, sizeof t, "t%zu", k->depth);
+    snprintf(j, sizeof j, "j%zu", k->depth);
+    rbuf_adds(b, " FROM ");
+    if (k->kind == REST_REL_M2M) {
+        rest_gen_quote(b, k->jt->name);
+        rbuf_printf(b, " %s JOIN ", j);
+    }
+    rest_gen_quote(b, k->t->name);
+    rbuf_printf(b, " %s", t);
+    if (k->kind == REST_REL_M2M) {
+        rbuf_adds(b, " ON ");
+        for (size_t i = 0; i < k->nj; i++) {
+            rbuf_adds(b, i ? " AND " : "");
+            qcol(b, t, k->tcols[i]);
+            rbuf_adds(b, " = ");
+            qcol(b, j, k->jcols[i]);
+        }
+    }
+    rbuf_adds(b, " WHERE ");
+    qcol(b, k->kind == REST_REL_M2M ? j : t, k->ccols[0]);
+    rbuf_adds(b, " IN (");
+    for (size_t i = 0; i < nkeys; i++) {
+        rest_param p = {0, 0, keys[i]};
+        rbuf_adds(b, i ? ", ?" : "?");
+        if (rest_gen_param(g, &p) < 0)
+            return -1;
+    }
+    rbuf_addc(b, ')');
+    int any = 1;
+    rest_gen kg = *g;
+    kg.t = k->t;
+    kg.qual = t;
+    if (filters(&kg, k->q, b, &any) < 0 || inner_exists(&kg, k, t, b, &any) < 0)
+        return -1;
+    g->cap = kg.cap;
+    return 0;
+}
+
 /* The top level's rows: its filters, order and page, exactly as its own
    statement has them. */
 static int top_rows(rest_gen *g, const ctx *c, const rest_enode *root,
@@ -499,8 +544,11 @@ static int keyset(rest_gen *g, const ctx *c, const rest_enode *p,
     return 0;
 }
 
-static int level_sql(rarena *a, const ctx *c, rest_enode *k, rest_err *err) {
+static int level_sql(rarena *a, const ctx *c, rest_enode *k, rest_err *err,
+                     const char *const *keys, size_t nkeys) {
     rest_plan *pl = &k->plan;
+    rest_plan_free(pl);
+    memset(pl, 0, sizeof *pl);
     char t[16], j[16];
     snprintf(t, sizeof t, "t%zu", k->depth);
     snprintf(j, sizeof j, "j%zu", k->depth);
@@ -520,7 +568,7 @@ static int level_sql(rarena *a, const ctx *c, rest_enode *k, rest_err *err) {
     for (size_t i = 0; i < k->nk; i++)
         out_col(b, &sep, m, k->ccols[i], ncols + i);
     kid_cols(k, t, b, &sep, ncols + k->nk);
-    if (from(&g, c, k, b) < 0)
+    if ((keys ? from_keys(&g, k, keys, nkeys, b) : from(&g, c, k, b)) < 0)
         return -1;
     if (k->kind != REST_REL_TO_ONE) {
         rbuf_adds(b, " ORDER BY ");
@@ -552,14 +600,24 @@ int rest_embed_plan(rest_eplan *ep, rarena *a, const rest_query *q,
                     rest_err *err) {
     ctx c = {o, top};
     (void)q;
+    ep->arena = a;
+    ep->o = *o;
+    ep->top = top;
     /* the top level's rows are read with the request's own plan */
     ep->root->plan.keys = top->keys;
     ep->root->plan.nkeys = top->nkeys;
     ep->root->plan.tzcol = top->tzcol;
     for (size_t i = 0; i < ep->nlevels; i++)
-        if (level_sql(a, &c, ep->levels[i], err) < 0)
+        if (level_sql(a, &c, ep->levels[i], err, NULL, 0) < 0)
             return -1;
     return 0;
+}
+
+int rest_embed_level_keys(rest_eplan *ep, rest_enode *k,
+                          const char *const *keys, size_t nkeys,
+                          rest_err *err) {
+    ctx c = {&ep->o, ep->top};
+    return level_sql(ep->arena, &c, k, err, keys, nkeys);
 }
 
 void rest_embed_dump(const rest_eplan *ep, rbuf *b) {

@@ -23,6 +23,8 @@ typedef struct rest_erow {
     const char *json; /* "k":v,... (no braces); "" for none */
     const char *mkey; /* the match key (its parent's key value) */
     const char **pkeys; /* per kid: this row's value of the kid's key */
+    const char **praw;  /* per-level: per kid, the key as text (one-column
+                           keys), NULL when NULL */
 } rest_erow;
 
 typedef struct rest_enode rest_enode;
@@ -59,6 +61,11 @@ typedef struct rest_eplan {
     rest_enode *root;
     rest_enode **levels; /* every node below the top, in SQL order */
     size_t nlevels;
+    size_t depth;  /* the deepest level */
+    int per_level; /* db-embed-strategy = per-level (set by the caller) */
+    rarena *arena; /* the request's, for per-level SQL */
+    rest_plan_opts o;
+    const rest_plan *top;
 } rest_eplan;
 
 /* The tree of `q`'s embeds on `t`: relationships from the schema cache's
@@ -77,6 +84,17 @@ int rest_embed_plan(rest_eplan *ep, rarena *a, const rest_query *q,
                     const rest_plan_opts *o, const rest_plan *top,
                     rest_err *err);
 void rest_embed_free(rest_eplan *ep);
+/* Per level: level `k`'s SQL again, restricted to its parent's `keys`
+   (text parameters, IN (?, ...)) instead of the sub-select. One-column
+   keys only (the caller keeps the sub-select for others). */
+int rest_embed_level_keys(rest_eplan *ep, rest_enode *k,
+                          const char *const *keys, size_t nkeys,
+                          rest_err *err);
+/* Per level: the distinct key values of kid `k` in its parent's rows,
+   padded to the next of 1, 2, 4, ... 512, 1000 by repeating the last
+   (so that the statement cache hits); 0 when there are none, -1 for
+   more than 1000 (the caller keeps the sub-select). */
+long rest_embed_keys(rest_eplan *ep, const rest_enode *k, const char ***out);
 void rest_embed_dump(const rest_eplan *ep, rbuf *out);
 
 /* Take the rows `st` has buffered for `n` (the top level: `probe` > 0

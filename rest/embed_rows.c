@@ -94,6 +94,21 @@ int rest_embed_take(rest_eplan *ep, rest_enode *n, ffb_stmt *st,
             for (size_t k = 0; k < n->nkids; k++)
                 r->pkeys[k] = key_text(ep, st, n->kids[k]->pidx,
                                        n->kids[k]->nk, &tmp);
+            if (ep->per_level) {
+                r->praw = rarena_alloc(&ep->rows, n->nkids * sizeof *r->praw);
+                if (!r->praw) {
+                    rc = FFB_E_NOMEM;
+                    goto out;
+                }
+                for (size_t k = 0; k < n->nkids; k++) {
+                    const char *v;
+                    size_t vn;
+                    unsigned c = (unsigned)n->kids[k]->pidx;
+                    if (n->kids[k]->nk == 1 && ffb_stmt_is_null(st, c) == 0 &&
+                        ffb_stmt_get_text(st, c, &v, &vn) == 0)
+                        r->praw[k] = rarena_strndup(&ep->rows, v, vn);
+                }
+            }
         }
         n->nrows++;
     }
@@ -103,6 +118,44 @@ out:
     rbuf_free(&row);
     rbuf_free(&tmp);
     return rc;
+}
+
+static uint64_t fnv(const char *s);
+
+long rest_embed_keys(rest_eplan *ep, const rest_enode *k, const char ***out) {
+    static const size_t buckets[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
+                                     1000};
+    const rest_enode *p = k->parent;
+    size_t cap = 16, n = 0;
+    while (cap < 2 * p->nrows)
+        cap *= 2;
+    const char **seen = rarena_alloc(&ep->rows, cap * sizeof *seen);
+    const char **keys = rarena_alloc(&ep->rows, 1000 * sizeof *keys);
+    if (!seen || !keys)
+        return -1;
+    for (size_t i = 0; i < p->nrows; i++) {
+        const char *v = p->rows[i].praw ? p->rows[i].praw[k->index] : NULL;
+        if (!v)
+            continue;
+        size_t s = fnv(v) & (cap - 1);
+        while (seen[s] && strcmp(seen[s], v) != 0)
+            s = (s + 1) & (cap - 1);
+        if (seen[s])
+            continue;
+        if (n == 1000)
+            return -1;
+        seen[s] = v;
+        keys[n++] = v;
+    }
+    if (n == 0)
+        return 0;
+    size_t b = 0;
+    while (buckets[b] < n)
+        b++;
+    for (size_t i = n; i < buckets[b]; i++)
+        keys[i] = keys[n - 1];
+    *out = keys;
+    return (long)buckets[b];
 }
 
 /* ---- the body ------------------------------------------------------------- */

@@ -73,6 +73,8 @@ struct rreq {
     size_t nes;
     size_t epending;   /* statements whose rows are not all in */
     int no_early_commit; /* a level was longer than one fetch */
+    size_t elevel;     /* per-level: the depth being read */
+    size_t lwait;      /* per-level: prepares of that depth not answered */
     struct rblob *blobs;
     size_t nblobs;
     size_t capblobs;
@@ -392,6 +394,8 @@ static void finish(rreq *rr) {
         if (rest_plan_read(&rr->arena, rr->app->schema, rr->name, &rr->q, &po,
                            &rr->plan, &err) == 0) {
             rr->has_plan = 1;
+            if (rr->plan.embed)
+                rr->plan.embed->per_level = rr->app->cfg->db_embed_per_level;
             start(rr);
             return;
         }
@@ -697,9 +701,18 @@ static void on_exec(ffb_conn *conn, const ffb_result *res, void *data) {
 
 static void on_efetch(ffb_conn *conn, const ffb_result *res, void *data);
 
+static void launch_level(rreq *rr, size_t depth);
+
 static void edone(rreq *rr) {
-    if (--rr->epending == 0)
-        queue_commit(rr); /* nothing when it is queued already */
+    if (--rr->epending > 0)
+        return;
+    rest_eplan *ep = rr->plan.embed;
+    if (ep->per_level && !rr->failed && !rr->overflow &&
+        rr->elevel < ep->depth) {
+        launch_level(rr, ++rr->elevel);
+        return;
+    }
+    queue_commit(rr); /* nothing when it is queued already */
 }
 
 /* Take a statement's rows; fetch more while the commit is not on its way
@@ -746,6 +759,93 @@ static void on_eexec(ffb_conn *conn, const ffb_result *res, void *data) {
     on_efetch(conn, res, data);
 }
 
+/* ---- db-embed-strategy = per-level: a round trip per depth --------------- */
+
+static int bind_plan(const rest_plan *pl, ffb_stmt *st, size_t n);
+#define REST_MAX_FETCH 10000
+
+/* The last prepare of a depth is answered (or all were cached): the
+   deepest depth's commit goes with its executes. */
+static void level_queued(rreq *rr) {
+    if (rr->lwait == 0 && rr->elevel == rr->plan.embed->depth &&
+        !rr->no_early_commit)
+        queue_commit(rr);
+}
+
+static void level_exec(estmt *es) {
+    rreq *rr = es->rr;
+    int rc = bind_plan(&es->node->plan, es->st, es->node->plan.nparams);
+    if (rc == 0) {
+        ffb_stmt_set_fetch_size(es->st, REST_MAX_FETCH);
+        rc = ffb_stmt_queue_execute(es->st, rr->tx, on_eexec, es);
+    }
+    if (rc < 0) {
+        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+        edone(rr);
+    }
+}
+
+static void on_lprepared(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    estmt *es = data;
+    rreq *rr = es->rr;
+    rr->lwait--;
+    if (ffb_result_status(res) < 0) {
+        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
+        edone(rr);
+    } else if (rr->failed) {
+        edone(rr);
+    } else {
+        level_exec(es);
+    }
+    level_queued(rr);
+}
+
+/* Every level of `depth`, restricted to its parent's keys as parameters. */
+static void launch_level(rreq *rr, size_t depth) {
+    rest_eplan *ep = rr->plan.embed;
+    size_t n = 0;
+    rr->lwait = 0;
+    for (size_t i = 1; i < rr->nes; i++) {
+        estmt *es = &rr->es[i];
+        if (es->node->depth != depth)
+            continue;
+        const char **keys = NULL;
+        long nk = es->node->nk == 1 ? rest_embed_keys(ep, es->node, &keys) : -1;
+        if (nk == 0)
+            continue; /* no parent has a key: no rows */
+        rest_err err;
+        if (nk > 0 &&
+            rest_embed_level_keys(ep, es->node, keys, (size_t)nk, &err) < 0) {
+            rr->failed = 1;
+            rr->err = err;
+            break;
+        }
+        n++;
+        rr->epending++;
+        int r = ffb_conn_queue_prepare(
+            rr->conn, rr->tx, es->node->plan.sql.p, es->node->plan.sql.len,
+            &es->st, on_lprepared, es);
+        if (r < 0) {
+            fail_ffb(rr, r, ffb_conn_error(rr->conn));
+            rr->epending--;
+            break;
+        }
+        if (r == 0)
+            rr->lwait++;
+        else
+            level_exec(es);
+    }
+    if (rr->epending == 0) {
+        /* nothing at this depth: the next, or the commit */
+        rr->epending = 1;
+        edone(rr);
+        return;
+    }
+    (void)n;
+    level_queued(rr);
+}
+
 static void on_count(ffb_conn *conn, const ffb_result *res, void *data) {
     (void)conn;
     rreq *rr = data;
@@ -788,6 +888,8 @@ static void run_embeds(rreq *rr, int bounded) {
     rr->es[0].st = rr->stmt;
     for (size_t i = 0; i < rr->nes && rc == 0; i++) {
         ffb_stmt *st = rr->es[i].st;
+        if (!st)
+            continue; /* per-level: prepared once its parent is read */
         unsigned ncol = ffb_stmt_column_count(st);
         for (unsigned c = 0; c < ncol; c++) {
             ffb_column_info ci;
@@ -801,7 +903,7 @@ static void run_embeds(rreq *rr, int bounded) {
                 return;
             }
         }
-        if (i > 0)
+        if (i > 0 && st)
             rc = bind_plan(&rr->es[i].node->plan, st,
                            rr->es[i].node->plan.nparams);
     }
@@ -810,8 +912,11 @@ static void run_embeds(rreq *rr, int bounded) {
         finish(rr);
         return;
     }
-    rr->epending = rr->nes;
-    for (size_t i = 0; i < rr->nes; i++) {
+    int per_level = rr->plan.embed->per_level;
+    size_t nexec = per_level ? 1 : rr->nes;
+    rr->epending = nexec;
+    rr->elevel = 0;
+    for (size_t i = 0; i < nexec; i++) {
         if (i > 0)
             ffb_stmt_set_fetch_size(rr->es[i].st, REST_MAX_FETCH);
         rc = ffb_stmt_queue_execute(rr->es[i].st, rr->tx, on_eexec, &rr->es[i]);
@@ -834,7 +939,7 @@ static void run_embeds(rreq *rr, int bounded) {
             return;
         }
     }
-    if (bounded && !rr->no_early_commit)
+    if (bounded && !rr->no_early_commit && !per_level)
         queue_commit(rr);
 }
 
@@ -949,8 +1054,8 @@ static void start(rreq *rr) {
             es->rr = rr;
             es->node = i ? ep->levels[i - 1] : ep->root;
             rr->nes++;
-            if (i == 0)
-                continue; /* rr->stmt, set once prepared */
+            if (i == 0 || ep->per_level)
+                continue; /* rr->stmt; per-level: once the parent is in */
             int r = ffb_conn_queue_prepare(conn, rr->tx, es->node->plan.sql.p,
                                            es->node->plan.sql.len, &es->st,
                                            on_prepared, rr);
@@ -1017,6 +1122,8 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
                        &err) < 0)
         goto fail;
     rr->has_plan = 1;
+    if (rr->plan.embed)
+        rr->plan.embed->per_level = cfg->db_embed_per_level;
     rr->name = rarena_strndup(&rr->arena, name, strlen(name));
     if (!rr->name)
         goto nomem;

@@ -15,6 +15,10 @@
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "test_it.c"
 
+/* REST_EMBED_STRATEGY=per-level runs the suite with db-embed-strategy =
+   per-level: a round trip per depth instead of one in all */
+static int per_level;
+
 /* the exposed names of the tables */
 static char au[80], bk[80], rv[80], tg[80], fkba[80];
 
@@ -118,20 +122,30 @@ static int e_teardown(void **state) {
     return st == 0 ? 0 : -1;
 }
 
-/* GET `p` twice: cold (the statements prepared with the transaction's
-   start: FB4 2 round trips, FB3 3 as it prepares only once the start is
-   answered), then warm: 1, everything in one write. Both answers must be
-   `want`. */
-static void get2(const target *t, const char *p, const char *hdrs,
-                 int status, const char *want) {
+/* GET `p` twice: cold, then warm; both answers must be `want`.
+   Pipelined (the default): cold, the statements prepared with the
+   transaction's start: FB4 2 round trips, FB3 3 as it prepares only once
+   the start is answered; warm 1: the start, every level's execute and
+   fetch and the commit in one write.
+   Per level: warm 1 + `depth` (the top level, then each depth restricted
+   to its parent's keys; the commit rides with the deepest). */
+static void get2d(const target *t, const char *p, const char *hdrs,
+                  int status, const char *want, int depth) {
     resp r;
     http("GET", p, hdrs, &r);
     EXPECT(&r, status, want);
-    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
+    /* per level, a depth's text depends on its number of keys (bucketed)
+       and an earlier request may have prepared it: cold is not exact */
+    if (!per_level)
+        assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
     http("GET", p, hdrs, &r);
     EXPECT(&r, status, want);
-    /* warm: start + every level's execute and fetch + commit = 1 */
-    assert_int_equal(rts(&r), 1);
+    assert_int_equal(rts(&r), per_level ? 1 + depth : 1);
+}
+
+static void get2(const target *t, const char *p, const char *hdrs,
+                 int status, const char *want) {
+    get2d(t, p, hdrs, status, want, 1);
 }
 
 static void test_embed_to_one(void **state) {
@@ -279,21 +293,23 @@ static void test_embed_nested(void **state) {
              "/%s?select=name,b:%s!%s(title,r:%s(stars,k:%s(id)))&b.order="
              "title&b.r.order=stars&id=eq.1",
              au, bk, fkba, rv, bk);
-    get2(t, p, NULL, 200,
+    get2d(t, p, NULL, 200,
          "[{\"name\":\"Ann\",\"b\":[{\"title\":\"Alpha\",\"r\":[{\"stars\":3,"
          "\"k\":{\"id\":1}},{\"stars\":4,\"k\":{\"id\":1}},{\"stars\":5,"
-         "\"k\":{\"id\":1}}]},{\"title\":\"Beta\",\"r\":[]}]}]");
+         "\"k\":{\"id\":1}}]},{\"title\":\"Beta\",\"r\":[]}]}]",
+         3);
     /* siblings at two levels, a filter at the second */
     snprintf(p, sizeof p,
              "/%s?select=id,t:%s(name),r:%s(stars,b:%s(title,t:%s(name)))&r."
              "stars=lt.4&r.order=stars&t.order=name&r.b.t.order=name&id=in.(1,3)",
              bk, tg, rv, bk, tg);
-    get2(t, p, NULL, 200,
+    get2d(t, p, NULL, 200,
          "[{\"id\":1,\"t\":[{\"name\":\"fun\"},{\"name\":\"long\"}],\"r\":[{"
          "\"stars\":3,\"b\":{\"title\":\"Alpha\",\"t\":[{\"name\":\"fun\"},{"
          "\"name\":\"long\"}]}}]},{\"id\":3,\"t\":[{\"name\":\"long\"}],\"r\":"
          "[{\"stars\":2,\"b\":{\"title\":\"Gamma\",\"t\":[{\"name\":\"long\"}]"
-         "}}]}]");
+         "}}]}]",
+         3);
 }
 
 /* More rows than db-probe-rows without a limit: the probe read (1),
@@ -312,11 +328,14 @@ static void test_embed_probe(void **state) {
     EXPECT(&r, 200, want);
     http("GET", p, NULL, &r);
     EXPECT(&r, 200, want);
-    assert_int_equal(rts(&r), 3);
+    /* per level: the probe read and its commit (2: the commit waits for
+       the level below, which is not read once the probe overflowed), then
+       the top level (1) and the level with the commit (1) */
+    assert_int_equal(rts(&r), per_level ? 4 : 3);
     /* HEAD: the same statements, no body */
     http("HEAD", p, NULL, &r);
     assert_int_equal(r.status, 200);
-    assert_int_equal(rts(&r), 3);
+    assert_int_equal(rts(&r), per_level ? 4 : 3);
 }
 
 int main(int argc, char **argv) {
@@ -336,6 +355,11 @@ int main(int argc, char **argv) {
     }
     server_path = argv[1];
     lsan_supp = argc == 3 ? argv[2] : NULL;
+    const char *strategy = getenv("REST_EMBED_STRATEGY");
+    if (strategy && strcmp(strategy, "per-level") == 0) {
+        per_level = 1;
+        setenv("PGRST_DB_EMBED_STRATEGY", "per-level", 1); /* inherited */
+    }
     signal(SIGPIPE, SIG_IGN);
     const char *pick[8];
     size_t npick = 0;
