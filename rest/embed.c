@@ -10,7 +10,7 @@
  *   FROM (SELECT DISTINCT k0.. FROM (<the parent's rows' join columns>) e)
  *        dk JOIN "T" tk ON tk."FK" = dk.k0
  *   WHERE <its filters> [AND EXISTS (...) for an !inner kid]
- *   ORDER BY <match columns>, <its order>
+ *   [ORDER BY <its embedded order>]
  *
  * and the parent's rows are, recursively, the same FROM and WHERE, down to
  * the top level's own filters, order (with the primary key appended, so
@@ -368,7 +368,23 @@ int rest_embed_root_cols(rest_eplan *ep, rest_gen *g, rbuf *sql) {
     return 0;
 }
 
-static void pk_order(const rest_table *t, rbuf *sql, int has_order) {
+/* The primary key after the order, so that a page is the same set of rows
+   in every statement; nothing when the order has every key column
+   already (a repeated column would stop Firebird from navigating the
+   index: a sort of the whole table, measured). */
+static void pk_order(const rest_table *t, const rest_query *q, rbuf *sql,
+                     int has_order) {
+    size_t have = 0;
+    for (size_t p = 0; p < t->npk; p++)
+        for (size_t i = 0; i < q->norder; i++) {
+            const rest_column *c = rest_table_find(t, q->order[i].column);
+            if (c == &t->cols[t->pk[p]]) {
+                have++;
+                break;
+            }
+        }
+    if (t->npk && have == t->npk)
+        return;
     for (size_t p = 0; p < t->npk; p++) {
         rbuf_adds(sql, has_order || p ? ", " : " ORDER BY ");
         rest_gen_quote(sql, t->cols[t->pk[p]].name);
@@ -376,7 +392,7 @@ static void pk_order(const rest_table *t, rbuf *sql, int has_order) {
 }
 
 void rest_embed_root_order(rest_eplan *ep, rbuf *sql, int has_order) {
-    pk_order(ep->root->t, sql, has_order);
+    pk_order(ep->root->t, ep->root->q, sql, has_order);
 }
 
 typedef struct ctx {
@@ -505,7 +521,7 @@ static int top_rows(rest_gen *g, const ctx *c, const rest_enode *root,
             return -1;
         }
         rbuf_add(b, ob.p, ob.len);
-        pk_order(root->t, b, ob.len > 0);
+        pk_order(root->t, root->q, b, ob.len > 0);
         rbuf_free(&ob);
         rest_param p = {1, top->offset, NULL};
         rbuf_adds(b, " OFFSET ? ROWS");
@@ -570,22 +586,11 @@ static int level_sql(rarena *a, const ctx *c, rest_enode *k, rest_err *err,
     kid_cols(k, t, b, &sep, ncols + k->nk);
     if ((keys ? from_keys(&g, k, keys, nkeys, b) : from(&g, c, k, b)) < 0)
         return -1;
-    if (k->kind != REST_REL_TO_ONE) {
-        rbuf_adds(b, " ORDER BY ");
-        for (size_t i = 0; i < k->nk; i++) {
-            rbuf_adds(b, i ? ", " : "");
-            qcol(b, m, k->ccols[i]);
-        }
-        rbuf ob;
-        rbuf_init(&ob, 1u << 20);
-        if (rest_gen_order(&g, k->q, c->o, &ob) < 0) {
-            rbuf_free(&ob);
-            return -1;
-        }
-        if (ob.len > 10) /* " ORDER BY " */
-            rbuf_printf(b, ", %.*s", (int)(ob.len - 10), ob.p + 10);
-        rbuf_free(&ob);
-    }
+    /* only the embedded order: rows are grouped by key in memory (an
+       ORDER BY of the match column makes Firebird walk that index from
+       end to end instead of looking the keys up: measured) */
+    if (k->kind != REST_REL_TO_ONE && rest_gen_order(&g, k->q, c->o, b) < 0)
+        return -1;
     if (b->failed) {
         rest_err_set(err, 400, "PGRST100", NULL,
                      "the generated SQL is too long");

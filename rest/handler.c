@@ -763,6 +763,7 @@ static void on_eexec(ffb_conn *conn, const ffb_result *res, void *data) {
 
 static int bind_plan(const rest_plan *pl, ffb_stmt *st, size_t n);
 #define REST_MAX_FETCH 10000
+#define REST_MAX_IN_KEYS 32
 
 /* The last prepare of a depth is answered (or all were cached): the
    deepest depth's commit goes with its executes. */
@@ -814,6 +815,11 @@ static void launch_level(rreq *rr, size_t depth) {
         long nk = es->node->nk == 1 ? rest_embed_keys(ep, es->node, &keys) : -1;
         if (nk == 0)
             continue; /* no parent has a key: no rows */
+        /* Firebird before 5 looks an IN list up value by value (about
+           35 us each on FB4, measured: 256 keys cost 11 ms): more keys
+           than REST_MAX_IN_KEYS keep the level's sub-select */
+        if (nk > REST_MAX_IN_KEYS)
+            nk = -1;
         rest_err err;
         if (nk > 0 &&
             rest_embed_level_keys(ep, es->node, keys, (size_t)nk, &err) < 0) {
