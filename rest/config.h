@@ -40,11 +40,13 @@ typedef struct rest_config {
                                   names and values, bytes */
     size_t server_max_filters; /* server-max-filters */
     size_t server_max_in_list; /* server-max-in-list */
-    size_t server_max_embed_depth; /* server-max-embed-depth (ffb-rest's) */
-    int db_embed_per_level; /* db-embed-strategy = per-level (ffb-rest's) */
     int log_level;             /* 0 crit 1 error 2 warn 3 info */
     long long db_probe_rows;   /* ffb-rest's own: reads without a
                                   limit ask for this + 1 rows */
+
+    /* embeds (ffb-rest's own keys) */
+    size_t server_max_embed_depth; /* server-max-embed-depth */
+    int db_embed_per_level;        /* db-embed-strategy = per-level */
 } rest_config;
 
 void rest_config_defaults(rest_config *c);

@@ -25,7 +25,6 @@
 #include <string.h>
 #include <strings.h>
 
-
 /* ---- relationships ------------------------------------------------------ */
 
 typedef struct cand {
@@ -127,12 +126,12 @@ static int find_rel(const rest_schema *s, const rest_table *p,
                  "found for '%.100s' and '%.100s'",
                  p->exposed, xname);
     size_t dl = 0, hl = 0;
-    hl += (size_t)snprintf(err->hint, sizeof err->hint,
-                           "Try changing '%.60s' to one of the following: ",
-                           xname);
+    hl += (size_t)snprintf(
+        err->hint, sizeof err->hint,
+        "Try changing '%.60s' to one of the following: ", xname);
     for (size_t i = 0; i < n; i++) {
-        const char *h = cs[i].kind == REST_REL_M2M ? cs[i].jt->exposed
-                                                   : cs[i].fk->name;
+        const char *h =
+            cs[i].kind == REST_REL_M2M ? cs[i].jt->exposed : cs[i].fk->name;
         if (dl < sizeof err->details)
             dl += (size_t)snprintf(err->details + dl, sizeof err->details - dl,
                                    "%s%s via %s", i ? "; " : "",
@@ -147,8 +146,8 @@ static int find_rel(const rest_schema *s, const rest_table *p,
     return -1;
 }
 
-static int build(rarena *a, const rest_schema *s, rest_eplan *ep,
-                 rest_enode *n, rest_err *err) {
+static int build(rarena *a, const rest_schema *s, rest_eplan *ep, rest_enode *n,
+                 rest_err *err) {
     const rest_query *q = n->q;
     if (!q->nembeds)
         return 0;
@@ -238,7 +237,8 @@ void rest_embed_free(rest_eplan *ep) {
     rarena_free(&ep->rows);
 }
 
-/* ---- SQL ------------------------------------------------------------------ */
+/* ---- SQL ------------------------------------------------------------------
+ */
 
 static void qcol(rbuf *b, const char *qual, const char *col) {
     if (qual)
@@ -263,6 +263,30 @@ static int filters(rest_gen *g, const rest_query *q, rbuf *b, int *any) {
 static int inner_exists(rest_gen *g, const rest_enode *n, const char *qual,
                         rbuf *b, int *any);
 
+/* A many-to-many level's junction join: t.<ref> = j.<fk> for each column. */
+static void junction_on(rbuf *b, const rest_enode *k, const char *t,
+                        const char *j) {
+    for (size_t i = 0; i < k->nj; i++) {
+        rbuf_adds(b, i ? " AND " : "");
+        qcol(b, t, k->tcols[i]);
+        rbuf_adds(b, " = ");
+        qcol(b, j, k->jcols[i]);
+    }
+}
+
+/* A level's own filters and its !inner kids, on its table named `qual`. */
+static int own_where(rest_gen *g, const rest_enode *k, const char *qual,
+                     rbuf *b, int *any) {
+    rest_gen kg = *g;
+    kg.t = k->t;
+    kg.qual = qual;
+    if (filters(&kg, k->q, b, any) < 0 ||
+        inner_exists(&kg, k, qual, b, any) < 0)
+        return -1;
+    g->cap = kg.cap;
+    return 0;
+}
+
 /* EXISTS (a row of kid `k` for the row of its parent named `pq`). */
 static int exists(rest_gen *g, const rest_enode *k, const char *pq, rbuf *b) {
     char x[16], y[16];
@@ -274,12 +298,7 @@ static int exists(rest_gen *g, const rest_enode *k, const char *pq, rbuf *b) {
         rbuf_printf(b, " %s JOIN ", y);
         rest_gen_quote(b, k->t->name);
         rbuf_printf(b, " %s ON ", x);
-        for (size_t i = 0; i < k->nj; i++) {
-            rbuf_adds(b, i ? " AND " : "");
-            qcol(b, x, k->tcols[i]);
-            rbuf_adds(b, " = ");
-            qcol(b, y, k->jcols[i]);
-        }
+        junction_on(b, k, x, y);
     } else {
         rest_gen_quote(b, k->t->name);
         rbuf_printf(b, " %s", x);
@@ -291,12 +310,8 @@ static int exists(rest_gen *g, const rest_enode *k, const char *pq, rbuf *b) {
         qcol(b, pq, k->pcols[i]);
     }
     int any = 1;
-    rest_gen kg = *g;
-    kg.t = k->t;
-    kg.qual = x;
-    if (filters(&kg, k->q, b, &any) < 0 || inner_exists(&kg, k, x, b, &any) < 0)
+    if (own_where(g, k, x, b, &any) < 0)
         return -1;
-    g->cap = kg.cap;
     rbuf_addc(b, ')');
     return 0;
 }
@@ -428,12 +443,7 @@ static int from(rest_gen *g, const ctx *c, const rest_enode *k, rbuf *b) {
     rest_gen_quote(b, k->t->name);
     rbuf_printf(b, " %s ON ", t);
     if (k->kind == REST_REL_M2M) {
-        for (size_t i = 0; i < k->nj; i++) {
-            rbuf_adds(b, i ? " AND " : "");
-            qcol(b, t, k->tcols[i]);
-            rbuf_adds(b, " = ");
-            qcol(b, j, k->jcols[i]);
-        }
+        junction_on(b, k, t, j);
     } else {
         for (size_t i = 0; i < k->nk; i++) {
             rbuf_adds(b, i ? " AND " : "");
@@ -443,12 +453,8 @@ static int from(rest_gen *g, const ctx *c, const rest_enode *k, rbuf *b) {
     }
     /* the level's own filters and !inner kids */
     int any = 0;
-    rest_gen kg = *g;
-    kg.t = k->t;
-    kg.qual = t;
-    if (filters(&kg, k->q, b, &any) < 0 || inner_exists(&kg, k, t, b, &any) < 0)
+    if (own_where(g, k, t, b, &any) < 0)
         return -1;
-    g->cap = kg.cap;
     return 0;
 }
 
@@ -468,12 +474,7 @@ static int from_keys(rest_gen *g, const rest_enode *k, const char *const *keys,
     rbuf_printf(b, " %s", t);
     if (k->kind == REST_REL_M2M) {
         rbuf_adds(b, " ON ");
-        for (size_t i = 0; i < k->nj; i++) {
-            rbuf_adds(b, i ? " AND " : "");
-            qcol(b, t, k->tcols[i]);
-            rbuf_adds(b, " = ");
-            qcol(b, j, k->jcols[i]);
-        }
+        junction_on(b, k, t, j);
     }
     rbuf_adds(b, " WHERE ");
     qcol(b, k->kind == REST_REL_M2M ? j : t, k->ccols[0]);
@@ -486,12 +487,8 @@ static int from_keys(rest_gen *g, const rest_enode *k, const char *const *keys,
     }
     rbuf_addc(b, ')');
     int any = 1;
-    rest_gen kg = *g;
-    kg.t = k->t;
-    kg.qual = t;
-    if (filters(&kg, k->q, b, &any) < 0 || inner_exists(&kg, k, t, b, &any) < 0)
+    if (own_where(g, k, t, b, &any) < 0)
         return -1;
-    g->cap = kg.cap;
     return 0;
 }
 
@@ -640,4 +637,3 @@ void rest_embed_dump(const rest_eplan *ep, rbuf *b) {
         rest_plan_dump(&k->plan, b);
     }
 }
-

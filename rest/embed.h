@@ -20,8 +20,8 @@
 enum rest_rel { REST_REL_TO_ONE = 0, REST_REL_TO_MANY, REST_REL_M2M };
 
 typedef struct rest_erow {
-    const char *json; /* "k":v,... (no braces); "" for none */
-    const char *mkey; /* the match key (its parent's key value) */
+    const char *json;   /* "k":v,... (no braces); "" for none */
+    const char *mkey;   /* the match key (its parent's key value) */
     const char **pkeys; /* per kid: this row's value of the kid's key */
     const char **praw;  /* per-level: per kid, the key as text (one-column
                            keys), NULL when NULL */
@@ -32,11 +32,11 @@ struct rest_enode {
     const rest_select *it; /* NULL: the top level */
     const rest_query *q;
     const rest_table *t;
-    int kind; /* enum rest_rel */
+    int kind;        /* enum rest_rel */
     const char *key; /* the JSON key */
     rest_enode *parent;
     size_t depth;
-    size_t index; /* among the parent's kids */
+    size_t index;         /* among the parent's kids */
     const rest_table *jt; /* many-to-many: the junction table */
     size_t nk;
     const char **pcols; /* the parent's columns of the join */
@@ -46,8 +46,8 @@ struct rest_enode {
     size_t nj;
     rest_enode **kids;
     size_t nkids;
-    size_t pidx; /* where pcols are in the parent's output columns */
-    size_t midx; /* where ccols are in this level's output columns */
+    size_t pidx;    /* where pcols are in the parent's output columns */
+    size_t midx;    /* where ccols are in this level's output columns */
     rest_plan plan; /* the level's SQL (the top level uses the request's) */
     /* rows */
     rest_erow *rows;
@@ -88,8 +88,7 @@ void rest_embed_free(rest_eplan *ep);
    (text parameters, IN (?, ...)) instead of the sub-select. One-column
    keys only (the caller keeps the sub-select for others). */
 int rest_embed_level_keys(rest_eplan *ep, rest_enode *k,
-                          const char *const *keys, size_t nkeys,
-                          rest_err *err);
+                          const char *const *keys, size_t nkeys, rest_err *err);
 /* Per level: the distinct key values of kid `k` in its parent's rows,
    padded to the next of 1, 2, 4, ... 512, 1000 by repeating the last
    (so that the statement cache hits); 0 when there are none, -1 for
@@ -100,8 +99,7 @@ void rest_embed_dump(const rest_eplan *ep, rbuf *out);
 /* Take the rows `st` has buffered for `n` (the top level: `probe` > 0
    stops at probe + 1 rows). Returns 1 at the end, FFB_E_AGAIN when more
    must be fetched, 2 when the probe overflowed, < 0 on failure. */
-int rest_embed_take(rest_eplan *ep, rest_enode *n, ffb_stmt *st,
-                    int64_t probe);
+int rest_embed_take(rest_eplan *ep, rest_enode *n, ffb_stmt *st, int64_t probe);
 /* The body: the top level's rows with their embeds. */
 int rest_embed_write(rest_eplan *ep, rbuf *body);
 

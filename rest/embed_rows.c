@@ -5,12 +5,13 @@
 #include "embed.h"
 #include "json.h"
 
-/* ---- rows ----------------------------------------------------------------- */
+/* ---- rows -----------------------------------------------------------------
+ */
 
 /* The JSON texts of columns [from, from + n) joined by '\x1f'; NULL when
    one is NULL (it matches nothing). */
-static const char *key_text(rest_eplan *ep, ffb_stmt *st, size_t from,
-                            size_t n, rbuf *tmp) {
+static const char *key_text(rest_eplan *ep, ffb_stmt *st, size_t from, size_t n,
+                            rbuf *tmp) {
     rbuf_reset(tmp);
     for (size_t i = 0; i < n; i++) {
         ffb_column_info ci;
@@ -67,18 +68,18 @@ int rest_embed_take(rest_eplan *ep, rest_enode *n, ffb_stmt *st,
                 rbuf_addc(&row, ',');
             json_string(&row, pl->keys[c], strlen(pl->keys[c]));
             rbuf_addc(&row, ':');
-            int jr = pl->tzcol && pl->tzcol[c] >= 0
-                         ? json_tz_column(&row, st, c, &ci,
-                                          (unsigned)pl->tzcol[c])
-                         : json_column(&row, st, c, &ci);
+            int jr =
+                pl->tzcol && pl->tzcol[c] >= 0
+                    ? json_tz_column(&row, st, c, &ci, (unsigned)pl->tzcol[c])
+                    : json_column(&row, st, c, &ci);
             if (jr < 0) {
                 rc = jr;
                 goto out;
             }
         }
-        r->json = row.failed ? NULL
-                             : rarena_strndup(&ep->rows, row.p ? row.p : "",
-                                              row.len);
+        r->json = row.failed
+                      ? NULL
+                      : rarena_strndup(&ep->rows, row.p ? row.p : "", row.len);
         if (!r->json) {
             rc = FFB_E_NOMEM;
             goto out;
@@ -92,8 +93,8 @@ int rest_embed_take(rest_eplan *ep, rest_enode *n, ffb_stmt *st,
                 goto out;
             }
             for (size_t k = 0; k < n->nkids; k++)
-                r->pkeys[k] = key_text(ep, st, n->kids[k]->pidx,
-                                       n->kids[k]->nk, &tmp);
+                r->pkeys[k] =
+                    key_text(ep, st, n->kids[k]->pidx, n->kids[k]->nk, &tmp);
             if (ep->per_level) {
                 r->praw = rarena_alloc(&ep->rows, n->nkids * sizeof *r->praw);
                 if (!r->praw) {
@@ -123,8 +124,8 @@ out:
 static uint64_t fnv(const char *s);
 
 long rest_embed_keys(rest_eplan *ep, const rest_enode *k, const char ***out) {
-    static const size_t buckets[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
-                                     1000};
+    static const size_t buckets[] = {1,  2,   4,   8,   16,  32,
+                                     64, 128, 256, 512, 1000};
     const rest_enode *p = k->parent;
     size_t cap = 16, n = 0;
     while (cap < 2 * p->nrows)
@@ -158,7 +159,8 @@ long rest_embed_keys(rest_eplan *ep, const rest_enode *k, const char ***out) {
     return (long)buckets[b];
 }
 
-/* ---- the body ------------------------------------------------------------- */
+/* ---- the body -------------------------------------------------------------
+ */
 
 static uint64_t fnv(const char *s) {
     uint64_t h = 1469598103934665603ull;

@@ -71,10 +71,10 @@ struct rreq {
        end */
     estmt *es; /* with embeds: [0] the top level, then every level */
     size_t nes;
-    size_t epending;   /* statements whose rows are not all in */
+    size_t epending;     /* statements whose rows are not all in */
     int no_early_commit; /* a level was longer than one fetch */
-    size_t elevel;     /* per-level: the depth being read */
-    size_t lwait;      /* per-level: prepares of that depth not answered */
+    size_t elevel;       /* per-level: the depth being read */
+    size_t lwait;        /* per-level: prepares of that depth not answered */
     struct rblob *blobs;
     size_t nblobs;
     size_t capblobs;
@@ -697,7 +697,8 @@ static void on_exec(ffb_conn *conn, const ffb_result *res, void *data) {
         rows_done(rr);
 }
 
-/* ---- reads with embeds: every level's rows, then the commit ---------------- */
+/* ---- reads with embeds: every level's rows, then the commit ----------------
+ */
 
 static void on_efetch(ffb_conn *conn, const ffb_result *res, void *data);
 
@@ -721,8 +722,9 @@ static void edrain(estmt *es) {
     rreq *rr = es->rr;
     int64_t probe = es->node->parent ? 0 : rr->plan.probe;
     for (;;) {
-        int rc = rr->failed ? 1 : rest_embed_take(rr->plan.embed, es->node,
-                                                   es->st, probe);
+        int rc = rr->failed
+                     ? 1
+                     : rest_embed_take(rr->plan.embed, es->node, es->st, probe);
         if (rc == FFB_E_AGAIN) {
             if (rr->commit_queued) {
                 rr->overflow = 1;
@@ -829,9 +831,9 @@ static void launch_level(rreq *rr, size_t depth) {
         }
         n++;
         rr->epending++;
-        int r = ffb_conn_queue_prepare(
-            rr->conn, rr->tx, es->node->plan.sql.p, es->node->plan.sql.len,
-            &es->st, on_lprepared, es);
+        int r = ffb_conn_queue_prepare(rr->conn, rr->tx, es->node->plan.sql.p,
+                                       es->node->plan.sql.len, &es->st,
+                                       on_lprepared, es);
         if (r < 0) {
             fail_ffb(rr, r, ffb_conn_error(rr->conn));
             rr->epending--;

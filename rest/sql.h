@@ -44,10 +44,10 @@ typedef struct rest_plan {
        in effect, so the server is asked for it; these columns follow the
        keys' columns */
     int *tzcol;
-    int64_t offset; /* effective */
-    int64_t limit;  /* effective, -1: none */
-    int64_t probe;  /* > 0: the SQL's FETCH is probe + 1 rows although
-                       the client set no limit */
+    int64_t offset;           /* effective */
+    int64_t limit;            /* effective, -1: none */
+    int64_t probe;            /* > 0: the SQL's FETCH is probe + 1 rows although
+                                 the client set no limit */
     struct rest_eplan *embed; /* the embeds' statements (embed.h), or NULL */
 } rest_plan;
 

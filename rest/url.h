@@ -92,9 +92,9 @@ typedef struct rest_order {
 } rest_order;
 
 typedef struct rest_limits {
-    size_t max_filters; /* filters and logic trees, counted per leaf */
-    size_t max_in_list; /* items of one in.(...) */
-    size_t max_depth;   /* nesting of and/or */
+    size_t max_filters;     /* filters and logic trees, counted per leaf */
+    size_t max_in_list;     /* items of one in.(...) */
+    size_t max_depth;       /* nesting of and/or */
     size_t max_embed_depth; /* nesting of embeds; 0: 8 */
 } rest_limits;
 

@@ -64,24 +64,23 @@ static int e_setup(void **state) {
              "KEY (BOOK_ID, TAG_ID))",
              T, T, T);
     exec_sql(c, sql);
-    static const char *const rows[] = {
-        "_AU VALUES (1, 'Ann')",
-        "_AU VALUES (2, 'Bob')",
-        "_AU VALUES (3, 'Cyd')",
-        "_BK VALUES (1, 'Alpha', 1, 2)",
-        "_BK VALUES (2, 'Beta', 1, NULL)",
-        "_BK VALUES (3, 'Gamma', 2, 1)",
-        "_BK VALUES (4, 'Delta', NULL, NULL)",
-        "_RV VALUES (1, 1, 5)",
-        "_RV VALUES (2, 1, 3)",
-        "_RV VALUES (3, 1, 4)",
-        "_RV VALUES (4, 3, 2)",
-        "_TG VALUES (1, 'fun')",
-        "_TG VALUES (2, 'long')",
-        "_TG VALUES (3, 'old')",
-        "_BT VALUES (1, 1)",
-        "_BT VALUES (1, 2)",
-        "_BT VALUES (3, 2)"};
+    static const char *const rows[] = {"_AU VALUES (1, 'Ann')",
+                                       "_AU VALUES (2, 'Bob')",
+                                       "_AU VALUES (3, 'Cyd')",
+                                       "_BK VALUES (1, 'Alpha', 1, 2)",
+                                       "_BK VALUES (2, 'Beta', 1, NULL)",
+                                       "_BK VALUES (3, 'Gamma', 2, 1)",
+                                       "_BK VALUES (4, 'Delta', NULL, NULL)",
+                                       "_RV VALUES (1, 1, 5)",
+                                       "_RV VALUES (2, 1, 3)",
+                                       "_RV VALUES (3, 1, 4)",
+                                       "_RV VALUES (4, 3, 2)",
+                                       "_TG VALUES (1, 'fun')",
+                                       "_TG VALUES (2, 'long')",
+                                       "_TG VALUES (3, 'old')",
+                                       "_BT VALUES (1, 1)",
+                                       "_BT VALUES (1, 2)",
+                                       "_BT VALUES (3, 2)"};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         snprintf(sql, sizeof sql, "INSERT INTO %s%s", T, rows[i]);
         exec_sql(c, sql);
@@ -129,8 +128,8 @@ static int e_teardown(void **state) {
    fetch and the commit in one write.
    Per level: warm 1 + `depth` (the top level, then each depth restricted
    to its parent's keys; the commit rides with the deepest). */
-static void get2d(const target *t, const char *p, const char *hdrs,
-                  int status, const char *want, int depth) {
+static void get2d(const target *t, const char *p, const char *hdrs, int status,
+                  const char *want, int depth) {
     resp r;
     http("GET", p, hdrs, &r);
     EXPECT(&r, status, want);
@@ -143,8 +142,8 @@ static void get2d(const target *t, const char *p, const char *hdrs,
     assert_int_equal(rts(&r), per_level ? 1 + depth : 1);
 }
 
-static void get2(const target *t, const char *p, const char *hdrs,
-                 int status, const char *want) {
+static void get2(const target *t, const char *p, const char *hdrs, int status,
+                 const char *want) {
     get2d(t, p, hdrs, status, want, 1);
 }
 
@@ -263,16 +262,16 @@ static void test_embed_inner_filters(void **state) {
     get2(t, p, NULL, 200, "[{\"id\":1,\"r\":[{\"stars\":4},{\"stars\":5}]}]");
     /* !inner with a page and a count: the count rides in the same write */
     snprintf(p, sizeof p,
-             "/%s?select=id,a:%s!%s!inner(name)&a.name=eq.Ann&limit=1", bk,
-             au, fkba);
+             "/%s?select=id,a:%s!%s!inner(name)&a.name=eq.Ann&limit=1", bk, au,
+             fkba);
     resp r;
     get2(t, p, "Prefer: count=exact\r\n", 206,
          "[{\"id\":1,\"a\":{\"name\":\"Ann\"}}]");
     http("GET", p, "Prefer: count=exact\r\n", &r);
     assert_string_equal(hdr(&r, "content-range"), "0-0/2");
     /* a filter without !inner: the embed is empty, the parent stays */
-    snprintf(p, sizeof p, "/%s?select=id,r:%s(stars)&r.stars=gt.4&id=lte.2",
-             bk, rv);
+    snprintf(p, sizeof p, "/%s?select=id,r:%s(stars)&r.stars=gt.4&id=lte.2", bk,
+             rv);
     get2(t, p, NULL, 200,
          "[{\"id\":1,\"r\":[{\"stars\":5}]},{\"id\":2,\"r\":[]}]");
     /* embedded limit and offset: per parent */
@@ -294,22 +293,23 @@ static void test_embed_nested(void **state) {
              "title&b.r.order=stars&id=eq.1",
              au, bk, fkba, rv, bk);
     get2d(t, p, NULL, 200,
-         "[{\"name\":\"Ann\",\"b\":[{\"title\":\"Alpha\",\"r\":[{\"stars\":3,"
-         "\"k\":{\"id\":1}},{\"stars\":4,\"k\":{\"id\":1}},{\"stars\":5,"
-         "\"k\":{\"id\":1}}]},{\"title\":\"Beta\",\"r\":[]}]}]",
-         3);
+          "[{\"name\":\"Ann\",\"b\":[{\"title\":\"Alpha\",\"r\":[{\"stars\":3,"
+          "\"k\":{\"id\":1}},{\"stars\":4,\"k\":{\"id\":1}},{\"stars\":5,"
+          "\"k\":{\"id\":1}}]},{\"title\":\"Beta\",\"r\":[]}]}]",
+          3);
     /* siblings at two levels, a filter at the second */
-    snprintf(p, sizeof p,
-             "/%s?select=id,t:%s(name),r:%s(stars,b:%s(title,t:%s(name)))&r."
-             "stars=lt.4&r.order=stars&t.order=name&r.b.t.order=name&id=in.(1,3)",
-             bk, tg, rv, bk, tg);
+    snprintf(
+        p, sizeof p,
+        "/%s?select=id,t:%s(name),r:%s(stars,b:%s(title,t:%s(name)))&r."
+        "stars=lt.4&r.order=stars&t.order=name&r.b.t.order=name&id=in.(1,3)",
+        bk, tg, rv, bk, tg);
     get2d(t, p, NULL, 200,
-         "[{\"id\":1,\"t\":[{\"name\":\"fun\"},{\"name\":\"long\"}],\"r\":[{"
-         "\"stars\":3,\"b\":{\"title\":\"Alpha\",\"t\":[{\"name\":\"fun\"},{"
-         "\"name\":\"long\"}]}}]},{\"id\":3,\"t\":[{\"name\":\"long\"}],\"r\":"
-         "[{\"stars\":2,\"b\":{\"title\":\"Gamma\",\"t\":[{\"name\":\"long\"}]"
-         "}}]}]",
-         3);
+          "[{\"id\":1,\"t\":[{\"name\":\"fun\"},{\"name\":\"long\"}],\"r\":[{"
+          "\"stars\":3,\"b\":{\"title\":\"Alpha\",\"t\":[{\"name\":\"fun\"},{"
+          "\"name\":\"long\"}]}}]},{\"id\":3,\"t\":[{\"name\":\"long\"}],\"r\":"
+          "[{\"stars\":2,\"b\":{\"title\":\"Gamma\",\"t\":[{\"name\":\"long\"}]"
+          "}}]}]",
+          3);
 }
 
 /* More rows than db-probe-rows without a limit: the probe read (1),
@@ -322,8 +322,9 @@ static void test_embed_probe(void **state) {
     resp r;
     char p[512];
     snprintf(p, sizeof p, "/%s?select=id,b:%s(id)", rv, bk);
-    const char *want = "[{\"id\":1,\"b\":{\"id\":1}},{\"id\":2,\"b\":{\"id\":1}},"
-                       "{\"id\":3,\"b\":{\"id\":1}},{\"id\":4,\"b\":{\"id\":3}}]";
+    const char *want =
+        "[{\"id\":1,\"b\":{\"id\":1}},{\"id\":2,\"b\":{\"id\":1}},"
+        "{\"id\":3,\"b\":{\"id\":1}},{\"id\":4,\"b\":{\"id\":3}}]";
     http("GET", p, NULL, &r);
     EXPECT(&r, 200, want);
     http("GET", p, NULL, &r);
@@ -339,7 +340,6 @@ static void test_embed_probe(void **state) {
 }
 
 int main(int argc, char **argv) {
-    static const char *const names[] = {"FB3", "FB4"};
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_embed_to_one),
         cmocka_unit_test(test_embed_to_many),
@@ -362,18 +362,7 @@ int main(int argc, char **argv) {
     }
     signal(SIGPIPE, SIG_IGN);
     const char *pick[8];
-    size_t npick = 0;
-    static char list[128];
-    const char *env = getenv("REST_TEST_SERVERS");
-    if (env && *env) {
-        snprintf(list, sizeof list, "%s", env);
-        for (char *tok = strtok(list, ","); tok && npick < 8;
-             tok = strtok(NULL, ","))
-            pick[npick++] = tok;
-    } else {
-        pick[npick++] = names[0];
-        pick[npick++] = names[1];
-    }
+    size_t npick = pick_servers(pick);
     int rc = it_main("RESTE", pick, npick, tests,
                      sizeof tests / sizeof tests[0], e_setup, e_teardown);
     return rc ? rc : server_exit_failed;
