@@ -58,6 +58,15 @@ static void fixture_schema(rest_schema *s) {
     rest_table_add_pk(bt, "TAG_ID");
     rest_table_add_fk(bt, "FK_BT_BOOK", "BOOKS", "BOOK_ID", "ID");
     rest_table_add_fk(bt, "FK_BT_TAG", "TAGS", "TAG_ID", "ID");
+    /* a foreign key of two columns, to the junction */
+    rest_table *tn = rest_schema_table(s, "TAG_NOTES", 0, 0);
+    fixture_col(tn, "ID", 8, 1);
+    fixture_col(tn, "B", 8, 1);
+    fixture_col(tn, "T", 8, 1);
+    fixture_col(tn, "NOTE", 37, 0);
+    rest_table_add_pk(tn, "ID");
+    rest_table_add_fk(tn, "FK_TN_BT", "BOOK_TAGS", "B", "BOOK_ID");
+    rest_table_add_fk(tn, "FK_TN_BT", "BOOK_TAGS", "T", "TAG_ID");
     rest_table *ar = rest_schema_table(s, "ARTICLES", 0, 0);
     fixture_col(ar, "ID", 8, 1);
     fixture_col(ar, "WRITER_ID", 8, 0);

@@ -20,7 +20,7 @@
 static int per_level;
 
 /* the exposed names of the tables */
-static char au[80], bk[80], rv[80], tg[80], fkba[80];
+static char au[80], bk[80], rv[80], tg[80], bt[80], bn[80], fkba[80];
 
 static void lower(char *s) {
     for (; *s; s++)
@@ -64,6 +64,13 @@ static int e_setup(void **state) {
              "KEY (BOOK_ID, TAG_ID))",
              T, T, T);
     exec_sql(c, sql);
+    /* a foreign key of two columns, to the junction's primary key */
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s_BN (ID INTEGER NOT NULL PRIMARY KEY, B INTEGER "
+             "NOT NULL, T INTEGER NOT NULL, NOTE VARCHAR(10), FOREIGN KEY (B, "
+             "T) REFERENCES %s_BT (BOOK_ID, TAG_ID))",
+             T, T);
+    exec_sql(c, sql);
     static const char *const rows[] = {"_AU VALUES (1, 'Ann')",
                                        "_AU VALUES (2, 'Bob')",
                                        "_AU VALUES (3, 'Cyd')",
@@ -80,7 +87,10 @@ static int e_setup(void **state) {
                                        "_TG VALUES (3, 'old')",
                                        "_BT VALUES (1, 1)",
                                        "_BT VALUES (1, 2)",
-                                       "_BT VALUES (3, 2)"};
+                                       "_BT VALUES (3, 2)",
+                                       "_BN VALUES (1, 1, 2, 'n1')",
+                                       "_BN VALUES (2, 1, 2, 'n2')",
+                                       "_BN VALUES (3, 3, 2, 'n3')"};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         snprintf(sql, sizeof sql, "INSERT INTO %s%s", T, rows[i]);
         exec_sql(c, sql);
@@ -91,6 +101,10 @@ static int e_setup(void **state) {
     snprintf(bk, sizeof bk, "%s_bk", T);
     snprintf(rv, sizeof rv, "%s_rv", T);
     snprintf(tg, sizeof tg, "%s_tg", T);
+    snprintf(bt, sizeof bt, "%s_bt", T);
+    snprintf(bn, sizeof bn, "%s_bn", T);
+    lower(bt);
+    lower(bn);
     snprintf(fkba, sizeof fkba, "fk_%s_ba", T);
     lower(au);
     lower(bk);
@@ -105,14 +119,15 @@ static int e_setup(void **state) {
 static int e_teardown(void **state) {
     target *t = *state;
     char sql[256];
-    static const char *const drop[] = {"_BT", "_TG", "_RV", "_BK", "_AU"};
+    static const char *const drop[] = {"_BN", "_BT", "_TG",
+                                       "_RV", "_BK", "_AU"};
     int st = stop_server();
     if (st != 0) {
         fprintf(stderr, "ffb-rest exited with %d; log:\n%s\n", st, srv.log);
         server_exit_failed = 1;
     }
     ffb_conn *c = open_conn(t);
-    for (size_t i = 0; i < 5; i++) {
+    for (size_t i = 0; i < 6; i++) {
         snprintf(sql, sizeof sql, "DROP TABLE %s%s", t->table, drop[i]);
         exec_sql(c, sql);
     }
@@ -215,6 +230,25 @@ static void test_embed_m2m(void **state) {
     get2(t, p, NULL, 200,
          "[{\"name\":\"fun\",\"b\":[{\"id\":1}]},"
          "{\"name\":\"long\",\"b\":[{\"id\":1},{\"id\":3}]}]");
+}
+
+/* A foreign key of two columns (to the junction's primary key): both
+   directions; per level keeps the sub-select for such keys (same rt). */
+static void test_embed_two_column_key(void **state) {
+    target *t = *state;
+    char p[512];
+    snprintf(p, sizeof p,
+             "/%s?select=book_id,tag_id,n:%s(note)&n.order=note&order=book_id,"
+             "tag_id",
+             bt, bn);
+    get2(t, p, NULL, 200,
+         "[{\"book_id\":1,\"tag_id\":1,\"n\":[]},"
+         "{\"book_id\":1,\"tag_id\":2,\"n\":[{\"note\":\"n1\"},{\"note\":"
+         "\"n2\"}]},{\"book_id\":3,\"tag_id\":2,\"n\":[{\"note\":\"n3\"}]}]");
+    snprintf(p, sizeof p, "/%s?select=note,j:%s(book_id)&id=gte.2", bn, bt);
+    get2(t, p, NULL, 200,
+         "[{\"note\":\"n2\",\"j\":{\"book_id\":1}},"
+         "{\"note\":\"n3\",\"j\":{\"book_id\":3}}]");
 }
 
 static void test_embed_errors(void **state) {
@@ -344,6 +378,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_embed_to_one),
         cmocka_unit_test(test_embed_to_many),
         cmocka_unit_test(test_embed_m2m),
+        cmocka_unit_test(test_embed_two_column_key),
         cmocka_unit_test(test_embed_errors),
         cmocka_unit_test(test_embed_inner_filters),
         cmocka_unit_test(test_embed_nested),
