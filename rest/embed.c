@@ -392,7 +392,8 @@ static void pk_order(const rest_table *t, const rest_query *q, rbuf *sql,
     size_t have = 0;
     for (size_t p = 0; p < t->npk; p++)
         for (size_t i = 0; i < q->norder; i++) {
-            const rest_column *c = rest_table_find(t, q->order[i].column);
+            const rest_column *c =
+                q->order[i].rel ? NULL : rest_table_find(t, q->order[i].column);
             if (c == &t->cols[t->pk[p]]) {
                 have++;
                 break;
@@ -413,7 +414,56 @@ void rest_embed_root_order(rest_eplan *ep, rbuf *sql, int has_order) {
 typedef struct ctx {
     const rest_plan_opts *o;
     const rest_plan *top;
+    rest_eplan *ep;
 } ctx;
+
+int rest_embed_order_term(rest_eplan *ep, rest_gen *g, const rest_order *ord,
+                          rbuf *b) {
+    const rest_enode *k = NULL;
+    for (size_t i = 0; ep && i < ep->root->nkids; i++)
+        if (strcmp(ep->root->kids[i]->key, ord->rel) == 0)
+            k = ep->root->kids[i];
+    if (!k || k->it->embed->spread) {
+        rest_err_set(g->err, 400, "PGRST108", NULL,
+                     "'%.100s' is not an embedded resource in this request",
+                     ord->rel);
+        snprintf(g->err->hint, sizeof g->err->hint,
+                 "Verify that '%.100s' is included in the 'select' query "
+                 "parameter.",
+                 ord->rel);
+        return -1;
+    }
+    if (k->kind != REST_REL_TO_ONE) {
+        rest_err_set(g->err, 400, "PGRST118", NULL,
+                     "A related order on '%.100s' is not possible", ord->rel);
+        snprintf(g->err->details, sizeof g->err->details,
+                 "'%.100s' and '%.100s' do not form a many-to-one or "
+                 "one-to-one relationship",
+                 ep->root->t->exposed, ord->rel);
+        return -1;
+    }
+    const rest_column *c = rest_table_find(k->t, ord->column);
+    if (!c) {
+        rest_err_set(g->err, 400, "42703", NULL, "column %s.%s does not exist",
+                     k->t->exposed, ord->column);
+        return -1;
+    }
+    char rq[300];
+    root_qual(ep->root, rq, sizeof rq);
+    rbuf_adds(b, "(SELECT o.");
+    rest_gen_quote(b, c->name);
+    rbuf_adds(b, " FROM ");
+    rest_gen_quote(b, k->t->name);
+    rbuf_adds(b, " o");
+    for (size_t i = 0; i < k->nk; i++) {
+        rbuf_adds(b, i ? " AND " : " WHERE ");
+        qcol(b, "o", k->ccols[i]);
+        rbuf_adds(b, " = ");
+        qcol(b, rq, k->pcols[i]);
+    }
+    rbuf_addc(b, ')');
+    return 0;
+}
 
 static int keyset(rest_gen *g, const ctx *c, const rest_enode *p,
                   const char *const *cols, size_t n, rbuf *b);
@@ -499,6 +549,7 @@ static int top_rows(rest_gen *g, const ctx *c, const rest_enode *root,
     rest_gen rg = *g;
     rg.t = root->t;
     rg.qual = NULL;
+    rg.ep = c->ep;
     rbuf_adds(b, " FROM ");
     rest_gen_quote(b, root->t->name);
     int any = 0;
@@ -569,7 +620,7 @@ static int level_sql(rarena *a, const ctx *c, rest_enode *k, rest_err *err,
     rbuf_init(&pl->count_sql, 0);
     pl->limit = k->q->limit;
     pl->offset = k->q->offset;
-    rest_gen g = {a, k->t, pl, err, 0, t};
+    rest_gen g = {a, k->t, pl, err, 0, t, NULL};
     rbuf *b = &pl->sql;
     rbuf_adds(b, "SELECT ");
     if (rest_gen_select(&g, k->q, b) < 0)
@@ -600,7 +651,7 @@ static int level_sql(rarena *a, const ctx *c, rest_enode *k, rest_err *err,
 int rest_embed_plan(rest_eplan *ep, rarena *a, const rest_query *q,
                     const rest_plan_opts *o, const rest_plan *top,
                     rest_err *err) {
-    ctx c = {o, top};
+    ctx c = {o, top, ep};
     (void)q;
     ep->arena = a;
     ep->o = *o;
@@ -618,7 +669,7 @@ int rest_embed_plan(rest_eplan *ep, rarena *a, const rest_query *q,
 int rest_embed_level_keys(rest_eplan *ep, rest_enode *k,
                           const char *const *keys, size_t nkeys,
                           rest_err *err) {
-    ctx c = {&ep->o, ep->top};
+    ctx c = {&ep->o, ep->top, ep};
     return level_sql(ep->arena, &c, k, err, keys, nkeys);
 }
 

@@ -79,6 +79,11 @@ int rest_embed_resolve(rarena *a, const rest_schema *s, const rest_table *t,
 int rest_embed_root_where(rest_eplan *ep, rest_gen *g, rbuf *where);
 int rest_embed_root_cols(rest_eplan *ep, rest_gen *g, rbuf *sql);
 void rest_embed_root_order(rest_eplan *ep, rbuf *sql, int has_order);
+/* order=rel(col) of the top level: (SELECT o.col FROM rel's table o WHERE
+   o.key = <the top table>.fk), for a to-one embed of select; 400 PGRST108
+   when rel is not one, PGRST118 when it is not to-one. `ep` may be NULL. */
+int rest_embed_order_term(rest_eplan *ep, rest_gen *g, const rest_order *ord,
+                          rbuf *b);
 /* Every level's SQL, once the top level's plan is complete. */
 int rest_embed_plan(rest_eplan *ep, rarena *a, const rest_query *q,
                     const rest_plan_opts *o, const rest_plan *top,

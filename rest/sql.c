@@ -319,14 +319,23 @@ int rest_gen_order(gen *g, const rest_query *q, const rest_plan_opts *o,
                    rbuf *b) {
     for (size_t i = 0; i < q->norder; i++) {
         const rest_order *ord = &q->order[i];
-        const rest_column *col = column(g, ord->column);
-        if (!col)
-            return -1;
-        rbuf_adds(b, i ? ", " : " ORDER BY ");
-        col_ref(g, b, col);
+        const rest_column *col = NULL;
+        if (ord->rel) {
+            /* a to-one embed's column: a scalar sub-select (NULL when the
+               row has no match) */
+            rbuf_adds(b, i ? ", " : " ORDER BY ");
+            if (rest_embed_order_term(g->ep, g, ord, b) < 0)
+                return -1;
+        } else {
+            col = column(g, ord->column);
+            if (!col)
+                return -1;
+            rbuf_adds(b, i ? ", " : " ORDER BY ");
+            col_ref(g, b, col);
+        }
         rbuf_adds(b, ord->desc ? " DESC" : " ASC");
         int nulls = ord->nulls;
-        if (col->notnull)
+        if (col && col->notnull)
             nulls = REST_NULLS_DEFAULT; /* keeps index navigation (A4.4) */
         else if (nulls == REST_NULLS_DEFAULT && o->null_order_pg)
             nulls = ord->desc ? REST_NULLS_FIRST : REST_NULLS_LAST;
@@ -341,7 +350,7 @@ int rest_gen_order(gen *g, const rest_query *q, const rest_plan_opts *o,
 int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
                    const rest_query *q, const rest_plan_opts *opts,
                    rest_plan *plan, rest_err *err) {
-    gen g = {arena, NULL, plan, err, 0, NULL};
+    gen g = {arena, NULL, plan, err, 0, NULL, NULL};
     memset(plan, 0, sizeof *plan);
     rbuf_init(&plan->sql, 1u << 20);
     rbuf_init(&plan->count_sql, 1u << 20);
@@ -368,6 +377,7 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
                 goto fail;
         }
     }
+    g.ep = plan->embed;
     if (plan->embed && rest_embed_root_where(plan->embed, &g, &where) < 0)
         goto fail;
     plan->nwhere = plan->nparams;

@@ -69,7 +69,8 @@ typedef struct rest_gen {
     rest_plan *plan; /* params and keys go here */
     rest_err *err;
     size_t cap;
-    const char *qual; /* NULL: unqualified; else "t1" or "\"BOOKS\"" */
+    const char *qual;      /* NULL: unqualified; else "t1" or "\"BOOKS\"" */
+    struct rest_eplan *ep; /* the top level's embeds (order=rel(col)) */
 } rest_gen;
 void rest_gen_quote(rbuf *b, const char *name);
 int rest_gen_param(rest_gen *g, const rest_param *p);

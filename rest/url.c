@@ -743,9 +743,18 @@ static int parse_order(parser *ps, const char *v, size_t vn) {
         size_t j = 0;
         if (field_name(ps, it.p, it.n, &j, &o.column, "order") < 0)
             return -1;
-        if (j < it.n && it.p[j] == '(')
-            return not_impl(ps, "ordering by an embedded resource's "
-                                "column (order=rel(col))");
+        if (j < it.n && it.p[j] == '(') {
+            /* rel(col): a to-one embed's column (checked by the planner) */
+            o.rel = o.column;
+            j++;
+            if (field_name(ps, it.p, it.n, &j, &o.column, "order") < 0)
+                return -1;
+            if (j >= it.n || it.p[j] != ')')
+                return perr(ps, "expecting \")\"",
+                            "\"failed to parse order (%.*s)\"",
+                            (int)(it.n > 64 ? 64 : it.n), it.p);
+            j++;
+        }
         while (j < it.n) {
             if (it.p[j] != '.')
                 return perr(ps, "expecting \".\"",
@@ -1095,7 +1104,13 @@ void rest_query_dump(const rest_query *q, rbuf *b) {
         static const char *const nn[] = {"", ".nullsfirst", ".nullslast"};
         if (i)
             rbuf_addc(b, ',');
+        if (q->order[i].rel) {
+            dump_str(b, q->order[i].rel);
+            rbuf_addc(b, '(');
+        }
         dump_str(b, q->order[i].column);
+        if (q->order[i].rel)
+            rbuf_addc(b, ')');
         rbuf_printf(b, ".%s%s", q->order[i].desc ? "desc" : "asc",
                     nn[q->order[i].nulls]);
     }

@@ -86,6 +86,7 @@ typedef struct rest_select {
 enum rest_nulls { REST_NULLS_DEFAULT = 0, REST_NULLS_FIRST, REST_NULLS_LAST };
 
 typedef struct rest_order {
+    const char *rel; /* order=rel(col): a to-one embed's column; or NULL */
     const char *column;
     int desc;
     int nulls; /* enum rest_nulls */

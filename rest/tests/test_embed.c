@@ -181,6 +181,14 @@ static void test_embed_to_one(void **state) {
          "[{\"id\":1,\"a\":{\"name\":\"Ann\"},\"e\":{\"name\":\"Bob\"}},"
          "{\"id\":3,\"a\":{\"name\":\"Bob\"},\"e\":{\"name\":\"Ann\"}},"
          "{\"id\":4,\"a\":null,\"e\":null}]");
+    /* the top level ordered by a to-one embed's column (NULLs first on
+       desc, as PostgreSQL), paged */
+    snprintf(p, sizeof p,
+             "/%s?select=id,a:%s!%s(name)&order=a(name).desc,id&limit=3", bk,
+             au, fkba);
+    get2(t, p, NULL, 200,
+         "[{\"id\":4,\"a\":null},{\"id\":3,\"a\":{\"name\":\"Bob\"}},"
+         "{\"id\":1,\"a\":{\"name\":\"Ann\"}}]");
     /* spread: the author's columns in the review's object */
     snprintf(p, sizeof p, "/%s?select=stars,...%s(title)&id=eq.4", rv, bk);
     get2(t, p, NULL, 200, "[{\"stars\":2,\"title\":\"Gamma\"}]");
