@@ -290,6 +290,13 @@ typedef struct ffb_conn_options {
        is longer is always accepted. A larger packet breaks the connection
        with FFB_E_PROTO (docs/security.md). */
     size_t max_packet_size;
+    /* Database encryption: answers the server's requests for a key
+       (op_crypt_key_callback) during the connect; NULL = answer with no
+       data. See ffb_crypt_key_fn and docs/crypto.md. Since: 0.2 */
+    int (*crypt_key_cb)(void *data, const uint8_t *request,
+                        size_t request_len, uint8_t *reply,
+                        size_t reply_size);
+    void *crypt_key_data; /* handed to crypt_key_cb */
 } ffb_conn_options;
 
 /* C99 designated initializer; from C++ use ffb_conn_options_init(). */
@@ -1350,7 +1357,8 @@ enum ffb_op {
     FFB_OP_DROP_DATABASE,
     FFB_OP_CONNECT,
     FFB_OP_CREATE_DATABASE,
-    FFB_OP_RESET
+    FFB_OP_RESET,
+    FFB_OP_TX_PREPARE /* ffb_tx_queue_prepare() (0.2) */
 };
 
 /**
@@ -1966,6 +1974,217 @@ FFB_API int ffb_pool_error(const ffb_pool *pool, ffb_pool_error_info *out,
  * Since: 0.2
  */
 FFB_API void ffb_pool_free(ffb_pool *pool);
+
+/* ---- two-phase commit (docs/transactions.md) --------------------------- */
+
+/**
+ * Prepare the transaction: the first phase of a two-phase commit. The
+ * server makes the transaction's work durable and marks it "in limbo":
+ * from then on only ffb_tx_commit() or ffb_tx_rollback() may follow (the
+ * second phase), and if the connection is lost first the transaction
+ * stays in limbo in the database - its changes neither visible nor
+ * undone, its record versions blocking garbage collection - until a
+ * coordinator finishes it through ffb_conn_reconnect_tx().
+ * `msg` (len bytes, at most 65535; NULL/0 = none) is stored with the
+ * limbo transaction in RDB$TRANSACTIONS.RDB$TRANSACTION_DESCRIPTION, for
+ * a coordinator to recognise its transactions after a crash (op_prepare2;
+ * without a message op_prepare, and nothing is stored). The database's
+ * ON TRANSACTION COMMIT triggers run here, so a prepare can fail.
+ * ffb_tx_free() of a prepared transaction sends nothing: it is neither
+ * committed nor rolled back, and stays in limbo when the connection ends.
+ * Round trips: 1 (the start, when it has not travelled yet, rides along).
+ * Returns: 0, FFB_E_INVAL (NULL tx, message too long), FFB_E_STATE (ended,
+ * already prepared, not attached, external I/O: use the queue twin),
+ * FFB_E_SERVER (e.g. a commit trigger raised an exception: the transaction
+ * is still active and should be rolled back), fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_tx_prepare(ffb_tx *tx, const void *msg, size_t len);
+
+/** The queue twin of ffb_tx_prepare(): the result is FFB_OP_TX_PREPARE.
+    Round trips: 0 (queues only). Returns as ffb_tx_prepare() (without
+    the external I/O case). Since: 0.2 */
+FFB_API int ffb_tx_queue_prepare(ffb_tx *tx, const void *msg, size_t len,
+                                 ffb_cb cb, void *data);
+
+/** 1 when the transaction was prepared (its prepare's answer came) or
+    was reconnected in limbo, and has not ended. Round trips: 0.
+    Since: 0.2 */
+FFB_API int ffb_tx_is_prepared(const ffb_tx *tx);
+
+/** The database info item listing limbo transactions (isc_info_limbo). */
+#define FFB_INFO_LIMBO 16
+
+/**
+ * The numbers of the database's limbo transactions: prepared, never
+ * committed or rolled back (op_info_database with isc_info_limbo). The
+ * first `max` go to `ids` (may be NULL when max is 0); *count gets how
+ * many were stored. A transaction prepared on a connection that is still
+ * attached makes the server wait until that connection ends or finishes
+ * it.
+ * Round trips: 1.
+ * Returns: 0 (all listed), 1 (more than `max`: ask again with more room),
+ * FFB_E_INVAL, FFB_E_STATE (not attached, external I/O: queue
+ * ffb_conn_queue_info() with the item FFB_INFO_LIMBO and decode the answer
+ * with ffb_limbo_parse()), FFB_E_SERVER, FFB_E_PROTO (a malformed answer:
+ * the connection breaks), fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_conn_limbo(ffb_conn *conn, int64_t *ids, size_t max,
+                           size_t *count);
+
+/**
+ * Decode an op_info_database answer to the single item FFB_INFO_LIMBO
+ * (from ffb_conn_queue_info() or ffb_conn_info_raw()) as ffb_conn_limbo()
+ * does. Nothing is written when the answer is malformed.
+ * Round trips: 0.
+ * Returns: 0, 1 (more than `max`, or the answer was truncated: ask with
+ * a larger buffer - 11 bytes per transaction and 1 more suffice),
+ * FFB_E_INVAL, FFB_E_PROTO (malformed).
+ * Since: 0.2
+ */
+FFB_API int ffb_limbo_parse(const uint8_t *answer, size_t len, int64_t *ids,
+                            size_t max, size_t *count);
+
+/**
+ * Reconnect to limbo transaction `id` (op_reconnect), for recovery: the
+ * transaction it gives may only be committed or rolled back
+ * (ffb_tx_commit(), ffb_tx_rollback() and their queue twins), which
+ * finishes the limbo transaction in the database. Queued like
+ * ffb_tx_begin(): the request travels with that commit or rollback, so
+ * recovering one transaction costs 1 round trip. When the server refuses
+ * (the transaction is not in limbo: already committed, rolled back,
+ * active, or unknown: isc_no_recon with isc_tra_state), that commit or
+ * rollback fails with FFB_E_ABORTED and the server's status.
+ * Round trips: 0 (queues only).
+ * Returns: 0, FFB_E_INVAL (id not positive), FFB_E_STATE (not attached),
+ * FFB_E_NOMEM.
+ * Since: 0.2
+ */
+FFB_API int ffb_conn_reconnect_tx(ffb_conn *conn, int64_t id, ffb_tx **out);
+
+/*
+ * A distributed transaction: one transaction on each of several
+ * connections (databases), committed together with two-phase commit.
+ * The application is the coordinator; docs/transactions.md lists its
+ * obligations: record each participant's database and transaction
+ * number (ffb_dtx_tx_id()) and the decision durably between
+ * ffb_dtx_prepare() and ffb_dtx_commit(), and after a crash finish every
+ * limbo transaction by that record (ffb_conn_limbo(),
+ * ffb_conn_reconnect_tx()). The blocking calls write to every connection
+ * before waiting for any: each phase costs 1 round trip per connection,
+ * and the connections' round trips overlap. With external I/O, use the
+ * queue twins of each participant's transaction (ffb_tx_queue_prepare(),
+ * ffb_tx_queue_commit(), ffb_tx_queue_rollback()) instead.
+ */
+typedef struct ffb_dtx ffb_dtx;
+
+/**
+ * Start a transaction with `opts` (NULL: the defaults) on each of the `n`
+ * connections (1..64); nothing waits (as ffb_tx_begin()). Run statements
+ * in ffb_dtx_tx(d, i).
+ * Ownership: the caller frees it with ffb_dtx_free(), before the
+ * connections.
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (a connection not attached),
+ * FFB_E_NOMEM (nothing is started then).
+ * Since: 0.2
+ */
+FFB_API int ffb_dtx_begin(ffb_conn *const *conns, size_t n,
+                          const ffb_tx_options *opts, ffb_dtx **out);
+
+/** The participants; the transaction of participant `i` (NULL when out
+    of range; it belongs to the dtx: do not free it). Round trips: 0.
+    Since: 0.2 */
+FFB_API size_t ffb_dtx_count(const ffb_dtx *d);
+FFB_API ffb_tx *ffb_dtx_tx(const ffb_dtx *d, size_t i);
+
+/**
+ * Phase one: prepare every participant with the message `msg` (as
+ * ffb_tx_prepare()), asking each for its transaction number in the same
+ * write (ffb_dtx_tx_id()). When any prepare fails, every participant is
+ * rolled back (one more round trip) and the failure is returned
+ * (ffb_dtx_failed(), ffb_dtx_error() say where and why).
+ * Round trips: 1 per connection, overlapping (2 when a prepare failed).
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (not active), the failing
+ * participant's code (FFB_E_SERVER, FFB_E_ABORTED, fatal codes).
+ * Since: 0.2
+ */
+FFB_API int ffb_dtx_prepare(ffb_dtx *d, const void *msg, size_t len);
+
+/** The transaction number of participant `i` read by ffb_dtx_prepare()
+    (0 before, or out of range). Round trips: 0. Since: 0.2 */
+FFB_API int64_t ffb_dtx_tx_id(const ffb_dtx *d, size_t i);
+
+/**
+ * Phase two: commit every participant. Not prepared yet: ffb_dtx_prepare()
+ * without a message first (and its rollback when that fails). When a
+ * commit fails, participants already committed stay committed; the one
+ * that failed stays prepared: call ffb_dtx_commit() again (only the
+ * participants not yet committed are sent), or recover it later with
+ * ffb_conn_reconnect_tx(). Never roll back after a commit was decided.
+ * Round trips: 1 per connection, overlapping (2 without a prior prepare).
+ * Returns: 0, FFB_E_STATE (rolled back or committed already), the failing
+ * participant's code.
+ * Since: 0.2
+ */
+FFB_API int ffb_dtx_commit(ffb_dtx *d);
+
+/**
+ * Roll back every participant (prepared or not).
+ * Round trips: 1 per connection, overlapping.
+ * Returns: 0, FFB_E_STATE (ended, or a participant committed already:
+ * finish with ffb_dtx_commit()), the failing participant's code.
+ * Since: 0.2
+ */
+FFB_API int ffb_dtx_rollback(ffb_dtx *d);
+
+/** The participant whose failure the last dtx call returned (-1: none),
+    and that failure (NULL: none; valid until the next dtx call).
+    Round trips: 0. Since: 0.2 */
+FFB_API int ffb_dtx_failed(const ffb_dtx *d);
+FFB_API const ffb_error *ffb_dtx_error(const ffb_dtx *d);
+
+/**
+ * Free the dtx and its transactions (ffb_tx_free() each: an active one is
+ * rolled back with the connection's next request, a prepared one is left
+ * in limbo). NULL is fine.
+ * Round trips: 0.
+ * Since: 0.2
+ */
+FFB_API void ffb_dtx_free(ffb_dtx *d);
+
+/* ---- database encryption keys (docs/crypto.md) ------------------------ */
+
+/**
+ * The type of ffb_conn_options.crypt_key_cb. A database encrypted with a
+ * crypt plugin whose key holder takes keys from the client makes the
+ * server ask the application for key material while it opens the
+ * database (op_crypt_key_callback, before the answer to the attach or
+ * create; with an encrypted security database also before the accept or
+ * during the login). The callback gets the key holder's request
+ * (`request`, request_len bytes: e.g. the key's name; at most 1 MiB) and
+ * writes its answer to `reply`, at most `reply_size` bytes (1..32767: the
+ * size the server accepts, from the packet on protocol 14+; 32767 on
+ * protocol 13, which does not send it - the server cuts a longer answer).
+ * Returns the number of bytes written (0 = none: the server then
+ * decides whether it can open the database), or a negative value to
+ * refuse: the connect then fails with FFB_E_CRYPT. More than reply_size
+ * also fails it (FFB_E_CRYPT). It runs inside the call that moves the
+ * connection's bytes (ffb_conn_connect(), ffb_conn_feed(), the loop of
+ * libfastfb_uv) and must not call libfastfb on that connection. Without
+ * a callback the library answers with no data, as fbclient does. A server
+ * asking more than 16 times in one connect breaks it (FFB_E_PROTO).
+ * The library wipes its copy of the answer once it is encoded.
+ * Round trips: each request costs one (the server waits for the answer).
+ * Since: 0.2
+ */
+typedef int (*ffb_crypt_key_fn)(void *data, const uint8_t *request,
+                                size_t request_len, uint8_t *reply,
+                                size_t reply_size);
+
+/** The largest key answer a server accepts (p_cc_reply is a short). */
+#define FFB_CRYPT_KEY_MAX 32767
 
 #ifdef __cplusplus
 }

@@ -556,3 +556,107 @@ int ffb_batch_execute(ffb_batch *b, ffb_tx *tx) {
     ffb__sync sync = {0};
     return ffb__await(conn, ffb__batch_queue_execute(b, tx, &sync), &sync);
 }
+
+/* ---- two-phase commit ---- */
+
+int ffb_tx_prepare(ffb_tx *tx, const void *msg, size_t len) {
+    if (!tx)
+        return FFB_E_INVAL;
+    ffb_conn *conn = tx->conn;
+    ffb__conn_error_clear(conn);
+    int rc = ffb__prepare_msg_check(tx, msg, len);
+    if (rc == 0)
+        rc = ffb__need_blocking(conn);
+    if (rc < 0)
+        return rc;
+    ffb__sync sync = {0};
+    return ffb__await(conn, ffb__tx_queue_prepare(tx, msg, len, &sync), &sync);
+}
+
+int ffb_conn_limbo(ffb_conn *conn, int64_t *ids, size_t max, size_t *count) {
+    static const uint8_t items[] = {FFB_INFO_LIMBO, FFBP_INFO_END};
+    if (!conn || (!ids && max) || !count)
+        return FFB_E_INVAL;
+    /* 11 bytes a transaction (item, length, 8-byte number), the end; at
+       most what an info answer's 16-bit lengths allow. */
+    size_t size = max < 5000 ? 64 + 11 * max : 65535;
+    uint8_t *buf = ffb__malloc(conn->alloc, size);
+    if (!buf)
+        return FFB_E_NOMEM;
+    size_t len = 0;
+    int rc = info_wait(conn, NULL, items, sizeof(items), buf, size, &len);
+    if (rc == 0) {
+        rc = ffb_limbo_parse(buf, len, ids, max, count);
+        if (rc == FFB_E_PROTO)
+            rc = ffb__fatal(conn, FFB_E_PROTO,
+                            "malformed isc_info_limbo answer");
+    }
+    ffb__free(conn->alloc, buf);
+    return rc;
+}
+
+/* One phase of a distributed transaction: every participant's request is
+   written before any answer is waited for, so the connections' round
+   trips overlap. The first failure is returned (and kept in the dtx). */
+static int dtx_phase(ffb_dtx *d, int what, const void *msg, size_t len) {
+    for (size_t i = 0; i < d->n; i++) {
+        ffb__dtx_part *p = &d->p[i];
+        ffb_conn *conn = p->tx->conn;
+        p->queued = ffb__dtx_queue(d, i, what, msg, len);
+        if (p->queued == 0 && (p->queued = ffb__engine_flush(conn)) == 0)
+            p->queued = ffb__write_out(conn);
+    }
+    int first = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        ffb__dtx_part *p = &d->p[i];
+        int rc = ffb__dtx_answer(d, i, what,
+                                 ffb__await(p->tx->conn, p->queued, &p->sync));
+        if (rc < 0 && first == 0)
+            first = rc;
+    }
+    return first;
+}
+
+int ffb_dtx_prepare(ffb_dtx *d, const void *msg, size_t len) {
+    if (!d || (!msg && len))
+        return FFB_E_INVAL;
+    int rc = ffb__dtx_check(d, FFB__DTX_PREPARE);
+    if (rc < 0)
+        return rc;
+    if ((rc = dtx_phase(d, FFB__DTX_PREPARE, msg, len)) == 0) {
+        d->state = FFB__DTX_PREPARED;
+        return 0;
+    }
+    /* Phase one failed somewhere: every participant is rolled back; the
+       failure reported is the prepare's (d->failed stays set, so the
+       rollbacks' do not replace it). */
+    (void)dtx_phase(d, FFB__DTX_ROLLBACK, NULL, 0);
+    d->state = FFB__DTX_ENDED;
+    return rc;
+}
+
+int ffb_dtx_commit(ffb_dtx *d) {
+    if (!d)
+        return FFB_E_INVAL;
+    int rc = ffb__dtx_check(d, FFB__DTX_COMMIT);
+    if (rc < 0)
+        return rc;
+    if (d->state == FFB__DTX_ACTIVE && (rc = ffb_dtx_prepare(d, NULL, 0)) < 0)
+        return rc;
+    /* The decision is commit: from here on never roll back. */
+    d->state = FFB__DTX_COMMITTING;
+    if ((rc = dtx_phase(d, FFB__DTX_COMMIT, NULL, 0)) == 0)
+        d->state = FFB__DTX_ENDED;
+    return rc;
+}
+
+int ffb_dtx_rollback(ffb_dtx *d) {
+    if (!d)
+        return FFB_E_INVAL;
+    int rc = ffb__dtx_check(d, FFB__DTX_ROLLBACK);
+    if (rc < 0)
+        return rc;
+    rc = dtx_phase(d, FFB__DTX_ROLLBACK, NULL, 0);
+    d->state = FFB__DTX_ENDED;
+    return rc;
+}

@@ -285,6 +285,8 @@ static int apply_options(ffb_conn *c, const ffb_conn_options *o,
                               "least 65536");
     c->max_packet = o->max_packet_size ? o->max_packet_size
                                        : (size_t)64 * 1024 * 1024;
+    c->crypt_key_cb = o->crypt_key_cb;
+    c->crypt_key_data = o->crypt_key_data;
     c->cache_size = o->stmt_cache_size == 0 ? 32
                     : o->stmt_cache_size < 0 ? 0
                                              : o->stmt_cache_size;
@@ -307,6 +309,7 @@ static void install_hooks(ffb_conn *c) {
     c->on_inline_blob = ffb__inline_store;
     c->on_handshake = ffb__hs_packet;
     c->on_hs_wipe = ffb__hs_wipe;
+    c->on_crypt_key = ffb__hs_crypt_key;
 }
 
 /* A connection that only carries why its options were refused. */

@@ -463,6 +463,13 @@ static int dispatch(ffb_conn *conn, const ffbp_packet *pkt) {
                                   waiting_for(conn));
         return conn->on_inline_blob(conn, ib); /* lib/blob.c */
     }
+    if (pkt->op == FFBP_OP_CRYPT_KEY_CALLBACK && conn->fifo_len) {
+        /* The server wants a database key before it answers the request
+           owed (ALTER DATABASE ENCRYPT, say): answer it, keep waiting. */
+        int rc = conn->on_crypt_key(conn, &pkt->u.crypt_cb); /* lib/dbcrypt.c */
+        return rc < 0 ? ffb__engine_fail(conn, rc) : 0;
+    }
+    conn->crypt_key_asked = 0; /* bounds key requests between answers */
     if (conn->fifo_len == 0) {
         char d[160];
         ffbp_describe(d, sizeof(d), pkt);

@@ -127,7 +127,7 @@ int ffb__error_from_status(ffb_error *err, int code, const ffbp_status *st,
                 err->nargs < FFB__ERR_MAX_ARGS) {
                 const char *s = pool_add(err, (const char *)a->str, a->len);
                 if (s) {
-                    err->args[err->nargs++] = s;
+                    err->arg_off[err->nargs++] = (uint16_t)(s - err->pool);
                     err->arg_count[err->ncodes - 1] = 1;
                 }
             }
@@ -152,7 +152,7 @@ int ffb__error_from_status(ffb_error *err, int code, const ffbp_status *st,
                 s = pool_add(err, num, strlen(num));
             }
             if (s && err->arg_count[err->ncodes - 1] < 255) {
-                err->args[err->nargs++] = s;
+                err->arg_off[err->nargs++] = (uint16_t)(s - err->pool);
                 err->arg_count[err->ncodes - 1]++;
             }
             break;
@@ -185,15 +185,18 @@ int ffb__error_from_status(ffb_error *err, int code, const ffbp_status *st,
             append(m, size, &len, "\n- ");
         if (err->codes[i] == 0) { /* interpreted text */
             if (err->arg_count[i])
-                append(m, size, &len, err->args[err->arg_first[i]]);
+                append(m, size, &len, err->pool + err->arg_off[err->arg_first[i]]);
             continue;
         }
         if (err->warning[i])
             append(m, size, &len, "warning: ");
         if (len < size - 1) {
-            int n = ffb__gds_format(m + len, size - len, err->codes[i],
-                                    &err->args[err->arg_first[i]],
-                                    err->arg_count[i]);
+            const char *args[FFB__ERR_MAX_ARGS];
+            size_t na = err->arg_count[i];
+            for (size_t k = 0; k < na; k++)
+                args[k] = err->pool + err->arg_off[err->arg_first[i] + k];
+            int n = ffb__gds_format(m + len, size - len, err->codes[i], args,
+                                    na);
             if (n > 0)
                 len = (size_t)n >= size - len ? size - 1 : len + (size_t)n;
         }
@@ -239,7 +242,7 @@ size_t ffb_error_arg_count(const ffb_error *err, size_t i) {
 const char *ffb_error_arg(const ffb_error *err, size_t i, size_t j) {
     if (!err || i >= err->ncodes || j >= err->arg_count[i])
         return NULL;
-    return err->args[err->arg_first[i] + j];
+    return err->pool + err->arg_off[err->arg_first[i] + j];
 }
 
 const char *ffb_error_sqlstate(const ffb_error *err) {

@@ -562,6 +562,7 @@ int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts) {
     else
         conn->hs_copts = (ffb_create_options)FFB_CREATE_OPTIONS_INIT;
     conn->hs_rounds = 0;
+    conn->crypt_key_asked = 0;
     conn->hs_rc = 0;
     conn->hs_finished = 0;
     conn->hs_dpb_auth = 0;
@@ -810,10 +811,10 @@ int ffb__hs_packet(ffb_conn *conn, const ffbp_packet *pkt) {
     int rc;
     switch (pkt->op) {
     case FFBP_OP_CRYPT_KEY_CALLBACK:
-        return fail_msg(conn, FFB_E_UNSUPPORTED,
-                        "the server asks for a database encryption key "
-                        "(op_crypt_key_callback), which libfastfb does not "
-                        "provide");
+        /* The server wants a database key before it answers what it was
+           asked: answer, and keep waiting for that answer. */
+        rc = ffb__hs_crypt_key(conn, &pkt->u.crypt_cb);
+        return rc < 0 ? fail(conn, rc) : 0;
     case FFBP_OP_TRUSTED_AUTH:
         return fail_msg(conn, FFB_E_UNSUPPORTED,
                         "the server asks for trusted authentication, which "

@@ -48,7 +48,10 @@ struct ffb_error {
     uint8_t arg_first[FFB__ERR_MAX_CODES]; /* index into args */
     uint8_t arg_count[FFB__ERR_MAX_CODES];
     size_t nargs;
-    const char *args[FFB__ERR_MAX_ARGS];  /* into pool */
+    /* Offsets into pool, not pointers: the struct is copied by value
+       (start errors, per-result errors, batch rows), and a copy's
+       arguments must stay valid when the original is freed. */
+    uint16_t arg_off[FFB__ERR_MAX_ARGS];
     size_t pool_len;
     char pool[FFB__ERR_POOL];
     char sqlstate[6];
@@ -325,6 +328,7 @@ struct ffb_conn {
     int (*on_inline_blob)(ffb_conn *conn, const ffbp_inline_blob *ib);
     int (*on_handshake)(ffb_conn *conn, const ffbp_packet *pkt);
     void (*on_hs_wipe)(ffb_conn *conn); /* the handshake ended: secrets */
+    int (*on_crypt_key)(ffb_conn *conn, const ffbp_crypt_cb *cc);
     void *clock_data;
     int64_t hs_deadline;  /* the connect must end by then (-1: no limit) */
     int64_t io_mark;      /* last progress of the wire (io_timeout_ms) */
@@ -365,6 +369,9 @@ struct ffb_conn {
                              was sent: its success authenticates */
     uint8_t hs_dpb_data[512];
     size_t hs_dpb_data_len;
+    int (*crypt_key_cb)(void *, const uint8_t *, size_t, uint8_t *, size_t);
+    void *crypt_key_data;  /* ffb_conn_options.crypt_key_cb and its data */
+    int crypt_key_asked;   /* op_crypt_key_callback requests this connect */
     uint8_t hs_keys[2048]; /* key lists seen during the handshake */
     size_t hs_keys_len;
 
@@ -456,6 +463,10 @@ struct ffb_tx {
     ffb_tx *next;        /* conn->txs list */
     ffb_error *start_err; /* why the start failed */
     unsigned reset_gen;  /* the reset that rolled it back (lib/reset.c) */
+    int prepared;        /* two-phase: prepared, or reconnected in limbo */
+    int no_last;         /* 0xFFFF may not name it: had its start failed,
+                            0xFFFF would name another live transaction
+                            (lib/twopc.c) */
 };
 
 typedef struct ffb__col {
@@ -813,6 +824,14 @@ int ffb__stmt_queue_plan(ffb_stmt *stmt, int explain, ffb__sync *sync);
    when `sync` completes once rows (or the end) arrive. */
 int ffb__stmt_queue_fetch(ffb_stmt *stmt, ffb__sync *sync);
 int ffb__tx_queue_end(ffb_tx *tx, int op, ffb__sync *sync);
+/* Two-phase commit (lib/tx.c, lib/twopc.c): the first phase, op_prepare2
+   with a message of `len` bytes (op_prepare without one); the start of a
+   transaction from its encoded request `w` (op_transaction or
+   op_reconnect), queued without waiting, as ffb_tx_begin(). */
+int ffb__tx_queue_prepare(ffb_tx *tx, const void *msg, size_t len,
+                          ffb__sync *sync);
+int ffb__tx_start(ffb_conn *conn, const ffbp_writer *w, int32_t op,
+                  ffb_tx **out);
 /* The same as the step of a multi-step operation that is the head of the
    hold queue: sent now, or FFB__LATER when the handle is not known. */
 int ffb__tx_send_end(ffb_tx *tx, int op, ffb__sync *sync);
@@ -979,7 +998,57 @@ int ffb__hs_start(ffb_conn *conn, int create, const ffb_create_options *copts);
 void ffb__hs_complete(ffb_conn *conn, int rc);
 /* The handshake ended (failed below it, in the engine): wipe its secrets. */
 void ffb__hs_wipe(ffb_conn *conn);
+/* Answer op_crypt_key_callback (lib/dbcrypt.c; the engine's on_crypt_key
+   after the handshake): 0, or the failure (the handshake or the engine
+   breaks the connection with it). */
+int ffb__hs_crypt_key(ffb_conn *conn, const ffbp_crypt_cb *cc);
 /* Handle a packet received during the handshake. */
 int ffb__hs_packet(ffb_conn *conn, const ffbp_packet *pkt);
+
+/* ---- distributed transactions (lib/twopc.c) ---------------------------- */
+
+#define FFB__DTX_MAX 64
+
+enum ffb__dtx_state {
+    FFB__DTX_ACTIVE = 1,
+    FFB__DTX_PREPARED,
+    FFB__DTX_COMMITTING, /* a commit failed: some participants may have
+                            committed, the others are prepared */
+    FFB__DTX_ENDED
+};
+
+/* What a phase does to each participant (lib/blocking.c runs them). */
+enum { FFB__DTX_PREPARE = 1, FFB__DTX_COMMIT, FFB__DTX_ROLLBACK };
+
+typedef struct ffb__dtx_part {
+    ffb_tx *tx;
+    ffb__sync sync;      /* the phase's request */
+    ffb__sync isync;     /* the transaction number's info request */
+    ffb__simple info;
+    uint8_t idbuf[32];
+    int64_t id;
+    int queued;          /* what the queue call returned */
+} ffb__dtx_part;
+
+struct ffb_dtx {
+    const ffb_allocator *alloc; /* the first connection's */
+    size_t n;
+    ffb__dtx_part *p;
+    int state;
+    int failed;          /* participant of the last failure, -1 none */
+    ffb_error err;
+};
+
+/* Queue participant i's request of phase `what` (nothing for one that has
+   ended already: 1). */
+int ffb__dtx_queue(ffb_dtx *d, size_t i, int what, const void *msg,
+                   size_t len);
+/* Its answer came with `rc` (from ffb__await): 0, or the failure, which
+   is recorded when it is the phase's first. */
+int ffb__dtx_answer(ffb_dtx *d, size_t i, int what, int rc);
+/* The checks at the start of a phase: 0 or FFB_E_STATE. */
+int ffb__dtx_check(ffb_dtx *d, int what);
+/* 0 when 1..65535 bytes or none. */
+int ffb__prepare_msg_check(ffb_tx *tx, const void *msg, size_t len);
 
 #endif

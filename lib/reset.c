@@ -26,7 +26,9 @@
 #include "lib/internal.h"
 
 int ffb__tx_needs_rollback(const ffb_tx *tx) {
-    return !tx->freed &&
+    /* A prepared transaction is left to its coordinator (two-phase
+       commit: docs/transactions.md). */
+    return !tx->freed && !tx->prepared &&
            (tx->state == FFB__TX_PENDING || tx->state == FFB__TX_ACTIVE);
 }
 

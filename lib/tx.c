@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lib/internal.h"
+#include "proto/twopc.h"
 
 /* TPB tags (isc_tpb_*). */
 enum {
@@ -188,22 +189,28 @@ int ffb_tx_begin(ffb_conn *conn, const ffb_tx_options *opts, ffb_tx **out) {
         ffbp_writer_free(&tpb);
         return rc;
     }
-    ffb_tx *tx = ffb__malloc(conn->alloc, sizeof(*tx));
-    if (!tx) {
-        ffbp_writer_free(&tpb);
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_transaction(&w, conn->db_handle, tpb.data, tpb.len);
+    ffbp_writer_free(&tpb);
+    rc = ffb__tx_start(conn, &w, FFBP_OP_TRANSACTION, out);
+    ffbp_writer_free(&w);
+    return rc;
+}
+
+int ffb__tx_start(ffb_conn *conn, const ffbp_writer *w, int32_t op,
+                  ffb_tx **out) {
+    if (w->failed)
         return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
-    }
+    ffb_tx *tx = ffb__malloc(conn->alloc, sizeof(*tx));
+    if (!tx)
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
     memset(tx, 0, sizeof(*tx));
     tx->conn = conn;
     tx->state = FFB__TX_PENDING;
     tx->refs = 2; /* the caller, and the answer owed */
-    ffbp_writer_init(&w, conn->alloc);
-    ffbp_put_transaction(&w, conn->db_handle, tpb.data, tpb.len);
-    ffbp_writer_free(&tpb);
-    rc = ffb__engine_queue(conn, &w, 1);
-    ffbp_writer_free(&w);
-    if (rc == 0 && !ffb__engine_expect(conn, FFBP_OP_TRANSACTION, start_reply,
-                                       tx))
+    tx->prepared = op == FFBP_OP_RECONNECT; /* a limbo transaction */
+    int rc = ffb__engine_queue(conn, w, 1);
+    if (rc == 0 && !ffb__engine_expect(conn, op, start_reply, tx))
         rc = FFB_E_NOMEM;
     if (rc < 0) {
         /* The packet may be staged already: the connection cannot be kept
@@ -226,7 +233,8 @@ int ffb__tx_handle(ffb_tx *tx, uint16_t *out) {
         *out = tx->handle;
         return 0;
     case FFB__TX_PENDING:
-        if (conn->last_kind == FFB__LAST_TX && conn->last_obj == tx) {
+        if (!tx->no_last && conn->last_kind == FFB__LAST_TX &&
+            conn->last_obj == tx) {
             *out = 0xFFFF; /* the object allocated last */
             return 0;
         }
@@ -270,6 +278,8 @@ static int end_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
                                       NULL);
             }
         }
+    } else if (p->op == FFBP_OP_PREPARE || p->op == FFBP_OP_PREPARE2) {
+        tx->prepared = 1;
     } else if (p->op == FFBP_OP_COMMIT || p->op == FFBP_OP_ROLLBACK) {
         tx->state = FFB__TX_ENDED;
         ffb__stmts_tx_ended(conn, tx);
@@ -281,12 +291,17 @@ static int end_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
     return 0;
 }
 
-/* Encode the end of a transaction whose handle is known (or 0xFFFF). */
-static int send_end(ffb_tx *tx, int op, uint16_t h, ffb__sync *sync) {
+/* Encode the end of a transaction whose handle is known (or 0xFFFF);
+   op_prepare2 carries `msg`. */
+static int send_end(ffb_tx *tx, int op, uint16_t h, ffb__sync *sync,
+                    const ffbp_writer *msg) {
     ffb_conn *conn = tx->conn;
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
-    ffbp_put_object_op(&w, op, h);
+    if (op == FFBP_OP_PREPARE2)
+        ffbp_put_prepare2(&w, h, msg->data, msg->len);
+    else
+        ffbp_put_object_op(&w, op, h);
     int rc = ffb__engine_queue(conn, &w, 1);
     ffbp_writer_free(&w);
     if (rc < 0)
@@ -302,7 +317,7 @@ static int send_end(ffb_tx *tx, int op, uint16_t h, ffb__sync *sync) {
 int ffb__tx_send_end(ffb_tx *tx, int op, ffb__sync *sync) {
     uint16_t h;
     int rc = ffb__tx_handle(tx, &h);
-    return rc != 0 ? rc : send_end(tx, op, h, sync);
+    return rc != 0 ? rc : send_end(tx, op, h, sync, NULL);
 }
 
 void ffb__held_done(ffb_conn *conn, ffb__held *h, int rc) {
@@ -341,27 +356,50 @@ static int held_end_send(ffb_conn *conn, ffb__held *h) {
     if (rc == FFB__LATER)
         return rc;
     if (rc == 0)
-        rc = send_end(h->tx, h->op, th, h->sync);
+        rc = send_end(h->tx, h->op, th, h->sync, &h->text);
     ffb__held_done(conn, h, rc);
     return 0;
 }
 
-int ffb__tx_queue_end(ffb_tx *tx, int op, ffb__sync *sync) {
+/* op_prepare2's message is `msg` (len bytes). */
+static int queue_end(ffb_tx *tx, int op, const void *msg, size_t len,
+                     ffb__sync *sync) {
     ffb_conn *conn = tx->conn;
     uint16_t h = 0;
     int rc = conn->held_head ? FFB__LATER : ffb__tx_handle(tx, &h);
     if (rc < 0)
         return rc;
+    ffbp_writer m = {0};
+    m.data = (uint8_t *)(uintptr_t)msg;
+    m.len = len;
     if (rc == 0)
-        return send_end(tx, op, h, sync);
+        return send_end(tx, op, h, sync, &m);
     /* Its handle is not known yet, or requests before it wait. */
     ffb__held *hd = ffb__malloc(conn->alloc, sizeof(*hd));
     if (!hd)
         return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
     memset(hd, 0, sizeof(*hd));
     hd->op = op;
+    ffbp_writer_init(&hd->text, conn->alloc);
+    if (len)
+        ffbp_put_raw(&hd->text, msg, len);
+    if (hd->text.failed) {
+        ffbp_writer_free(&hd->text);
+        ffb__free(conn->alloc, hd);
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
+    }
     ffb__held_push(conn, hd, held_end_send, ffb__held_drop, NULL, tx, sync);
     return 0;
+}
+
+int ffb__tx_queue_end(ffb_tx *tx, int op, ffb__sync *sync) {
+    return queue_end(tx, op, NULL, 0, sync);
+}
+
+int ffb__tx_queue_prepare(ffb_tx *tx, const void *msg, size_t len,
+                          ffb__sync *sync) {
+    return queue_end(tx, len ? FFBP_OP_PREPARE2 : FFBP_OP_PREPARE, msg, len,
+                     sync);
 }
 
 int ffb__tx_end_check(ffb_tx *tx) {
@@ -405,8 +443,10 @@ void ffb_tx_free(ffb_tx *tx) {
     ffb_conn *conn = tx->conn;
     tx->freed = 1;
     if ((tx->state == FFB__TX_PENDING || tx->state == FFB__TX_ACTIVE) &&
-        conn->state == FFB__ST_READY) {
-        /* Roll back with the next request; nobody waits for the answer. */
+        conn->state == FFB__ST_READY && !tx->prepared) {
+        /* Roll back with the next request; nobody waits for the answer.
+           A prepared one is left in limbo: only its coordinator decides
+           (docs/transactions.md). */
         if (ffb__tx_queue_end(tx, FFBP_OP_ROLLBACK, NULL) < 0)
             ffb__conn_error_clear(conn);
     }

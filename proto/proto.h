@@ -102,6 +102,11 @@ typedef struct ffbp_crypt_cb {
     int32_t reply_size;    /* -1 when absent */
 } ffbp_crypt_cb;
 
+/* The client's op_crypt_key_callback: cstring data, then p_cc_reply (0)
+   when `with_reply` (protocol 14+, or before the accept: protocol 0). */
+void ffbp_put_crypt_key_callback(ffbp_writer *w, const void *data, size_t len,
+                                 int with_reply);
+
 /* op_fetch_response: status (0 or 100), count (0/1), message if count;
    op_sql_response: count, message if count (status 0). */
 typedef struct ffbp_fetch_response {

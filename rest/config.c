@@ -225,7 +225,6 @@ static const char *const later[] = {"jwt-secret",
                                     "jwt-role-claim-key",
                                     "jwt-cache-max-entries",
                                     "db-pre-request",
-                                    "db-tx-end",
                                     "db-prepared-statements",
                                     "db-request-context",
                                     "openapi-mode",
@@ -278,6 +277,19 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
                         "expected an integer from 1 to 9999");
         c->db_probe_rows = x;
         return 0;
+    }
+    if (strcmp(key, "db-tx-end") == 0) {
+        static const char *const ends[] = {"commit", "commit-allow-override",
+                                           "rollback",
+                                           "rollback-allow-override"};
+        for (int i = 0; i < 4; i++)
+            if (strcmp(v, ends[i]) == 0) {
+                c->db_tx_end = i;
+                return 0;
+            }
+        return fail(err, errlen, origin, key,
+                    "expected commit, commit-allow-override, rollback or "
+                    "rollback-allow-override");
     }
     if (strcmp(key, "db-null-order") == 0) {
         if (strcmp(v, "postgres") == 0)

@@ -43,6 +43,8 @@ typedef struct rest_config {
     int log_level;             /* 0 crit 1 error 2 warn 3 info */
     long long db_probe_rows;   /* ffb-rest's own: reads without a
                                   limit ask for this + 1 rows */
+    int db_tx_end; /* db-tx-end: 0 commit, 1 commit-allow-override,
+                      2 rollback, 3 rollback-allow-override */
 
     /* embeds (ffb-rest's own keys) */
     size_t server_max_embed_depth; /* server-max-embed-depth */

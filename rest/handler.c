@@ -13,6 +13,7 @@
 
 #include "buf.h"
 #include "embed.h"
+#include "http.h"
 #include "json.h"
 #include "server.h"
 #include "sql.h"
@@ -105,6 +106,10 @@ static const char *reason(int status) {
     switch (status) {
     case 200:
         return "OK";
+    case 201:
+        return "Created";
+    case 204:
+        return "No Content";
     case 206:
         return "Partial Content";
     case 300:
@@ -123,6 +128,8 @@ static const char *reason(int status) {
         return "Not Acceptable";
     case 409:
         return "Conflict";
+    case 413:
+        return "Payload Too Large";
     case 414:
         return "URI Too Long";
     case 416:
@@ -1007,19 +1014,8 @@ static void on_prepared(ffb_conn *conn, const ffb_result *res, void *data) {
 static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
     rreq *rr = data;
     if (status < 0) {
-        ffb_pool_error_info pe;
         rr->failed = 1;
-        if (status == FFB_E_TIMEOUT)
-            rest_err_set(&rr->err, 504, "PGRST003", NULL,
-                         "Timed out acquiring connection from connection "
-                         "pool.");
-        else {
-            rest_err_set(&rr->err, 503, "PGRST001", NULL,
-                         "Database client error. Retrying the connection.");
-            if (ffb_uv_pool_error(pool, &pe, sizeof pe) == 0)
-                snprintf(rr->err.details, sizeof rr->err.details, "%s",
-                         pe.message);
-        }
+        rest_http_pool_failure(pool, status, &rr->err);
         finish(rr);
         return;
     }
@@ -1135,21 +1131,9 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
     rr->name = rarena_strndup(&rr->arena, name, strlen(name));
     if (!rr->name)
         goto nomem;
-    rr->keyjson =
-        rarena_alloc(&rr->arena, (rr->plan.nkeys + 1) * sizeof *rr->keyjson);
+    rr->keyjson = rest_http_keyjson(&rr->arena, rr->plan.keys, rr->plan.nkeys);
     if (!rr->keyjson)
         goto nomem;
-    for (size_t i = 0; i < rr->plan.nkeys; i++) {
-        rbuf k;
-        rbuf_init(&k, 0);
-        json_string(&k, rr->plan.keys[i], strlen(rr->plan.keys[i]));
-        rbuf_addc(&k, ':');
-        const char *s = rbuf_cstr(&k);
-        rr->keyjson[i] = s ? rarena_strndup(&rr->arena, s, k.len) : NULL;
-        rbuf_free(&k);
-        if (!rr->keyjson[i])
-            goto nomem;
-    }
     rr->slot = h2o_mem_alloc_shared(&req->pool, sizeof *rr->slot, slot_dispose);
     rr->slot->rr = rr;
     int rc = ffb_uv_pool_acquire(
@@ -1225,9 +1209,12 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
         send_error(req, app, &err, head);
         return 0;
     }
-    if (!method_is(req, "GET") && !head) {
+    int write = method_is(req, "POST") || method_is(req, "PATCH") ||
+                method_is(req, "DELETE");
+    if (!method_is(req, "GET") && !head && !write) {
         rest_err_set(&err, 400, "PGRST127",
-                     "only GET and HEAD of tables and views so far",
+                     "only GET, HEAD, POST, PATCH and DELETE of tables and "
+                     "views so far",
                      "Feature not implemented");
         send_error(req, app, &err, 0);
         return 0;
@@ -1242,6 +1229,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
     }
     memcpy(name, p, n);
     name[n] = '\0';
+    if (write)
+        return rest_handle_write(app, req, name);
     return handle_read(h, req, name, head);
 }
 
@@ -1322,4 +1311,63 @@ void rest_register_handlers(rest_app *app) {
         a->super.on_req = on_admin;
         a->app = app;
     }
+}
+
+/* ---- shared with write.c (http.h) ------------------------------------------
+ */
+
+void rest_http_add_header(h2o_req_t *req, const char *name, const char *value,
+                          size_t vlen) {
+    add_header(req, name, value, vlen);
+}
+
+void rest_http_send(h2o_req_t *req, int status, const char *ctype,
+                    const char *body, size_t len, int head) {
+    send_body(req, status, ctype, body, len, head);
+}
+
+void rest_http_send_error(h2o_req_t *req, const rest_app *app,
+                          const rest_err *e, int head) {
+    send_error(req, app, e, head);
+}
+
+rest_loop *rest_http_loop(h2o_req_t *req) { return loop_of(req); }
+
+const h2o_iovec_t *rest_http_header(h2o_req_t *req, const char *name) {
+    return header(req, name);
+}
+
+uint64_t rest_http_conn_rts(const ffb_conn *c) { return conn_rts(c); }
+
+void rest_http_pool_failure(ffb_uv_pool *pool, int status, rest_err *err) {
+    ffb_pool_error_info pe;
+    if (status == FFB_E_TIMEOUT) {
+        rest_err_set(err, 504, "PGRST003", NULL,
+                     "Timed out acquiring connection from connection pool.");
+        return;
+    }
+    rest_err_set(err, 503, "PGRST001", NULL,
+                 "Database client error. Retrying the connection.");
+    if (ffb_uv_pool_error(pool, &pe, sizeof pe) == 0)
+        snprintf(err->details, sizeof err->details, "%s", pe.message);
+}
+
+char **rest_http_keyjson(rarena *a, const char *const *keys, size_t n) {
+    char **kj = rarena_alloc(a, (n + 1) * sizeof *kj);
+    for (size_t i = 0; kj && i < n; i++) {
+        rbuf k;
+        rbuf_init(&k, 0);
+        json_string(&k, keys[i], strlen(keys[i]));
+        rbuf_addc(&k, ':');
+        const char *s = rbuf_cstr(&k);
+        kj[i] = s ? rarena_strndup(a, s, k.len) : NULL;
+        rbuf_free(&k);
+        if (!kj[i])
+            return NULL;
+    }
+    return kj;
+}
+
+int rest_http_accept(h2o_req_t *req, int *singular, rest_err *err) {
+    return parse_accept(req, singular, err);
 }

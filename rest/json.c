@@ -409,6 +409,25 @@ static void split_message(rest_err *e, const char *msg) {
     }
 }
 
+/* PostgreSQL's SQLSTATE of an integrity error (spec A10): clients test
+   for 23505 and friends, Firebird reports 23000 for every one. */
+static const char *pg_state(const ffb_error *fe) {
+    static const struct {
+        uint32_t gds;
+        const char *state;
+    } map[] = {
+        {335544665u, "23505"}, /* unique_key_violation */
+        {335544349u, "23505"}, /* no_dup */
+        {335544466u, "23503"}, /* foreign_key */
+        {335544558u, "23514"}, /* check_constraint */
+        {335544347u, "23502"}, /* not_valid: NOT NULL (and domain checks) */
+    };
+    for (size_t i = 0; fe && i < sizeof map / sizeof map[0]; i++)
+        if (ffb_error_has(fe, map[i].gds))
+            return map[i].state;
+    return NULL;
+}
+
 void rest_err_from_ffb(rest_err *e, int code, const ffb_error *fe,
                        int has_jwt) {
     memset(e, 0, sizeof *e);
@@ -420,7 +439,12 @@ void rest_err_from_ffb(rest_err *e, int code, const ffb_error *fe,
        SQLSTATE x]\n- ...": the server's first message is the message
        (A10), the others the details; without them, the whole text */
     split_message(e, msg);
-    if (code == FFB_E_SERVER && state && *state) {
+    const char *pg = code == FFB_E_SERVER ? pg_state(fe) : NULL;
+    if (pg) {
+        /* integrity errors: Firebird says 23000 for all of them */
+        snprintf(e->code, sizeof e->code, "%s", pg);
+        e->status = http_status(fe, state, has_jwt);
+    } else if (code == FFB_E_SERVER && state && *state) {
         snprintf(e->code, sizeof e->code, "%s", state);
         e->status = http_status(fe, state, has_jwt);
     } else if (code == FFB_E_SERVER) {

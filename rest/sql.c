@@ -347,6 +347,36 @@ int rest_gen_order(gen *g, const rest_query *q, const rest_plan_opts *o,
     return 0;
 }
 
+/* " WHERE <every filter>", or nothing without filters. */
+static int where_sql(gen *g, const rest_query *q, rbuf *where) {
+    if (q->where && q->where->nkids) {
+        rbuf_adds(where, " WHERE ");
+        /* the root is an AND of every filter: no outer parentheses */
+        const rest_cond *root = q->where;
+        for (size_t i = 0; i < root->nkids; i++) {
+            if (i)
+                rbuf_adds(where, " AND ");
+            if (rest_gen_cond(g, root->kids[i], where) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+int rest_plan_where(rarena *arena, const rest_table *t, const rest_query *q,
+                    rbuf *out, rest_param **params, size_t *nparams,
+                    rest_err *err) {
+    rest_plan tmp;
+    memset(&tmp, 0, sizeof tmp);
+    gen g = {arena, t, &tmp, err, 0, NULL, NULL};
+    int rc = where_sql(&g, q, out);
+    *params = tmp.params;
+    *nparams = tmp.nparams;
+    return rc;
+}
+
+void rest_quote_ident(rbuf *b, const char *name) { quote_ident(b, name); }
+
 int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
                    const rest_query *q, const rest_plan_opts *opts,
                    rest_plan *plan, rest_err *err) {
@@ -366,17 +396,8 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
         goto fail0;
     rbuf where;
     rbuf_init(&where, 1u << 20);
-    if (q->where && q->where->nkids) {
-        rbuf_adds(&where, " WHERE ");
-        /* the root is an AND of every filter: no outer parentheses */
-        const rest_cond *root = q->where;
-        for (size_t i = 0; i < root->nkids; i++) {
-            if (i)
-                rbuf_adds(&where, " AND ");
-            if (rest_gen_cond(&g, root->kids[i], &where) < 0)
-                goto fail;
-        }
-    }
+    if (where_sql(&g, q, &where) < 0)
+        goto fail;
     g.ep = plan->embed;
     if (plan->embed && rest_embed_root_where(plan->embed, &g, &where) < 0)
         goto fail;

@@ -78,6 +78,15 @@ int rest_gen_cond(rest_gen *g, const rest_cond *c, rbuf *b);
 int rest_gen_select(rest_gen *g, const rest_query *q, rbuf *b);
 int rest_gen_order(rest_gen *g, const rest_query *q, const rest_plan_opts *o,
                    rbuf *b);
+/* " WHERE <filters>" of `q` on `t` (nothing without filters) appended to
+   `out`, its parameters in `*params` (in `arena`). Returns 0, or -1 with
+   `err` (400 42703 unknown column). For writes (wsql.c). */
+int rest_plan_where(rarena *arena, const rest_table *t, const rest_query *q,
+                    rbuf *out, rest_param **params, size_t *nparams,
+                    rest_err *err);
+
+/* `name` as a double-quoted SQL identifier. */
+void rest_quote_ident(rbuf *b, const char *name);
 
 /* SQL + params + count as text (golden files). */
 void rest_plan_dump(const rest_plan *plan, rbuf *out);

@@ -137,6 +137,13 @@ static char *decode(parser *ps, const char *p, size_t n, size_t *outn) {
     return o;
 }
 
+char *rest_url_decode(rarena *a, const char *s, size_t n, size_t *outn) {
+    parser ps;
+    memset(&ps, 0, sizeof ps);
+    ps.arena = a;
+    return decode(&ps, s, n, outn);
+}
+
 static int is_name_byte(unsigned char c) {
     return isalnum(c) || c == '_' || c == '$' || c == '-' || c == ' ' ||
            c >= 0x80;

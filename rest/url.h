@@ -133,4 +133,8 @@ void rest_query_dump(const rest_query *q, rbuf *out);
 
 const char *rest_op_name(int op);
 
+/* `n` bytes percent-decoded ('+' is a space) into the arena, NUL-ended;
+   NULL on no memory. */
+char *rest_url_decode(rarena *a, const char *s, size_t n, size_t *outn);
+
 #endif

@@ -36,7 +36,8 @@ static void test_full_file(void) {
                    "  db-max-rows = 100  \n"
                    "server-host = \"127.0.0.1\"\n"
                    "server-port = 3001\n"
-                   "server-timing-enabled = true\n",
+                   "server-timing-enabled = true\n"
+                   "db-tx-end = rollback-allow-override\n",
                    err, sizeof err);
     CHECK(rc == 0);
     CHECK(strcmp(c.db_user, "SYSDBA") == 0);
@@ -48,6 +49,9 @@ static void test_full_file(void) {
     CHECK(strcmp(c.db_anon_role, "WEB_ANON") == 0);
     CHECK(c.db_pool == 4 && c.db_max_rows == 100);
     CHECK(c.server_port == 3001 && c.server_timing == 1);
+    CHECK(c.db_tx_end == 3);
+    rest_config_free(&c);
+    CHECK(parse(&c, "", err, sizeof err) == 0 && c.db_tx_end == 0);
     rest_config_free(&c);
 }
 
@@ -116,6 +120,7 @@ int main(void) {
                  "db-embed-strategy: expected pipelined or per-level");
     expect_error("server-max-embed-depth = 0\n",
                  "server-max-embed-depth: expected an integer from 1 to 32");
+    expect_error("db-tx-end = never\n", "db-tx-end: expected commit");
     printf("%d failed\n", fails);
     return fails != 0;
 }

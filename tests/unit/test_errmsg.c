@@ -10,7 +10,10 @@
 
 #include <cmocka.h>
 
+#include <stdlib.h>
+
 #include "lib/errmsg.h"
+#include "lib/internal.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -468,8 +471,39 @@ static void test_errmsg_sqlstate_defaults(void **state) {
     assert_string_equal(ffb__status_sqlstate(unknown, 3, NULL), "HY000");
 }
 
+/* An error object copied by value (a transaction's start error into the
+   connection's, a result's own error) keeps its arguments when the
+   original is overwritten or freed: they live in the copy's own pool. */
+static void test_error_copy_keeps_args(void **state) {
+    (void)state;
+    ffbp_status_arg a[2] = {
+        {FFBP_ARG_GDS, (int32_t)335544580u /* dsql_relation_err */, NULL, 0},
+        {FFBP_ARG_STRING, 0, (const uint8_t *)"T_COPY", 6},
+    };
+    ffbp_status st = {a, 2, 2, 2};
+    ffb_error *orig = malloc(sizeof(*orig));
+    ffb_error *copy = malloc(sizeof(*copy));
+    assert_non_null(orig);
+    assert_non_null(copy);
+    ffb__error_clear(orig);
+    ffb__error_from_status(orig, FFB_E_SERVER, &st, NULL);
+    assert_string_equal(ffb_error_arg(orig, 0, 0), "T_COPY");
+    *copy = *orig;
+    /* The original is reused for another error (as conn->err is). */
+    a[1].str = (const uint8_t *)"OTHER!";
+    ffb__error_clear(orig);
+    ffb__error_from_status(orig, FFB_E_SERVER, &st, NULL);
+    assert_string_equal(ffb_error_arg(orig, 0, 0), "OTHER!");
+    assert_string_equal(ffb_error_arg(copy, 0, 0), "T_COPY");
+    assert_non_null(strstr(ffb_error_message(copy), "T_COPY"));
+    free(orig);
+    assert_string_equal(ffb_error_arg(copy, 0, 0), "T_COPY");
+    free(copy);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_error_copy_keeps_args),
         cmocka_unit_test(test_errmsg_lookup_known_codes),
         cmocka_unit_test(test_errmsg_lookup_unknown_code),
         cmocka_unit_test(test_errmsg_lookup_unnamed_code),

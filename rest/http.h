@@ -1,0 +1,32 @@
+/* ffb-rest: the HTTP helpers of handler.c that the write path (write.c)
+   shares. */
+#ifndef FFB_REST_HTTP_H
+#define FFB_REST_HTTP_H
+
+#include "server.h"
+#include "url.h"
+
+void rest_http_add_header(h2o_req_t *req, const char *name, const char *value,
+                          size_t vlen);
+void rest_http_send(h2o_req_t *req, int status, const char *ctype,
+                    const char *body, size_t len, int head);
+void rest_http_send_error(h2o_req_t *req, const rest_app *app,
+                          const rest_err *e, int head);
+rest_loop *rest_http_loop(h2o_req_t *req);
+const h2o_iovec_t *rest_http_header(h2o_req_t *req, const char *name);
+uint64_t rest_http_conn_rts(const ffb_conn *c);
+
+/* A failed ffb_uv_pool_acquire() as PostgREST's error: 504 PGRST003
+   (timeout) or 503 PGRST001 with the pool's last error. */
+void rest_http_pool_failure(ffb_uv_pool *pool, int status, rest_err *err);
+/* "\"key\":" of each key, JSON-escaped, in the arena; NULL: no memory. */
+char **rest_http_keyjson(rarena *a, const char *const *keys, size_t n);
+
+/* Accept: JSON or anything (0), PostgREST's singular object (0 with
+ *singular set), else -1 with 406 PGRST107. */
+int rest_http_accept(h2o_req_t *req, int *singular, rest_err *err);
+
+/* POST, PATCH and DELETE of /<name> (write.c). */
+int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name);
+
+#endif

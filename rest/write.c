@@ -1,0 +1,615 @@
+/*
+ * ffb-rest: POST, PATCH and DELETE (spec rest.md A6, A8.1). The body is
+ * parsed (body.c), the statements planned (wsql.c), and then, on a
+ * connection of the loop's pool, a warm write costs one round trip: the
+ * start of a read-write read-committed transaction, the statement's
+ * execute (with its first fetch for an EXECUTE BLOCK) and the commit or
+ * rollback leave in one write. The end waits for the answers only when
+ * it must: a body cut into several blocks (a failing block must roll the
+ * others back) and the rows of a PATCH/DELETE representation (their
+ * number is not known, and an end written behind a fetch that did not
+ * reach the block's end would commit half of it).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "body.h"
+#include "buf.h"
+#include "http.h"
+#include "json.h"
+#include "wsql.h"
+
+typedef struct wreq wreq;
+
+typedef struct wslot {
+    wreq *w;
+} wslot;
+
+typedef struct wexec {
+    wreq *w;
+    size_t i;
+} wexec;
+
+struct wreq {
+    h2o_req_t *req;
+    wslot *slot;
+    rest_app *app;
+    rest_loop *lp;
+    rarena arena;
+    rest_query q;
+    rest_body body;
+    rest_wplan plan;
+    int has_plan;
+    rest_prefer pf;
+    int kind;
+    int singular;   /* Accept: application/vnd.pgrst.object+json */
+    int rollback;   /* end with a rollback */
+    int tx_applied; /* Preference-Applied: tx=... */
+    const char *name;
+    ffb_conn *conn;
+    ffb_tx *tx;
+    ffb_stmt **stmts;
+    wexec *ex;
+    size_t waiting_prepares;
+    size_t pending; /* executes (and their fetches) not finished */
+    int end_queued;
+    uint64_t rt0;
+    rbuf out; /* the representation */
+    int64_t nout;
+    int64_t affected;
+    rbuf location;
+    int failed;
+    rest_err err;
+    char **keyjson;
+};
+
+static void w_free(wreq *w) {
+    if (w->slot)
+        w->slot->w = NULL;
+    if (w->has_plan)
+        rest_wplan_free(&w->plan);
+    rbuf_free(&w->out);
+    rbuf_free(&w->location);
+    rarena_free(&w->arena);
+    free(w);
+}
+
+static void w_slot_dispose(void *p) {
+    wslot *s = p;
+    if (s->w)
+        s->w->req = NULL;
+}
+
+static void w_fail(wreq *w, int code, const ffb_error *e) {
+    if (w->failed)
+        return;
+    w->failed = 1;
+    rest_err_from_ffb(&w->err, code, e, 0);
+}
+
+/* ---- the response ------------------------------------------------------- */
+
+static void pref_applied(wreq *w) {
+    /* in PostgREST's order: resolution, return, count, tx, missing */
+    char tmp[192] = "";
+    size_t n = 0;
+    const rest_prefer *p = &w->pf;
+#define ADD(s)                                                                 \
+    n += (size_t)snprintf(tmp + n, sizeof tmp - n, "%s%s", n ? ", " : "", s)
+    if (w->kind == REST_W_INSERT && w->plan.resolution_used && p->resolution)
+        ADD(p->resolution == REST_RES_MERGE ? "resolution=merge-duplicates"
+                                            : "resolution=ignore-duplicates");
+    if (p->has_ret)
+        ADD(p->ret == REST_RET_REPR      ? "return=representation"
+            : p->ret == REST_RET_HEADERS ? "return=headers-only"
+                                         : "return=minimal");
+    if (p->count_exact)
+        ADD("count=exact");
+    if (w->tx_applied)
+        ADD(w->rollback ? "tx=rollback" : "tx=commit");
+    if (p->missing_default && w->kind != REST_W_DELETE)
+        ADD("missing=default");
+#undef ADD
+    if (n && n < sizeof tmp)
+        rest_http_add_header(w->req, "preference-applied", tmp, n);
+}
+
+static void respond(wreq *w, uint64_t rts, int used_db) {
+    h2o_req_t *req = w->req;
+    char tmp[96];
+    if (!req)
+        return;
+    if (w->app->cfg->server_timing && used_db) {
+        snprintf(tmp, sizeof tmp, "db;desc=\"rt=%llu\"",
+                 (unsigned long long)rts);
+        rest_http_add_header(req, "server-timing", tmp, strlen(tmp));
+    }
+    if (!w->failed && w->out.failed) {
+        w->failed = 1;
+        rest_err_set(&w->err, 500, "PGRST000", NULL,
+                     "the response is too large");
+    }
+    if (w->failed) {
+        rest_http_send_error(req, w->app, &w->err, 0);
+        return;
+    }
+    int repr = w->pf.ret == REST_RET_REPR;
+    /* Content-Range: POST and DELETE "* / *" (with count=exact "* / n"),
+       PATCH "0-(n-1) / *", without the spaces */
+    int64_t n = repr || w->plan.count_only || w->kind != REST_W_INSERT
+                    ? w->affected
+                    : w->nout;
+    if (w->kind == REST_W_UPDATE && n > 0)
+        snprintf(tmp, sizeof tmp, "0-%lld/", (long long)(n - 1));
+    else
+        snprintf(tmp, sizeof tmp, "*/");
+    size_t tl = strlen(tmp);
+    if (w->pf.count_exact)
+        snprintf(tmp + tl, sizeof tmp - tl, "%lld", (long long)n);
+    else
+        snprintf(tmp + tl, sizeof tmp - tl, "*");
+    rest_http_add_header(req, "content-range", tmp, strlen(tmp));
+    if (w->location.len)
+        rest_http_add_header(req, "location", w->location.p, w->location.len);
+    pref_applied(w);
+    int status = w->kind == REST_W_INSERT ? 201 : repr ? 200 : 204;
+    if (repr && w->singular) {
+        /* the one object, without the array's opening bracket */
+        rest_http_send(req, status,
+                       "application/vnd.pgrst.object+json; charset=utf-8",
+                       w->out.p + 1, w->out.len - 1, 0);
+    } else if (repr) {
+        if (w->nout == 0)
+            rbuf_adds(&w->out, "[]");
+        else
+            rbuf_addc(&w->out, ']');
+        rest_http_send(req, status, "application/json; charset=utf-8", w->out.p,
+                       w->out.len, 0);
+    } else {
+        rest_http_send(req, status, NULL, "", 0, 0);
+    }
+}
+
+static void finish(wreq *w) {
+    uint64_t rts = 0;
+    int used = w->conn != NULL;
+    if (w->conn) {
+        rts = rest_http_conn_rts(w->conn) - w->rt0;
+        for (size_t i = 0; w->stmts && i < w->plan.nstmts; i++)
+            ffb_stmt_free(w->stmts[i]);
+        ffb_tx_free(w->tx);
+        w->tx = NULL;
+        if (w->failed && w->err.status >= 500)
+            ffb_uv_pool_discard(w->lp->pool, w->conn);
+        else
+            ffb_uv_pool_release(w->lp->pool, w->conn);
+        w->conn = NULL;
+    }
+    respond(w, rts, used);
+    w_free(w);
+}
+
+/* ---- the transaction's end ---------------------------------------------- */
+
+static void on_end(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    wreq *w = data;
+    if (ffb_result_status(res) < 0)
+        w_fail(w, ffb_result_status(res), ffb_result_error(res));
+    w->end_queued = 2;
+    if (w->pending == 0)
+        finish(w);
+}
+
+static void queue_end(wreq *w) {
+    if (w->end_queued)
+        return;
+    w->end_queued = 1;
+    /* a failure undoes everything: the failing statement undid itself,
+       the blocks before it are rolled back */
+    int rb = w->rollback || w->failed;
+    int rc = rb ? ffb_tx_queue_rollback(w->tx, on_end, w)
+                : ffb_tx_queue_commit(w->tx, on_end, w);
+    if (rc < 0) {
+        w_fail(w, rc, ffb_conn_error(w->conn));
+        w->end_queued = 2;
+        if (w->pending == 0)
+            finish(w);
+    }
+}
+
+/* One statement is done (its rows read). */
+static void check_singular(wreq *w);
+
+static void stmt_done(wreq *w) {
+    if (--w->pending > 0)
+        return;
+    if (!w->end_queued) {
+        check_singular(w);
+        queue_end(w);
+    } else if (w->end_queued == 2)
+        finish(w);
+}
+
+/* ---- rows ---------------------------------------------------------------- */
+
+static void url_escape(rbuf *b, const char *s, size_t n) {
+    static const char hex[] = "0123456789ABCDEF";
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+            (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ||
+            c == '~') {
+            rbuf_addc(b, (char)c);
+        } else {
+            rbuf_addc(b, '%');
+            rbuf_addc(b, hex[c >> 4]);
+            rbuf_addc(b, hex[c & 15]);
+        }
+    }
+}
+
+/* headers-only: "/<table>?<pk>=eq.<value>&..." of the first row */
+static int location(wreq *w, ffb_stmt *st) {
+    rbuf *b = &w->location;
+    rbuf_addc(b, '/');
+    url_escape(b, w->plan.t->exposed, strlen(w->plan.t->exposed));
+    for (size_t c = 0; c < w->plan.nkeys; c++) {
+        const char *s;
+        size_t n;
+        int rc = ffb_stmt_get_text_trimmed(st, (unsigned)c, &s, &n);
+        if (rc < 0)
+            return rc;
+        rbuf_addc(b, c ? '&' : '?');
+        url_escape(b, w->plan.keys[c], strlen(w->plan.keys[c]));
+        rbuf_adds(b, "=eq.");
+        if (rc == 1 || !s) /* NULL */
+            rbuf_adds(b, "null");
+        else
+            url_escape(b, s, n);
+    }
+    return 0;
+}
+
+static int one_row(wreq *w, ffb_stmt *st) {
+    if (w->plan.count_only) {
+        int64_t v = 0;
+        if (ffb_stmt_get_int64(st, 0, &v) == 0)
+            w->affected += v;
+        return 0;
+    }
+    w->affected++;
+    if (w->pf.ret == REST_RET_HEADERS) {
+        if (w->nout++ == 0 && w->plan.nkeys)
+            return location(w, st);
+        return 0;
+    }
+    rbuf_addc(&w->out, w->nout++ ? ',' : '[');
+    rbuf_addc(&w->out, '{');
+    for (size_t c = 0; c < w->plan.nkeys; c++) {
+        ffb_column_info ci;
+        int rc = ffb_stmt_column_info(st, (unsigned)c, &ci, sizeof ci);
+        if (c)
+            rbuf_addc(&w->out, ',');
+        rbuf_adds(&w->out, w->keyjson[c]);
+        if (rc == 0)
+            rc = json_column(&w->out, st, (unsigned)c, &ci);
+        if (rc < 0)
+            return rc;
+    }
+    rbuf_addc(&w->out, '}');
+    return 0;
+}
+
+/* Every statement is answered: with the singular object asked for, a
+   write of other than one row is refused and rolled back (PostgREST). */
+static void check_singular(wreq *w) {
+    if (!w->singular || w->failed || w->affected == 1)
+        return;
+    w->failed = 1;
+    char d[96];
+    snprintf(d, sizeof d, "The result contains %lld rows",
+             (long long)w->affected);
+    rest_err_set(&w->err, 406, "PGRST116", d,
+                 "JSON object requested, multiple (or no) rows returned");
+}
+
+static void on_fetch(ffb_conn *conn, const ffb_result *res, void *data);
+
+/* Read what is buffered; 1 at the end, 0 while a fetch is on its way. */
+static int rows(wexec *x) {
+    wreq *w = x->w;
+    ffb_stmt *st = w->stmts[x->i];
+    for (;;) {
+        int rc = ffb_stmt_fetch(st);
+        if (rc == 1) {
+            if (!w->failed && (rc = one_row(w, st)) < 0) {
+                w_fail(w, rc, ffb_conn_error(w->conn));
+                return 1;
+            }
+            continue;
+        }
+        if (rc == FFB_E_AGAIN && !w->end_queued) {
+            rc = ffb_stmt_queue_fetch(st, on_fetch, x);
+            if (rc == 0)
+                return 0;
+            if (rc == 1)
+                continue;
+        }
+        if (rc == FFB_E_AGAIN) {
+            /* cannot happen: the fetch size covers the block's rows */
+            rest_err_set(&w->err, 500, "PGRST000", NULL,
+                         "more rows than the write returns");
+            w->failed = 1;
+            return 1;
+        }
+        if (rc < 0)
+            w_fail(w, rc, ffb_conn_error(w->conn));
+        return 1;
+    }
+}
+
+static void on_fetch(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    wexec *x = data;
+    if (ffb_result_status(res) < 0) {
+        w_fail(x->w, ffb_result_status(res), ffb_result_error(res));
+        stmt_done(x->w);
+        return;
+    }
+    if (rows(x))
+        stmt_done(x->w);
+}
+
+static void on_exec(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    wexec *x = data;
+    wreq *w = x->w;
+    if (ffb_result_status(res) < 0) {
+        w_fail(w, ffb_result_status(res), ffb_result_error(res));
+        stmt_done(w);
+        return;
+    }
+    if (!w->plan.stmts[x->i].cursor) {
+        w->affected += ffb_result_rows_affected(res);
+        stmt_done(w);
+        return;
+    }
+    if (rows(x))
+        stmt_done(w);
+}
+
+/* ---- execution ------------------------------------------------------------
+ */
+
+static int bind_params(ffb_stmt *st, const rest_wstmt *ws) {
+    for (size_t i = 0; i < ws->nparams; i++) {
+        const rest_wparam *p = &ws->params[i];
+        int rc = p->kind == REST_J_NULL
+                     ? ffb_stmt_bind_null(st, (unsigned)i)
+                     : ffb_stmt_bind_text(st, (unsigned)i, p->text, p->len);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static void run(wreq *w) {
+    size_t n = w->plan.nstmts;
+    for (size_t i = 0; i < n; i++) {
+        const rest_wstmt *ws = &w->plan.stmts[i];
+        ffb_stmt *st = w->stmts[i];
+        int rc = bind_params(st, ws);
+        if (rc == 0 && ws->cursor) {
+            /* POST: every row of the block in the first fetch (the end can
+               follow it); PATCH/DELETE: many */
+            int fs = w->kind == REST_W_INSERT ? (int)ws->nrows + 2 : 1000;
+            ffb_stmt_set_fetch_size(st, fs);
+        }
+        if (rc == 0) {
+            w->ex[i].w = w;
+            w->ex[i].i = i;
+            rc = ffb_stmt_queue_execute(st, w->tx, on_exec, &w->ex[i]);
+        }
+        if (rc < 0) {
+            /* a value refused before anything was sent, or no memory:
+               nothing of this statement went out */
+            w_fail(w, rc, ffb_conn_error(w->conn));
+            w->pending -= n - i;
+            if (i == 0)
+                finish(w); /* nothing was queued */
+            else
+                queue_end(w); /* the executes queued before: rolled back */
+            return;
+        }
+    }
+    /* one statement whose rows all come with its execute: the end rides
+       in the same write */
+    if (n == 1 && !w->singular &&
+        (!w->plan.stmts[0].cursor || w->kind == REST_W_INSERT))
+        queue_end(w);
+}
+
+static void on_prepared(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    wreq *w = data;
+    if (ffb_result_status(res) < 0)
+        w_fail(w, ffb_result_status(res), ffb_result_error(res));
+    if (--w->waiting_prepares > 0)
+        return;
+    if (w->failed) {
+        w->pending = 0;
+        queue_end(w);
+        return;
+    }
+    run(w);
+}
+
+static void start(wreq *w) {
+    ffb_tx_options to = FFB_TX_OPTIONS_INIT;
+    to.isolation = FFB_ISO_READ_COMMITTED;
+    to.lock_timeout = 10;
+    int rc = ffb_tx_begin(w->conn, &to, &w->tx);
+    size_t n = w->plan.nstmts;
+    w->stmts = rarena_alloc(&w->arena, (n + 1) * sizeof *w->stmts);
+    w->ex = rarena_alloc(&w->arena, (n + 1) * sizeof *w->ex);
+    if (rc == 0 && (!w->stmts || !w->ex))
+        rc = FFB_E_NOMEM;
+    if (rc < 0) {
+        w_fail(w, rc, ffb_conn_error(w->conn));
+        finish(w);
+        return;
+    }
+    w->pending = n;
+    size_t waiting = 0;
+    for (size_t i = 0; i < n; i++) {
+        const rest_wstmt *ws = &w->plan.stmts[i];
+        int r = ffb_conn_queue_prepare(w->conn, w->tx, ws->sql.p, ws->sql.len,
+                                       &w->stmts[i], on_prepared, w);
+        if (r < 0) {
+            w_fail(w, r, ffb_conn_error(w->conn));
+            break;
+        }
+        waiting += r == 0;
+    }
+    w->waiting_prepares = waiting;
+    if (waiting)
+        return; /* on_prepared goes on */
+    if (w->failed) {
+        finish(w);
+        return;
+    }
+    run(w); /* every statement cached: one write for everything */
+}
+
+static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
+    wreq *w = data;
+    if (status < 0) {
+        w->failed = 1;
+        rest_http_pool_failure(pool, status, &w->err);
+        finish(w);
+        return;
+    }
+    w->conn = conn;
+    w->rt0 = rest_http_conn_rts(conn);
+    start(w);
+}
+
+/* ---- the request ------------------------------------------------------------
+ */
+
+/* Is the Content-Type `type` (parameters after ';' ignored)? (A body
+   without a type is taken as JSON, as PostgREST does.) */
+static int is_type(const h2o_iovec_t *ct, const char *type) {
+    if (!ct)
+        return 0;
+    size_t n = ct->len, tn = strlen(type);
+    const char *semi = memchr(ct->base, ';', n);
+    if (semi)
+        n = (size_t)(semi - ct->base);
+    while (n && ct->base[n - 1] == ' ')
+        n--;
+    return n == tn && strncasecmp(ct->base, type, tn) == 0;
+}
+
+int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
+    const rest_config *cfg = app->cfg;
+    rest_err err;
+    wreq *w = calloc(1, sizeof *w);
+    if (!w) {
+        rest_err_set(&err, 500, "PGRST000", NULL, "out of memory");
+        rest_http_send_error(req, app, &err, 0);
+        return 0;
+    }
+    w->req = req;
+    w->app = app;
+    w->lp = rest_http_loop(req);
+    rarena_init(&w->arena, 64u << 20);
+    rbuf_init(&w->out, 64u << 20);
+    rbuf_init(&w->location, 8192);
+    w->kind =
+        h2o_memis(req->method.base, req->method.len, H2O_STRLIT("POST"))
+            ? REST_W_INSERT
+        : h2o_memis(req->method.base, req->method.len, H2O_STRLIT("PATCH"))
+            ? REST_W_UPDATE
+            : REST_W_DELETE;
+    if (rest_http_accept(req, &w->singular, &err) < 0)
+        goto fail;
+    const h2o_iovec_t *pv = rest_http_header(req, "prefer");
+    rest_parse_prefer(pv ? pv->base : NULL, pv ? pv->len : 0, &w->pf);
+    /* db-tx-end: the server's end, and whether Prefer: tx= may change it */
+    int end_rollback = cfg->db_tx_end >= 2;
+    int may_override = cfg->db_tx_end == 1 || cfg->db_tx_end == 3;
+    w->rollback = end_rollback;
+    if (w->pf.tx && may_override) {
+        w->rollback = w->pf.tx == 2;
+        w->tx_applied = 1;
+    }
+    const char *qs = "";
+    size_t qn = 0;
+    if (req->query_at != SIZE_MAX) {
+        qs = req->path.base + req->query_at + 1;
+        qn = req->path.len - req->query_at - 1;
+    }
+    rest_limits lim = {cfg->server_max_filters, cfg->server_max_in_list, 8,
+                       cfg->server_max_embed_depth};
+    rest_wopts o = {0};
+    o.kind = w->kind;
+    o.ret = w->pf.ret;
+    o.resolution = w->pf.resolution;
+    o.missing_default = w->pf.missing_default;
+    if (rest_parse_query(&w->arena, qs, qn, NULL, 0, &lim, &w->q, &err) < 0)
+        goto fail;
+    if (rest_write_params(&w->arena, qs, qn, &o.columns, &o.on_conflict) < 0)
+        goto nomem;
+    int has_body = w->kind != REST_W_DELETE;
+    if (has_body) {
+        const h2o_iovec_t *ct = rest_http_header(req, "content-type");
+        const char *data = req->entity.base ? req->entity.base : "";
+        size_t dlen = req->entity.base ? req->entity.len : 0;
+        int prc;
+        if (is_type(ct, "application/x-www-form-urlencoded"))
+            prc = rest_parse_form(&w->arena, data, dlen, NULL, &w->body, &err);
+        else if (!ct || ct->len == 0 || is_type(ct, "application/json"))
+            prc = rest_parse_body(&w->arena, data, dlen, NULL, &w->body, &err);
+        else {
+            rest_err_set(&err, 415, "PGRST107", NULL,
+                         "None of these media types are available: %.*s",
+                         (int)(ct->len > 128 ? 128 : ct->len), ct->base);
+            goto fail;
+        }
+        if (prc < 0)
+            goto fail;
+    }
+    if (rest_plan_write(&w->arena, app->schema, name, &w->q,
+                        has_body ? &w->body : NULL, &o, &w->plan, &err) < 0)
+        goto fail;
+    w->has_plan = 1;
+    w->keyjson = rest_http_keyjson(&w->arena, w->plan.keys, w->plan.nkeys);
+    if (!w->keyjson)
+        goto nomem;
+    if (w->plan.noop) {
+        /* nothing to write (POST [], PATCH {}): no connection */
+        respond(w, 0, 0);
+        w_free(w);
+        return 0;
+    }
+    w->slot = h2o_mem_alloc_shared(&req->pool, sizeof *w->slot, w_slot_dispose);
+    w->slot->w = w;
+    int rc = ffb_uv_pool_acquire(
+        w->lp->pool, cfg->db_pool_acquisition_timeout * 1000, on_conn, w);
+    if (rc < 0) {
+        rest_err_set(&err, 503, "PGRST001", NULL, "Database client error: %s",
+                     ffb_strerror(rc));
+        goto fail;
+    }
+    return 0;
+nomem:
+    rest_err_set(&err, 500, "PGRST000", NULL, "out of memory");
+fail:
+    rest_http_send_error(req, app, &err, 0);
+    w_free(w);
+    return 0;
+}
