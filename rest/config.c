@@ -40,6 +40,7 @@ void rest_config_defaults(rest_config *c) {
     c->server_max_headers = 16384;
     c->server_max_filters = 64;
     c->server_max_in_list = 1000;
+    c->server_max_embed_depth = 8;
     c->log_level = 1;
     c->db_probe_rows = 1000;
     replace(&c->server_host, "!4", 2);
@@ -345,6 +346,23 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
             return fail(err, errlen, origin, key,
                         "expected bytes from 1 to 1073741824");
         c->server_max_body = (size_t)x;
+        return 0;
+    }
+    if (strcmp(key, "db-embed-strategy") == 0) {
+        if (strcmp(v, "pipelined") == 0)
+            c->db_embed_per_level = 0;
+        else if (strcmp(v, "per-level") == 0)
+            c->db_embed_per_level = 1;
+        else
+            return fail(err, errlen, origin, key,
+                        "expected pipelined or per-level");
+        return 0;
+    }
+    if (strcmp(key, "server-max-embed-depth") == 0) {
+        if (parse_int(v, 1, 32, &x) < 0)
+            return fail(err, errlen, origin, key,
+                        "expected an integer from 1 to 32");
+        c->server_max_embed_depth = (size_t)x;
         return 0;
     }
     if (strcmp(key, "server-max-url-length") == 0 ||

@@ -45,6 +45,10 @@ typedef struct rest_config {
                                   limit ask for this + 1 rows */
     int db_tx_end; /* db-tx-end: 0 commit, 1 commit-allow-override,
                       2 rollback, 3 rollback-allow-override */
+
+    /* embeds (ffb-rest's own keys) */
+    size_t server_max_embed_depth; /* server-max-embed-depth */
+    int db_embed_per_level;        /* db-embed-strategy = per-level */
 } rest_config;
 
 void rest_config_defaults(rest_config *c);

@@ -1,19 +1,15 @@
 /* ffb-rest: SQL generation for reads (spec rest.md A4). Pure. */
 #include "sql.h"
 
+#include "embed.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
-typedef struct gen {
-    rarena *arena;
-    const rest_table *t;
-    rest_plan *plan;
-    rest_err *err;
-    size_t cap;
-} gen;
+typedef rest_gen gen;
 
-static void quote_ident(rbuf *b, const char *name) {
+void rest_gen_quote(rbuf *b, const char *name) {
     rbuf_addc(b, '"');
     for (const char *p = name; *p; p++) {
         if (*p == '"')
@@ -23,12 +19,21 @@ static void quote_ident(rbuf *b, const char *name) {
     rbuf_addc(b, '"');
 }
 
+#define quote_ident rest_gen_quote
+
+/* A column as the SQL names it: qualified by the generator's alias. */
+static void col_ref(gen *g, rbuf *b, const rest_column *c) {
+    if (g->qual)
+        rbuf_printf(b, "%s.", g->qual);
+    quote_ident(b, c->name);
+}
+
 static int nomem(gen *g) {
     rest_err_set(g->err, 500, "PGRST000", NULL, "out of memory");
     return -1;
 }
 
-static int add_param(gen *g, const rest_param *p) {
+int rest_gen_param(gen *g, const rest_param *p) {
     rest_plan *pl = g->plan;
     if (pl->nparams == g->cap) {
         size_t nc = g->cap ? g->cap * 2 : 8;
@@ -47,7 +52,7 @@ static int add_param(gen *g, const rest_param *p) {
 static int text_param(gen *g, const char *s) {
     rest_param p = {0};
     p.text = s;
-    return add_param(g, &p);
+    return rest_gen_param(g, &p);
 }
 
 static const rest_column *column(gen *g, const char *name) {
@@ -70,7 +75,7 @@ static const char *containing_arg(gen *g, const char *v) {
     return rarena_strndup(g->arena, v + 1, n - 2);
 }
 
-static int cond_sql(gen *g, const rest_cond *c, rbuf *b) {
+int rest_gen_cond(gen *g, const rest_cond *c, rbuf *b) {
     static const char *const cmp[] = {"=", "<>", ">", ">=", "<", "<="};
     if (c->negate)
         rbuf_adds(b, "NOT (");
@@ -79,7 +84,7 @@ static int cond_sql(gen *g, const rest_cond *c, rbuf *b) {
         for (size_t i = 0; i < c->nkids; i++) {
             if (i)
                 rbuf_adds(b, c->kind == REST_COND_AND ? " AND " : " OR ");
-            if (cond_sql(g, c->kids[i], b) < 0)
+            if (rest_gen_cond(g, c->kids[i], b) < 0)
                 return -1;
         }
         rbuf_addc(b, ')');
@@ -94,13 +99,13 @@ static int cond_sql(gen *g, const rest_cond *c, rbuf *b) {
         case REST_OP_GTE:
         case REST_OP_LT:
         case REST_OP_LTE:
-            quote_ident(b, col->name);
+            col_ref(g, b, col);
             rbuf_printf(b, " %s ?", cmp[c->op]);
             if (text_param(g, c->value) < 0)
                 return -1;
             break;
         case REST_OP_LIKE:
-            quote_ident(b, col->name);
+            col_ref(g, b, col);
             rbuf_adds(b, " LIKE ? ESCAPE '\\'");
             if (text_param(g, c->value) < 0)
                 return -1;
@@ -108,13 +113,13 @@ static int cond_sql(gen *g, const rest_cond *c, rbuf *b) {
         case REST_OP_ILIKE: {
             const char *arg = containing_arg(g, c->value);
             if (arg) {
-                quote_ident(b, col->name);
+                col_ref(g, b, col);
                 rbuf_adds(b, " CONTAINING ?");
                 if (text_param(g, arg) < 0)
                     return -1;
             } else {
                 rbuf_adds(b, "UPPER(");
-                quote_ident(b, col->name);
+                col_ref(g, b, col);
                 rbuf_adds(b, ") LIKE UPPER(?) ESCAPE '\\'");
                 if (text_param(g, c->value) < 0)
                     return -1;
@@ -126,7 +131,7 @@ static int cond_sql(gen *g, const rest_cond *c, rbuf *b) {
                 rbuf_adds(b, "1 = 0");
                 break;
             }
-            quote_ident(b, col->name);
+            col_ref(g, b, col);
             rbuf_adds(b, " IN (");
             for (size_t i = 0; i < c->nlist; i++) {
                 rbuf_adds(b, i ? ", ?" : "?");
@@ -139,12 +144,12 @@ static int cond_sql(gen *g, const rest_cond *c, rbuf *b) {
             static const char *const is[] = {" IS NULL", " IS NOT NULL",
                                              " IS TRUE", " IS FALSE",
                                              " IS UNKNOWN"};
-            quote_ident(b, col->name);
+            col_ref(g, b, col);
             rbuf_adds(b, is[c->is_value]);
             break;
         }
         case REST_OP_ISDISTINCT:
-            quote_ident(b, col->name);
+            col_ref(g, b, col);
             rbuf_adds(b, " IS DISTINCT FROM ?");
             if (text_param(g, c->value) < 0)
                 return -1;
@@ -234,9 +239,9 @@ static int tz_columns(gen *g, const rest_column **src, rbuf *b) {
         if (!is_tz(src[k]))
             continue;
         rbuf_adds(b, ", EXTRACT(TIMEZONE_HOUR FROM ");
-        quote_ident(b, src[k]->name);
+        col_ref(g, b, src[k]);
         rbuf_adds(b, "), EXTRACT(TIMEZONE_MINUTE FROM ");
-        quote_ident(b, src[k]->name);
+        col_ref(g, b, src[k]);
         rbuf_addc(b, ')');
         pl->tzcol[k] = (int)next;
         next += 2;
@@ -261,19 +266,21 @@ static int add_src(gen *g, const rest_column ***src, size_t *cap,
     return 0;
 }
 
-static int select_list(gen *g, const rest_query *q, rbuf *b) {
+int rest_gen_select(gen *g, const rest_query *q, rbuf *b) {
     size_t kcap = 0, scap = 0;
     const rest_column **src = NULL; /* per key: its column, NULL if cast */
     int first = 1;
     size_t n = q->nselect ? q->nselect : 1;
     for (size_t i = 0; i < n; i++) {
         const rest_select *it = q->nselect ? &q->select[i] : NULL;
+        if (it && it->embed)
+            continue; /* embed.c */
         if (!it || strcmp(it->name, "*") == 0) {
             for (size_t c = 0; c < g->t->ncols; c++) {
                 if (!first)
                     rbuf_adds(b, ", ");
                 first = 0;
-                quote_ident(b, g->t->cols[c].name);
+                col_ref(g, b, &g->t->cols[c]);
                 if (add_src(g, &src, &scap, &g->t->cols[c]) < 0 ||
                     add_key(g, g->t->cols[c].exposed, &kcap) < 0)
                     return -1;
@@ -288,19 +295,19 @@ static int select_list(gen *g, const rest_query *q, rbuf *b) {
         first = 0;
         if (it->cast) {
             rbuf_adds(b, "CAST(");
-            quote_ident(b, col->name);
+            col_ref(g, b, col);
             rbuf_adds(b, " AS ");
             if (cast_sql(g, it->cast, b) < 0)
                 return -1;
             rbuf_addc(b, ')');
         } else {
-            quote_ident(b, col->name);
+            col_ref(g, b, col);
         }
         if (add_src(g, &src, &scap, it->cast ? NULL : col) < 0 ||
             add_key(g, it->alias ? it->alias : col->exposed, &kcap) < 0)
             return -1;
     }
-    if (first) {
+    if (first && q->nembeds == 0) {
         rest_err_set(g->err, 400, "PGRST100", NULL, "table %s has no columns",
                      g->t->exposed);
         return -1;
@@ -308,18 +315,27 @@ static int select_list(gen *g, const rest_query *q, rbuf *b) {
     return tz_columns(g, src, b);
 }
 
-static int order_by(gen *g, const rest_query *q, const rest_plan_opts *o,
-                    rbuf *b) {
+int rest_gen_order(gen *g, const rest_query *q, const rest_plan_opts *o,
+                   rbuf *b) {
     for (size_t i = 0; i < q->norder; i++) {
         const rest_order *ord = &q->order[i];
-        const rest_column *col = column(g, ord->column);
-        if (!col)
-            return -1;
-        rbuf_adds(b, i ? ", " : " ORDER BY ");
-        quote_ident(b, col->name);
+        const rest_column *col = NULL;
+        if (ord->rel) {
+            /* a to-one embed's column: a scalar sub-select (NULL when the
+               row has no match) */
+            rbuf_adds(b, i ? ", " : " ORDER BY ");
+            if (rest_embed_order_term(g->ep, g, ord, b) < 0)
+                return -1;
+        } else {
+            col = column(g, ord->column);
+            if (!col)
+                return -1;
+            rbuf_adds(b, i ? ", " : " ORDER BY ");
+            col_ref(g, b, col);
+        }
         rbuf_adds(b, ord->desc ? " DESC" : " ASC");
         int nulls = ord->nulls;
-        if (col->notnull)
+        if (col && col->notnull)
             nulls = REST_NULLS_DEFAULT; /* keeps index navigation (A4.4) */
         else if (nulls == REST_NULLS_DEFAULT && o->null_order_pg)
             nulls = ord->desc ? REST_NULLS_FIRST : REST_NULLS_LAST;
@@ -340,7 +356,7 @@ static int where_sql(gen *g, const rest_query *q, rbuf *where) {
         for (size_t i = 0; i < root->nkids; i++) {
             if (i)
                 rbuf_adds(where, " AND ");
-            if (cond_sql(g, root->kids[i], where) < 0)
+            if (rest_gen_cond(g, root->kids[i], where) < 0)
                 return -1;
         }
     }
@@ -352,7 +368,7 @@ int rest_plan_where(rarena *arena, const rest_table *t, const rest_query *q,
                     rest_err *err) {
     rest_plan tmp;
     memset(&tmp, 0, sizeof tmp);
-    gen g = {arena, t, &tmp, err, 0};
+    gen g = {arena, t, &tmp, err, 0, NULL, NULL};
     int rc = where_sql(&g, q, out);
     *params = tmp.params;
     *nparams = tmp.nparams;
@@ -364,7 +380,7 @@ void rest_quote_ident(rbuf *b, const char *name) { quote_ident(b, name); }
 int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
                    const rest_query *q, const rest_plan_opts *opts,
                    rest_plan *plan, rest_err *err) {
-    gen g = {arena, NULL, plan, err, 0};
+    gen g = {arena, NULL, plan, err, 0, NULL, NULL};
     memset(plan, 0, sizeof *plan);
     rbuf_init(&plan->sql, 1u << 20);
     rbuf_init(&plan->count_sql, 1u << 20);
@@ -375,21 +391,37 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
                      name);
         return -1;
     }
+    if (q->nembeds &&
+        rest_embed_resolve(arena, schema, g.t, q, &plan->embed, err) < 0)
+        goto fail0;
     rbuf where;
     rbuf_init(&where, 1u << 20);
     if (where_sql(&g, q, &where) < 0)
         goto fail;
+    g.ep = plan->embed;
+    if (plan->embed && rest_embed_root_where(plan->embed, &g, &where) < 0)
+        goto fail;
     plan->nwhere = plan->nparams;
 
     rbuf_adds(&plan->sql, "SELECT ");
-    if (select_list(&g, q, &plan->sql) < 0)
+    if (rest_gen_select(&g, q, &plan->sql) < 0)
         goto fail;
+    if (plan->embed) {
+        size_t at = plan->sql.len;
+        rest_embed_root_cols(plan->embed, &g, &plan->sql);
+        if (plan->sql.len == at && plan->nkeys == 0)
+            rbuf_adds(&plan->sql, "1"); /* only embeds without keys */
+    }
     rbuf_adds(&plan->sql, " FROM ");
     quote_ident(&plan->sql, g.t->name);
     if (where.len)
         rbuf_add(&plan->sql, where.p, where.len);
-    if (order_by(&g, q, opts, &plan->sql) < 0)
+    size_t before_order = plan->sql.len;
+    if (rest_gen_order(&g, q, opts, &plan->sql) < 0)
         goto fail;
+    if (plan->embed)
+        rest_embed_root_order(plan->embed, &plan->sql,
+                              plan->sql.len > before_order);
 
     /* Paging (A4.5): the Range header and limit/offset intersect (as in
        PostgREST); db-max-rows caps the page. */
@@ -415,13 +447,13 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
     if (off > 0 || fetch >= 0) {
         rest_param p = {1, off, NULL};
         rbuf_adds(&plan->sql, " OFFSET ? ROWS");
-        if (add_param(&g, &p) < 0)
+        if (rest_gen_param(&g, &p) < 0)
             goto fail;
     }
     if (fetch >= 0) {
         rest_param p = {1, fetch, NULL};
         rbuf_adds(&plan->sql, " FETCH NEXT ? ROWS ONLY");
-        if (add_param(&g, &p) < 0)
+        if (rest_gen_param(&g, &p) < 0)
             goto fail;
     }
     if (opts->count_exact) {
@@ -438,9 +470,15 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
     rbuf_cstr(&plan->sql);
     rbuf_cstr(&plan->count_sql);
     rbuf_free(&where);
+    if (plan->embed &&
+        rest_embed_plan(plan->embed, arena, q, opts, plan, err) < 0) {
+        rest_plan_free(plan);
+        return -1;
+    }
     return 0;
 fail:
     rbuf_free(&where);
+fail0:
     rest_plan_free(plan);
     return -1;
 }
@@ -448,6 +486,8 @@ fail:
 void rest_plan_free(rest_plan *plan) {
     rbuf_free(&plan->sql);
     rbuf_free(&plan->count_sql);
+    rest_embed_free(plan->embed);
+    plan->embed = NULL;
 }
 
 void rest_plan_dump(const rest_plan *plan, rbuf *b) {
@@ -475,4 +515,6 @@ void rest_plan_dump(const rest_plan *plan, rbuf *b) {
         rbuf_printf(b, " (%zu params)", plan->nwhere);
     }
     rbuf_addc(b, '\n');
+    if (plan->embed)
+        rest_embed_dump(plan->embed, b);
 }

@@ -44,10 +44,11 @@ typedef struct rest_plan {
        in effect, so the server is asked for it; these columns follow the
        keys' columns */
     int *tzcol;
-    int64_t offset; /* effective */
-    int64_t limit;  /* effective, -1: none */
-    int64_t probe;  /* > 0: the SQL's FETCH is probe + 1 rows although
-                       the client set no limit */
+    int64_t offset;           /* effective */
+    int64_t limit;            /* effective, -1: none */
+    int64_t probe;            /* > 0: the SQL's FETCH is probe + 1 rows although
+                                 the client set no limit */
+    struct rest_eplan *embed; /* the embeds' statements (embed.h), or NULL */
 } rest_plan;
 
 /*
@@ -60,6 +61,23 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
                    rest_plan *plan, rest_err *err);
 void rest_plan_free(rest_plan *plan);
 
+/* The generator's pieces, for embed.c: the SQL of a table's columns,
+   filters and order, qualified by `qual` when it is set. */
+typedef struct rest_gen {
+    rarena *arena;
+    const rest_table *t;
+    rest_plan *plan; /* params and keys go here */
+    rest_err *err;
+    size_t cap;
+    const char *qual;      /* NULL: unqualified; else "t1" or "\"BOOKS\"" */
+    struct rest_eplan *ep; /* the top level's embeds (order=rel(col)) */
+} rest_gen;
+void rest_gen_quote(rbuf *b, const char *name);
+int rest_gen_param(rest_gen *g, const rest_param *p);
+int rest_gen_cond(rest_gen *g, const rest_cond *c, rbuf *b);
+int rest_gen_select(rest_gen *g, const rest_query *q, rbuf *b);
+int rest_gen_order(rest_gen *g, const rest_query *q, const rest_plan_opts *o,
+                   rbuf *b);
 /* " WHERE <filters>" of `q` on `t` (nothing without filters) appended to
    `out`, its parameters in `*params` (in `arena`). Returns 0, or -1 with
    `err` (400 42703 unknown column). For writes (wsql.c). */

@@ -42,11 +42,24 @@ const char *rest_op_name(int op) {
     return op_names[op];
 }
 
+/* A key with an embed path ("books.order", "books.authors.id"): kept until
+   the whole query string is read, since select may come after it. */
+typedef struct deferred {
+    const char *key; /* decoded */
+    size_t keyn;
+    const char *v;
+    size_t vn;
+    struct deferred *next;
+} deferred;
+
 typedef struct parser {
     rarena *arena;
     const rest_limits *lim;
     rest_query *q;
     rest_err *err;
+    size_t leaves; /* filters of every level */
+    deferred *paths;
+    deferred **tail;
 } parser;
 
 /* A view of bytes. */
@@ -230,7 +243,8 @@ static int parse_is(parser *ps, const char *v, int *out) {
 }
 
 static int count_leaf(parser *ps) {
-    if (++ps->q->nleaves > ps->lim->max_filters)
+    ps->q->nleaves++;
+    if (++ps->leaves > ps->lim->max_filters)
         return perr(ps, NULL, "the request has more than %zu filters",
                     ps->lim->max_filters);
     return 0;
@@ -528,15 +542,70 @@ static int next_item(const char *s, size_t n, size_t *i, span *out) {
 
 static const char *const aggregates[] = {"sum", "avg", "min", "max", "count"};
 
-static int parse_select_item(parser *ps, span it, rest_select *out) {
+static int parse_select_into(parser *ps, rest_query *q, const char *v,
+                             size_t vn, size_t depth);
+
+/* The relation part of an embed at s[*i] (after its name): ["!" hint]
+   ["!inner"|"!left"] "(" select ")", up to the item's end. */
+static int parse_relation(parser *ps, const char *s, size_t n, size_t i,
+                          rest_select *out, size_t depth) {
+    rest_embed *e = rarena_alloc(ps->arena, sizeof *e);
+    rest_query *q = rarena_alloc(ps->arena, sizeof *q);
+    if (!e || !q)
+        return nomem(ps);
+    memset(e, 0, sizeof *e);
+    memset(q, 0, sizeof *q);
+    q->limit = -1;
+    e->q = q;
+    out->embed = e;
+    while (i < n && s[i] == '!') {
+        size_t st = ++i;
+        while (i < n && s[i] != '!' && s[i] != '(')
+            i++;
+        span w = trim((span){s + st, i - st});
+        if (w.n == 0)
+            return perr(ps, "expecting a hint after \"!\"",
+                        "\"failed to parse select parameter\"");
+        if (span_eq(w, "inner"))
+            e->inner = 1;
+        else if (span_eq(w, "left"))
+            e->inner = 0;
+        else if (e->hint)
+            return perr(ps, "only one hint per embed",
+                        "\"failed to parse select parameter\"");
+        else if (!(e->hint = rarena_strndup(ps->arena, w.p, w.n)))
+            return nomem(ps);
+    }
+    while (n > i && s[n - 1] == ' ')
+        n--;
+    if (i >= n || s[i] != '(' || s[n - 1] != ')')
+        return perr(ps, "expecting \"(\" select \")\" after the embed",
+                    "\"failed to parse select parameter\"");
+    if (depth + 1 > (ps->lim->max_embed_depth ? ps->lim->max_embed_depth : 8))
+        return perr(ps, NULL,
+                    "\"failed to parse select parameter\" (embeds nest "
+                    "deeper than %zu)",
+                    ps->lim->max_embed_depth ? ps->lim->max_embed_depth : 8);
+    return parse_select_into(ps, q, s + i + 1, n - i - 2, depth + 1);
+}
+
+static int parse_select_item(parser *ps, span it, rest_select *out,
+                             size_t depth) {
     const char *s = it.p;
     size_t n = it.n, i = 0;
     it = trim(it);
     if (it.n == 0)
         return perr(ps, "empty item in select",
                     "\"failed to parse select parameter\"");
-    if (it.n >= 3 && memcmp(it.p, "...", 3) == 0)
-        return not_impl(ps, "spread embeds (...rel)");
+    if (it.n >= 3 && memcmp(it.p, "...", 3) == 0) {
+        size_t j = (size_t)(it.p - s) + 3;
+        if (field_name(ps, s, n, &j, &out->name, "select parameter") < 0)
+            return -1;
+        if (parse_relation(ps, s, n, j, out, depth) < 0)
+            return -1;
+        out->embed->spread = 1;
+        return 0;
+    }
     if (span_eq(it, "*")) {
         out->name = "*";
         return 0;
@@ -583,7 +652,7 @@ static int parse_select_item(parser *ps, span it, rest_select *out) {
     if (field_name(ps, s, n, &i, &out->name, "select parameter") < 0)
         return -1;
     if (i < n && (s[i] == '(' || s[i] == '!'))
-        return not_impl(ps, "resource embedding");
+        return parse_relation(ps, s, n, i, out, depth);
     if (i + 1 < n && s[i] == '-' && s[i + 1] == '>')
         return not_impl(ps, "JSON paths (->, ->>): Firebird has no JSON");
     if (i < n && s[i] == '.') {
@@ -632,10 +701,10 @@ static int parse_select_item(parser *ps, span it, rest_select *out) {
     return 0;
 }
 
-static int parse_select(parser *ps, const char *v, size_t vn) {
+static int parse_select_into(parser *ps, rest_query *q, const char *v,
+                             size_t vn, size_t depth) {
     size_t i = 0, count = 0, cap = 8;
     span it;
-    rest_query *q = ps->q;
     q->select = rarena_alloc(ps->arena, cap * sizeof *q->select);
     if (!q->select)
         return nomem(ps);
@@ -651,14 +720,21 @@ static int parse_select(parser *ps, const char *v, size_t vn) {
             cap *= 2;
         }
         memset(&q->select[count], 0, sizeof q->select[count]);
-        if (parse_select_item(ps, it, &q->select[count]) < 0)
+        if (parse_select_item(ps, it, &q->select[count], depth) < 0)
             return -1;
+        if (q->select[count].embed)
+            q->nembeds++;
         count++;
         if (count > 1000)
             return perr(ps, NULL, "select has more than 1000 items");
     }
     q->nselect = count;
     return 0;
+}
+
+static int parse_select(parser *ps, const char *v, size_t vn) {
+    ps->q->nembeds = 0;
+    return parse_select_into(ps, ps->q, v, vn, 0);
 }
 
 static int parse_order(parser *ps, const char *v, size_t vn) {
@@ -674,8 +750,18 @@ static int parse_order(parser *ps, const char *v, size_t vn) {
         size_t j = 0;
         if (field_name(ps, it.p, it.n, &j, &o.column, "order") < 0)
             return -1;
-        if (j < it.n && it.p[j] == '(')
-            return not_impl(ps, "ordering by an embedded resource");
+        if (j < it.n && it.p[j] == '(') {
+            /* rel(col): a to-one embed's column (checked by the planner) */
+            o.rel = o.column;
+            j++;
+            if (field_name(ps, it.p, it.n, &j, &o.column, "order") < 0)
+                return -1;
+            if (j >= it.n || it.p[j] != ')')
+                return perr(ps, "expecting \")\"",
+                            "\"failed to parse order (%.*s)\"",
+                            (int)(it.n > 64 ? 64 : it.n), it.p);
+            j++;
+        }
         while (j < it.n) {
             if (it.p[j] != '.')
                 return perr(ps, "expecting \".\"",
@@ -781,22 +867,16 @@ static int dispatch(parser *ps, const char *key, size_t kn, const char *v,
         return parse_logic_key(ps, 1,
                                k.p[4] == 'a' ? REST_COND_AND : REST_COND_OR, v,
                                vn, rootcap);
-    /* An embed path ("books.order", "books.id") names a resource that the
-       select would have to embed: there are none yet. A quoted name may
-       hold dots. */
+    /* An embed path ("books.order", "books.id") names an embed of select:
+       resolved once every key is read. A quoted name may hold dots. */
     if (k.n && k.p[0] != '"' && memchr(k.p, '.', k.n)) {
-        const char *dot = memchr(k.p, '.', k.n);
-        int pn = (int)(dot - k.p > 63 ? 63 : dot - k.p);
-        char hint[128];
-        snprintf(hint, sizeof hint,
-                 "Verify that '%.*s' is included in the 'select' query "
-                 "parameter.",
-                 pn, k.p);
-        rest_err_set(ps->err, 400, "PGRST108", NULL,
-                     "'%.*s' is not an embedded resource in this request", pn,
-                     k.p);
-        snprintf(ps->err->hint, sizeof ps->err->hint, "%s", hint);
-        return -1;
+        deferred *d = rarena_alloc(ps->arena, sizeof *d);
+        if (!d)
+            return nomem(ps);
+        *d = (deferred){k.p, k.n, v, vn, NULL};
+        *ps->tail = d;
+        ps->tail = &d->next;
+        return 0;
     }
     if (k.n && k.p[0] == '"') {
         size_t i = 0;
@@ -808,11 +888,79 @@ static int dispatch(parser *ps, const char *key, size_t kn, const char *v,
     return parse_filter(ps, k.p, k.n, v, vn, rootcap);
 }
 
+static int not_embedded(parser *ps, const char *p, size_t n) {
+    int pn = (int)(n > 63 ? 63 : n);
+    rest_err_set(ps->err, 400, "PGRST108", NULL,
+                 "'%.*s' is not an embedded resource in this request", pn, p);
+    snprintf(ps->err->hint, sizeof ps->err->hint,
+             "Verify that '%.*s' is included in the 'select' query "
+             "parameter.",
+             pn, p);
+    return -1;
+}
+
+/* The embed of `q` that a path segment names: its alias, else its name. */
+static rest_query *embed_named(rest_query *q, const char *p, size_t n) {
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < q->nselect; i++) {
+            const rest_select *it = &q->select[i];
+            const char *nm = pass == 0 ? it->alias : it->name;
+            if (it->embed && nm && strlen(nm) == n && memcmp(nm, p, n) == 0)
+                return it->embed->q;
+        }
+    return NULL;
+}
+
+/* Every path key into the query of the embed it names. */
+static int resolve_paths(parser *ps, rest_query *root) {
+    for (deferred *d = ps->paths; d; d = d->next) {
+        const char *k = d->key;
+        size_t kn = d->keyn, st = 0;
+        rest_query *q = root;
+        /* the key's own part: the last segment, or "not.and"/"not.or" and
+           a filter's column (the segment after the path) */
+        for (;;) {
+            const char *dot = memchr(k + st, '.', kn - st);
+            if (!dot)
+                break;
+            size_t sn = (size_t)(dot - (k + st));
+            size_t rest = kn - st - sn - 1;
+            const char *r = dot + 1;
+            /* "x.not.and": the rest is a logic key of x */
+            if ((rest == 7 && memcmp(r, "not.and", 7) == 0) ||
+                (rest == 6 && memcmp(r, "not.or", 6) == 0)) {
+                rest_query *e = embed_named(q, k + st, sn);
+                if (!e)
+                    return not_embedded(ps, k, (size_t)(dot - k));
+                q = e;
+                st += sn + 1;
+                break;
+            }
+            rest_query *e = embed_named(q, k + st, sn);
+            if (!e)
+                return not_embedded(ps, k, (size_t)(dot - k));
+            q = e;
+            st += sn + 1;
+        }
+        parser sub = *ps;
+        sub.q = q;
+        size_t cap = q->where ? q->where->nkids : 0;
+        if (span_eq((span){k + st, kn - st}, "select"))
+            return perr(ps, NULL, "\"failed to parse\" (%.*s)",
+                        (int)(kn > 64 ? 64 : kn), k);
+        if (dispatch(&sub, k + st, kn - st, d->v, d->vn, &cap) < 0)
+            return -1;
+        ps->leaves = sub.leaves;
+    }
+    return 0;
+}
+
 int rest_parse_query(rarena *arena, const char *qs, size_t qslen,
                      const char *range, size_t rangelen, const rest_limits *lim,
                      rest_query *out, rest_err *err) {
     static const rest_limits deflim = REST_LIMITS_DEFAULT;
-    parser ps = {arena, lim ? lim : &deflim, out, err};
+    parser ps = {arena, lim ? lim : &deflim, out, err, 0, NULL, NULL};
+    ps.tail = &ps.paths;
     size_t rootcap = 0, i = 0;
     memset(out, 0, sizeof *out);
     memset(err, 0, sizeof *err);
@@ -837,6 +985,8 @@ int rest_parse_query(rarena *arena, const char *qs, size_t qslen,
         if (dispatch(&ps, k, dkn, v, dvn, &rootcap) < 0)
             return -1;
     }
+    if (resolve_paths(&ps, out) < 0)
+        return -1;
     if (range && rangelen)
         parse_range(&ps, range, rangelen);
     if (out->has_range && out->range_to >= 0 &&
@@ -895,7 +1045,37 @@ static void dump_cond(const rest_cond *c, rbuf *b) {
     rbuf_addc(b, ')');
 }
 
-void rest_query_dump(const rest_query *q, rbuf *b) {
+static void dump_select(const rest_query *q, rbuf *b);
+
+static void dump_embed(const rest_select *it, rbuf *b) {
+    const rest_embed *e = it->embed;
+    const rest_query *q = e->q;
+    if (e->spread)
+        rbuf_adds(b, "...");
+    dump_str(b, it->name);
+    if (e->hint) {
+        rbuf_addc(b, '!');
+        dump_str(b, e->hint);
+    }
+    if (e->inner)
+        rbuf_adds(b, "!inner");
+    rbuf_addc(b, '{');
+    dump_select(q, b);
+    if (q->where) {
+        rbuf_adds(b, " where=");
+        dump_cond(q->where, b);
+    }
+    for (size_t i = 0; i < q->norder; i++)
+        rbuf_printf(b, "%s%s.%s", i ? "," : " order=", q->order[i].column,
+                    q->order[i].desc ? "desc" : "asc");
+    if (q->limit >= 0)
+        rbuf_printf(b, " limit=%lld", (long long)q->limit);
+    if (q->offset)
+        rbuf_printf(b, " offset=%lld", (long long)q->offset);
+    rbuf_addc(b, '}');
+}
+
+static void dump_select(const rest_query *q, rbuf *b) {
     rbuf_adds(b, "select=");
     if (!q->nselect)
         rbuf_adds(b, "*");
@@ -906,13 +1086,19 @@ void rest_query_dump(const rest_query *q, rbuf *b) {
             dump_str(b, q->select[i].alias);
             rbuf_addc(b, ':');
         }
-        if (strcmp(q->select[i].name, "*") == 0)
+        if (q->select[i].embed)
+            dump_embed(&q->select[i], b);
+        else if (strcmp(q->select[i].name, "*") == 0)
             rbuf_addc(b, '*');
         else
             dump_str(b, q->select[i].name);
         if (q->select[i].cast)
             rbuf_printf(b, "::%s", q->select[i].cast);
     }
+}
+
+void rest_query_dump(const rest_query *q, rbuf *b) {
+    dump_select(q, b);
     rbuf_adds(b, " where=");
     if (q->where)
         dump_cond(q->where, b);
@@ -925,7 +1111,13 @@ void rest_query_dump(const rest_query *q, rbuf *b) {
         static const char *const nn[] = {"", ".nullsfirst", ".nullslast"};
         if (i)
             rbuf_addc(b, ',');
+        if (q->order[i].rel) {
+            dump_str(b, q->order[i].rel);
+            rbuf_addc(b, '(');
+        }
         dump_str(b, q->order[i].column);
+        if (q->order[i].rel)
+            rbuf_addc(b, ')');
         rbuf_printf(b, ".%s%s", q->order[i].desc ? "desc" : "asc",
                     nn[q->order[i].nulls]);
     }

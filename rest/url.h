@@ -64,28 +64,43 @@ typedef struct rest_cond {
     size_t nkids;
 } rest_cond;
 
+struct rest_query;
+
+/* An embedded resource of select (spec A2/A5): `alias:name!hint!inner(...)`
+   or `...name(...)`. Its own select, filters, order and limit/offset (from
+   `name.col=`, `name.order=`, `name.limit=` keys) are in `q`. */
+typedef struct rest_embed {
+    const char *hint; /* NULL: none; an FK constraint or a column name */
+    int inner;        /* !inner */
+    int spread;       /* ...name(...) */
+    struct rest_query *q;
+} rest_embed;
+
 typedef struct rest_select {
     const char *alias; /* NULL: none */
     const char *name;  /* "*" for all */
     const char *cast;  /* NULL: none; lower case as given */
+    rest_embed *embed; /* NULL: a column; else name is the relation */
 } rest_select;
 
 enum rest_nulls { REST_NULLS_DEFAULT = 0, REST_NULLS_FIRST, REST_NULLS_LAST };
 
 typedef struct rest_order {
+    const char *rel; /* order=rel(col): a to-one embed's column; or NULL */
     const char *column;
     int desc;
     int nulls; /* enum rest_nulls */
 } rest_order;
 
 typedef struct rest_limits {
-    size_t max_filters; /* filters and logic trees, counted per leaf */
-    size_t max_in_list; /* items of one in.(...) */
-    size_t max_depth;   /* nesting of and/or */
+    size_t max_filters;     /* filters and logic trees, counted per leaf */
+    size_t max_in_list;     /* items of one in.(...) */
+    size_t max_depth;       /* nesting of and/or */
+    size_t max_embed_depth; /* nesting of embeds; 0: 8 */
 } rest_limits;
 
 #define REST_LIMITS_DEFAULT                                                    \
-    { 64, 1000, 8 }
+    { 64, 1000, 8, 8 }
 
 typedef struct rest_query {
     rest_select *select; /* NULL/0: "*" */
@@ -99,6 +114,7 @@ typedef struct rest_query {
     int64_t range_from;
     int64_t range_to; /* -1: open */
     size_t nleaves;
+    size_t nembeds; /* select items that are embeds */
 } rest_query;
 
 /*

@@ -553,7 +553,8 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
         qs = req->path.base + req->query_at + 1;
         qn = req->path.len - req->query_at - 1;
     }
-    rest_limits lim = {cfg->server_max_filters, cfg->server_max_in_list, 8};
+    rest_limits lim = {cfg->server_max_filters, cfg->server_max_in_list, 8,
+                       cfg->server_max_embed_depth};
     rest_wopts o = {0};
     o.kind = w->kind;
     o.ret = w->pf.ret;

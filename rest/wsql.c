@@ -186,6 +186,12 @@ static int out_columns(wgen *g, const rest_query *q) {
             }
             continue;
         }
+        if (it->embed) {
+            rest_err_set(g->err, 400, "PGRST127",
+                         "embeds in the representation of a write",
+                         "Feature not implemented");
+            return -1;
+        }
         const rest_column *c = rest_table_find(t, it->name);
         if (!c) {
             rest_err_set(g->err, 400, "42703", NULL,

@@ -39,6 +39,41 @@ static void fixture_schema(rest_schema *s) {
     fixture_col(e, "ID", 8, 1);
     fixture_col(e, "AT", 29, 0);    /* TIMESTAMP WITH TIME ZONE */
     fixture_col(e, "DAILY", 28, 0); /* TIME WITH TIME ZONE */
+    /* embeds: a one-to-many (REVIEWS), a junction (BOOK_TAGS: both FKs in
+       its PK), and two FKs from ARTICLES to AUTHORS (ambiguous) */
+    rest_table *r = rest_schema_table(s, "REVIEWS", 0, 0);
+    fixture_col(r, "ID", 8, 1);
+    fixture_col(r, "BOOK_ID", 8, 1);
+    fixture_col(r, "STARS", 8, 0);
+    rest_table_add_pk(r, "ID");
+    rest_table_add_fk(r, "FK_REVIEWS_BOOK", "BOOKS", "BOOK_ID", "ID");
+    rest_table *tg = rest_schema_table(s, "TAGS", 0, 0);
+    fixture_col(tg, "ID", 8, 1);
+    fixture_col(tg, "NAME", 37, 1);
+    rest_table_add_pk(tg, "ID");
+    rest_table *bt = rest_schema_table(s, "BOOK_TAGS", 0, 0);
+    fixture_col(bt, "BOOK_ID", 8, 1);
+    fixture_col(bt, "TAG_ID", 8, 1);
+    rest_table_add_pk(bt, "BOOK_ID");
+    rest_table_add_pk(bt, "TAG_ID");
+    rest_table_add_fk(bt, "FK_BT_BOOK", "BOOKS", "BOOK_ID", "ID");
+    rest_table_add_fk(bt, "FK_BT_TAG", "TAGS", "TAG_ID", "ID");
+    /* a foreign key of two columns, to the junction */
+    rest_table *tn = rest_schema_table(s, "TAG_NOTES", 0, 0);
+    fixture_col(tn, "ID", 8, 1);
+    fixture_col(tn, "B", 8, 1);
+    fixture_col(tn, "T", 8, 1);
+    fixture_col(tn, "NOTE", 37, 0);
+    rest_table_add_pk(tn, "ID");
+    rest_table_add_fk(tn, "FK_TN_BT", "BOOK_TAGS", "B", "BOOK_ID");
+    rest_table_add_fk(tn, "FK_TN_BT", "BOOK_TAGS", "T", "TAG_ID");
+    rest_table *ar = rest_schema_table(s, "ARTICLES", 0, 0);
+    fixture_col(ar, "ID", 8, 1);
+    fixture_col(ar, "WRITER_ID", 8, 0);
+    fixture_col(ar, "EDITOR_ID", 8, 0);
+    rest_table_add_pk(ar, "ID");
+    rest_table_add_fk(ar, "FK_ART_WRITER", "AUTHORS", "WRITER_ID", "ID");
+    rest_table_add_fk(ar, "FK_ART_EDITOR", "AUTHORS", "EDITOR_ID", "ID");
     rest_table *v = rest_schema_table(s, "CHEAP_BOOKS", 1, 1);
     fixture_col(v, "ID", 8, 0);
     fixture_col(v, "TITLE", 37, 0);

@@ -78,6 +78,14 @@ static void test_env(void) {
     CHECK(strcmp(c.db_database, "employee") == 0);
     CHECK(c.db_port == NULL); /* the default, 3050 */
     CHECK(c.server_port == 4000 && c.db_pool_acquisition_timeout == 3);
+    CHECK(c.db_embed_per_level == 0 && c.server_max_embed_depth == 8);
+    rest_config_free(&c);
+    char *emb[] = {"PGRST_DB_URI=firebird://u:p@h/e",
+                   "PGRST_DB_EMBED_STRATEGY=per-level",
+                   "PGRST_SERVER_MAX_EMBED_DEPTH=3", NULL};
+    rest_config_defaults(&c);
+    CHECK(rest_config_load(&c, NULL, emb, err, sizeof err) == 0);
+    CHECK(c.db_embed_per_level == 1 && c.server_max_embed_depth == 3);
     rest_config_free(&c);
     char *bad[] = {"PGRST_DB_URI=firebird://u:p@h/e", "PGRST_DB_POOL=0", NULL};
     rest_config_defaults(&c);
@@ -108,6 +116,10 @@ int main(void) {
     expect_error("db-aggregates-enabled = true\n", "not implemented yet");
     expect_error("server-timing-enabled = maybe\n", "expected true or false");
     expect_error("db-anon-role = \"open\n", "bad quoted value");
+    expect_error("db-embed-strategy = lateral\n",
+                 "db-embed-strategy: expected pipelined or per-level");
+    expect_error("server-max-embed-depth = 0\n",
+                 "server-max-embed-depth: expected an integer from 1 to 32");
     expect_error("db-tx-end = never\n", "db-tx-end: expected commit");
     printf("%d failed\n", fails);
     return fails != 0;

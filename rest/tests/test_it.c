@@ -1050,8 +1050,26 @@ static void test_rest_bad_start(void **state) {
 
 #include "it_write.h"
 
+/* REST_TEST_SERVERS="FB3,FB4E" picks other instances of servers.env
+   (default FB3 and FB4). */
+static size_t pick_servers(const char *pick[8]) {
+    static char list[128];
+    size_t npick = 0;
+    const char *env = getenv("REST_TEST_SERVERS");
+    if (env && *env) {
+        snprintf(list, sizeof list, "%s", env);
+        for (char *tok = strtok(list, ","); tok && npick < 8;
+             tok = strtok(NULL, ","))
+            pick[npick++] = tok;
+    } else {
+        pick[npick++] = "FB3";
+        pick[npick++] = "FB4";
+    }
+    return npick;
+}
+
+#ifndef REST_IT_NO_MAIN /* test_embed.c reuses the helpers above */
 int main(int argc, char **argv) {
-    static const char *const names[] = {"FB3", "FB4"};
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rest_live_ready),
         cmocka_unit_test(test_rest_get_filter_order),
@@ -1076,22 +1094,10 @@ int main(int argc, char **argv) {
     server_path = argv[1];
     lsan_supp = argc == 3 ? argv[2] : NULL;
     signal(SIGPIPE, SIG_IGN);
-    /* REST_TEST_SERVERS="FB3,FB4E" picks other instances of servers.env
-       (default FB3 and FB4) */
     const char *pick[8];
-    size_t npick = 0;
-    static char list[128];
-    const char *env = getenv("REST_TEST_SERVERS");
-    if (env && *env) {
-        snprintf(list, sizeof list, "%s", env);
-        for (char *tok = strtok(list, ","); tok && npick < 8;
-             tok = strtok(NULL, ","))
-            pick[npick++] = tok;
-    } else {
-        pick[npick++] = names[0];
-        pick[npick++] = names[1];
-    }
+    size_t npick = pick_servers(pick);
     int rc = it_main("REST", pick, npick, tests, sizeof tests / sizeof tests[0],
                      setup, teardown);
     return rc ? rc : server_exit_failed;
 }
+#endif

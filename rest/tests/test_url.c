@@ -11,7 +11,7 @@ static void run_case(const char *in, rbuf *out) {
     rarena a;
     rest_query q;
     rest_err e;
-    rest_limits lim = {8, 5, 3}; /* small, so that the limits are tested */
+    rest_limits lim = {8, 5, 3, 3}; /* small, so that the limits are tested */
     const char *s = golden_tag(in, "> ", qs, sizeof qs);
     const char *r = golden_tag(in, "R ", range, sizeof range);
     if (!s)
