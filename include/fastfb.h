@@ -1350,7 +1350,8 @@ enum ffb_op {
     FFB_OP_DROP_DATABASE,
     FFB_OP_CONNECT,
     FFB_OP_CREATE_DATABASE,
-    FFB_OP_RESET
+    FFB_OP_RESET,
+    FFB_OP_EVENTS /* ffb_events_queue_register / _unregister */
 };
 
 /**
@@ -1966,6 +1967,156 @@ FFB_API int ffb_pool_error(const ffb_pool *pool, ffb_pool_error_info *out,
  * Since: 0.2
  */
 FFB_API void ffb_pool_free(ffb_pool *pool);
+
+/* ---- events (POST_EVENT notifications) --------------------------------- */
+
+/*
+ * Firebird events: a trigger or procedure runs POST_EVENT 'name'; when its
+ * transaction commits, every attachment that registered interest in that
+ * name is told how many times it was posted. libfastfb delivers each
+ * notification to a callback as a DELTA: the number of posts since the
+ * previous delivery (several commits before a delivery are coalesced into
+ * one callback with their sum). docs/events.md has the design.
+ *
+ * The server sends notifications on a second, auxiliary TCP connection
+ * that the library opens the first time a name is registered on an
+ * attachment (op_connect_request), towards the port the server announces
+ * and the same address as the main connection. The aux connection is
+ * plain TCP even when the main connection is encrypted or compressed (the
+ * server never encrypts it): event names and counts travel in clear.
+ * There is one aux connection per attachment, never a second; it closes
+ * when the attachment ends (ffb_conn_close(), ffb_conn_free(), a broken
+ * connection). After a new connect, register again: that opens a new one.
+ *
+ * With FFB_IO_EXTERNAL the application connects the aux socket itself
+ * (to ffb_events_aux_port() on the main connection's host, as soon as it
+ * is known) and feeds what it reads with ffb_events_feed().
+ */
+typedef struct ffb_events ffb_events;
+
+/** A notification: `name` (NUL-terminated, as registered) was posted
+    `count` times (>= 1) since the previous callback for it. Calls on the
+    ffb_events object are allowed inside, except ffb_events_free(). */
+typedef void (*ffb_event_cb)(ffb_events *ev, const char *name,
+                             uint32_t count, void *data);
+
+/**
+ * The events object of a connection: at most one per connection (a second
+ * call answers FFB_E_STATE), so that the attachment never asks for a
+ * second aux connection. Nothing is sent.
+ * Ownership: ffb_events_free(), or ffb_conn_free() frees it with the
+ * connection.
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (the connection has one), FFB_E_NOMEM.
+ * Since: 0.2
+ */
+FFB_API int ffb_events_new(ffb_conn *conn, ffb_events **out);
+
+/**
+ * Register interest in event `name` (1..255 bytes, compared exactly, case
+ * sensitive; trailing blanks are not significant to the server) and call
+ * `cb` for its notifications. The server answers a new registration at
+ * once with the current count, which is taken as the baseline: no
+ * callback for it. Registering a name again replaces its callback.
+ * Round trips: 1 (op_que_events). The first registration of an attachment
+ * is op_connect_request + op_que_events in one write, then the aux TCP
+ * connect (one TCP handshake, not counted in ffb_stats.round_trips):
+ * still 1 round trip of the main connection.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (not attached, external I/O),
+ * FFB_E_SERVER, FFB_E_IO (the aux connection could not be opened: the
+ * server is told with op_abort_aux_connection and events stay unusable on
+ * this attachment), fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_events_register(ffb_events *ev, const char *name,
+                                ffb_event_cb cb, void *data);
+
+/**
+ * Queue twin of ffb_events_register(): an FFB_OP_EVENTS result follows,
+ * unless it returns 1 (the name was registered already: only its callback
+ * is replaced). The first registration of an attachment queues op_connect_request too;
+ * the aux connection must then be connected as soon as
+ * ffb_events_aux_port() is non-zero (the server serves nothing else on the
+ * main connection until it is), which is why a blocking connection takes
+ * this twin only once its aux connection is open (FFB_E_STATE before).
+ * Round trips: 0 (queues only).
+ * Returns: 0, 1, FFB_E_INVAL, FFB_E_STATE, FFB_E_NOMEM.
+ * Since: 0.2
+ */
+FFB_API int ffb_events_queue_register(ffb_events *ev, const char *name,
+                                      ffb_event_cb cb, void *data,
+                                      ffb_cb done, void *done_data);
+
+/**
+ * Stop the notifications of `name` (op_cancel_events). A notification
+ * already on its way is dropped. 1 when nothing had to be sent (the name
+ * is not registered, or its request is not queued on the server).
+ * Round trips: 1 (0 when it returns 1).
+ * Returns: 0, 1, FFB_E_INVAL, FFB_E_STATE, FFB_E_SERVER, fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_events_unregister(ffb_events *ev, const char *name);
+
+/** Queue twin of ffb_events_unregister(): an FFB_OP_EVENTS result follows
+    unless it returns 1. Round trips: 0. Since: 0.2 */
+FFB_API int ffb_events_queue_unregister(ffb_events *ev, const char *name,
+                                        ffb_cb done, void *done_data);
+
+/**
+ * Wait up to `timeout_ms` (-1: no limit) for notifications on the aux
+ * connection and deliver them (callbacks run inside). Each delivery is
+ * re-registered at once with the counts just seen (op_que_events on the
+ * main connection, all names of one read in one write), and the call
+ * returns once those answers are in.
+ * Round trips: 1 per read that delivered (the re-registration); 0 on
+ * timeout.
+ * Returns: the number of callbacks made (>= 1), FFB_E_TIMEOUT (nothing
+ * within the time; the connection is unaffected), FFB_E_STATE (external
+ * I/O, no aux connection), FFB_E_CLOSED (the aux connection ended: the
+ * attachment is gone), FFB_E_PROTO (the server sent garbage on the aux
+ * connection; it is closed), fatal codes of the main connection.
+ * Since: 0.2
+ */
+FFB_API int ffb_events_wait(ffb_events *ev, int timeout_ms);
+
+/** The aux connection's socket to poll for reading (blocking I/O), then
+    call ffb_events_wait(ev, 0); -1 when there is none. Round trips: 0.
+    Since: 0.2 */
+FFB_API int ffb_events_fd(const ffb_events *ev);
+
+/** The TCP port the server announced for the aux connection, 0 while
+    none is known (or after the attachment ended). With FFB_IO_EXTERNAL
+    the application connects to it on the main connection's host.
+    Round trips: 0. Since: 0.2 */
+FFB_API int ffb_events_aux_port(const ffb_events *ev);
+
+/**
+ * External I/O: give the bytes read from the aux socket. Complete
+ * notifications are delivered (callbacks run inside) and their
+ * re-registrations queued on the main connection (pump it as usual);
+ * incomplete packets are kept. `len` 0 means end of file (the attachment
+ * is gone).
+ * Round trips: 0.
+ * Returns: the number of callbacks made (>= 0), FFB_E_INVAL, FFB_E_STATE
+ * (no aux connection expected), FFB_E_CLOSED (end of file), FFB_E_PROTO
+ * (garbage: the events object stops), FFB_E_NOMEM.
+ * Since: 0.2
+ */
+FFB_API int ffb_events_feed(ffb_events *ev, const void *data, size_t len);
+
+/** The connection of an events object. Round trips: 0. Since: 0.2 */
+FFB_API ffb_conn *ffb_events_conn(const ffb_events *ev);
+
+/**
+ * Free the events object: registered names are cancelled (one write, all
+ * op_cancel_events together; on a blocking connection their answers are
+ * waited for), the aux connection is closed. ffb_events_free(NULL) does
+ * nothing.
+ * Round trips: 1 when names were registered on a blocking attached
+ * connection, else 0.
+ * Since: 0.2
+ */
+FFB_API void ffb_events_free(ffb_events *ev);
 
 #ifdef __cplusplus
 }
