@@ -2016,16 +2016,19 @@ FFB_API int ffb_events_new(ffb_conn *conn, ffb_events **out);
  * Register interest in event `name` (1..255 bytes, compared exactly, case
  * sensitive; trailing blanks are not significant to the server) and call
  * `cb` for its notifications. The server answers a new registration at
- * once with the current count, which is taken as the baseline: no
- * callback for it. Registering a name again replaces its callback.
- * Round trips: 1 (op_que_events). The first registration of an attachment
- * is op_connect_request + op_que_events in one write, then the aux TCP
- * connect (one TCP handshake, not counted in ffb_stats.round_trips):
- * still 1 round trip of the main connection.
- * Returns: 0, FFB_E_INVAL, FFB_E_STATE (not attached, external I/O),
- * FFB_E_SERVER, FFB_E_IO (the aux connection could not be opened: the
- * server is told with op_abort_aux_connection and events stay unusable on
- * this attachment), fatal codes.
+ * once, on the aux connection, with the current count: the call waits for
+ * that baseline (no callback for it) and re-registers, so that every post
+ * committed after it returns is delivered. Registering a name again only
+ * replaces its callback. Callbacks of other names may run inside.
+ * Round trips: 2 - op_que_events (the first registration of an
+ * attachment: op_connect_request + op_que_events in one write, then the
+ * aux TCP connect, which ffb_stats.round_trips does not count), then the
+ * re-registration after the baseline. 0 when the name was registered.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (not attached, external I/O,
+ * inside an event callback), FFB_E_SERVER, FFB_E_IO (the aux connection
+ * could not be opened: the server is told with op_abort_aux_connection
+ * and events stay unusable on this attachment), FFB_E_TIMEOUT (no
+ * baseline within io_timeout_ms, default 60 s), fatal codes.
  * Since: 0.2
  */
 FFB_API int ffb_events_register(ffb_events *ev, const char *name,

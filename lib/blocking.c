@@ -584,6 +584,49 @@ static int aux_open(ffb_events *ev) {
     return 0;
 }
 
+/* One read of the aux connection, bounded by `deadline` (-1: none): what
+   came is delivered, the re-registrations it queued are written and their
+   answers read. 0 when the time ran out, 1 when something was read (its
+   callbacks added to *calls), or an error. */
+static int aux_pump(ffb_events *ev, int64_t deadline, int *calls) {
+    ffb_conn *conn = ev->conn;
+    if (ev->aux_fd < 0)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "no aux connection: register an event first");
+    uint8_t buf[8192];
+    int t = -1;
+    if (deadline >= 0) {
+        int64_t left = deadline - ffb_now_ms();
+        t = left <= 0 ? 0 : left > 0x7fffffff ? 0x7fffffff : (int)left;
+    }
+    int n = ffb__aux_recv(conn, ev->aux_fd, buf, sizeof(buf), t);
+    if (n == 0)
+        return 0;
+    if (n == FFB_E_CLOSED)
+        n = 0; /* end of file */
+    else if (n < 0)
+        return n;
+    int got = 0;
+    int rc = ffb__events_input(ev, buf, (size_t)n, &got);
+    *calls += got;
+    /* The re-registrations go out now, in one write, and their answers
+       are read before returning. */
+    if (ev->owed > 0 && conn->state == FFB__ST_READY) {
+        int r2 = ffb__run(conn, ffb__events_owed_none, ev);
+        if (r2 < 0 && rc >= 0)
+            rc = r2;
+    }
+    if (rc < 0)
+        return rc;
+    if (ev->requeue_failed) {
+        ev->requeue_failed = 0;
+        return ffb__error_set(&conn->err, FFB_E_SERVER,
+                              "the server refused to re-register an event "
+                              "after its notification");
+    }
+    return 1;
+}
+
 int ffb_events_register(ffb_events *ev, const char *name, ffb_event_cb cb,
                         void *data) {
     if (!ev)
@@ -592,6 +635,10 @@ int ffb_events_register(ffb_events *ev, const char *name, ffb_event_cb cb,
     int rc = ffb__blocking(conn);
     if (rc < 0)
         return rc;
+    if (ev->in_callback)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "ffb_events_register() inside an event "
+                              "callback; use ffb_events_queue_register()");
     ffb__sync sync = {0};
     rc = ffb__events_queue_register(ev, name, cb, data, &sync);
     if (rc != 0)
@@ -605,7 +652,27 @@ int ffb_events_register(ffb_events *ev, const char *name, ffb_event_cb cb,
             return r2 < 0 && r2 <= FFB_E_FATAL ? r2 : rc;
         }
     }
-    return ffb__await(conn, 0, &sync);
+    rc = ffb__await(conn, 0, &sync);
+    if (rc < 0)
+        return rc;
+    /* The baseline (the server answers a new registration at once with
+       the current count) is taken in before returning: every post
+       committed after this call is then counted. */
+    int64_t limit = conn->io_timeout_ms > 0 ? conn->io_timeout_ms : 60000;
+    int64_t deadline = ffb_now_ms() + limit;
+    int calls = 0;
+    while (!ffb__events_has_baseline(ev, name)) {
+        rc = aux_pump(ev, deadline, &calls);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            return ffb__error_set(&conn->err, FFB_E_TIMEOUT,
+                                  "the server did not answer the "
+                                  "registration of \"%s\" on the aux "
+                                  "connection within %lld ms",
+                                  name, (long long)limit);
+    }
+    return 0;
 }
 
 int ffb_events_unregister(ffb_events *ev, const char *name) {
@@ -632,47 +699,17 @@ int ffb_events_wait(ffb_events *ev, int timeout_ms) {
     if (ev->in_callback)
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "ffb_events_wait() inside an event callback");
-    if (ev->aux_fd < 0)
-        return ffb__error_set(&conn->err, FFB_E_STATE,
-                              "no aux connection: register an event first");
     int64_t deadline = timeout_ms >= 0 ? ffb_now_ms() + timeout_ms : -1;
-    uint8_t buf[8192];
+    int calls = 0;
     for (;;) {
-        int t = -1;
-        if (deadline >= 0) {
-            int64_t left = deadline - ffb_now_ms();
-            t = left <= 0 ? 0 : left > 0x7fffffff ? 0x7fffffff : (int)left;
-        }
-        int n = ffb__aux_recv(conn, ev->aux_fd, buf, sizeof(buf), t);
-        if (n == 0)
-            return ffb__error_set(&conn->err, FFB_E_TIMEOUT,
-                                  "no event within %d ms", timeout_ms);
-        if (n == FFB_E_CLOSED)
-            n = 0; /* end of file */
-        else if (n < 0)
-            return n;
-        int calls = 0;
-        rc = ffb__events_input(ev, buf, (size_t)n, &calls);
-        /* The re-registrations queued go out now, in one write, and their
-           answers are read before returning. */
-        if (ev->owed > 0 && conn->state == FFB__ST_READY) {
-            int r2 = ffb__run(conn, ffb__events_owed_none, ev);
-            if (r2 < 0 && rc >= 0)
-                rc = r2;
-        }
+        rc = aux_pump(ev, deadline, &calls);
         if (rc < 0)
             return rc;
-        if (ev->requeue_failed) {
-            ev->requeue_failed = 0;
-            return ffb__error_set(&conn->err, FFB_E_SERVER,
-                                  "the server refused to re-register an "
-                                  "event after its notification");
-        }
         if (calls > 0)
             return calls;
-        if (ev->aux_fd < 0)
-            return ffb__error_set(&conn->err, FFB_E_CLOSED,
-                                  "the aux connection is closed");
+        if (rc == 0)
+            return ffb__error_set(&conn->err, FFB_E_TIMEOUT,
+                                  "no event within %d ms", timeout_ms);
     }
 }
 

@@ -328,6 +328,12 @@ int ffb__events_cancel_all(ffb_events *ev, ffb__sync *sync) {
     return queued;
 }
 
+int ffb__events_has_baseline(ffb_events *ev, const char *name) {
+    ffb__evreg *g = find_reg(ev, name, strlen(name));
+    /* Unregistered by a callback meanwhile: nothing to wait for. */
+    return !g || !g->active || g->baseline;
+}
+
 int ffb__events_owed_none(ffb_conn *conn, const void *ev) {
     (void)conn;
     return ((const ffb_events *)ev)->owed == 0;

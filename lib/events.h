@@ -57,6 +57,8 @@ int ffb__events_queue_unregister(ffb_events *ev, const char *name,
 /* Every active name: 0 when `sync` completes with the last answer
    (every cancel records its failure there), 1 nothing to send. */
 int ffb__events_cancel_all(ffb_events *ev, ffb__sync *sync);
+/* The name's first answer (the baseline) came, or it is not registered. */
+int ffb__events_has_baseline(ffb_events *ev, const char *name);
 /* Until condition for ffb__run: no answer owed to `ev`. */
 int ffb__events_owed_none(ffb_conn *conn, const void *ev);
 /* Aux bytes in (len 0: end of file): callbacks counted in *calls; the

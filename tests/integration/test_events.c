@@ -1,0 +1,278 @@
+/*
+ * Events against real servers: connection A registers names (its aux
+ * connection opens on the first registration), connection B posts them
+ * with EXECUTE BLOCK ... POST_EVENT and commits, A's callbacks must see
+ * exactly the posts, as deltas. Event names carry the instance and the
+ * process id, so that parallel runs do not hear each other.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "include/fastfb.h"
+#include "tests/support/it.h"
+
+typedef it_target target;
+
+static ffb_conn *conn_to(const target *t) {
+    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
+    o.dsn = t->dsn;
+    o.password = "masterkey";
+    o.compress = t->compress;
+    o.io_timeout_ms = 60000;
+    o.connect_timeout_ms = 60000;
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_conn_new(&o, &c), 0);
+    OK(c, ffb_conn_connect(c));
+    return c;
+}
+
+/* What the callbacks heard. */
+typedef struct heard {
+    int calls;
+    uint32_t total;
+    uint32_t last;
+    char name[64];
+} heard;
+
+static void on_event(ffb_events *ev, const char *name, uint32_t count,
+                     void *data) {
+    (void)ev;
+    heard *h = data;
+    h->calls++;
+    h->total += count;
+    h->last = count;
+    snprintf(h->name, sizeof(h->name), "%s", name);
+}
+
+static void ename(char *out, size_t size, const target *t, const char *tag) {
+    snprintf(out, size, "X_%s_%s_%d", tag, t->name, (int)getpid());
+}
+
+/* B posts `name` `times` times in one committed transaction. */
+static void post(ffb_conn *b, const char *name, int times) {
+    char sql[512];
+    int n = snprintf(sql, sizeof(sql), "EXECUTE BLOCK AS BEGIN ");
+    for (int i = 0; i < times; i++)
+        n += snprintf(sql + n, sizeof(sql) - (size_t)n, "POST_EVENT '%s'; ",
+                      name);
+    snprintf(sql + n, sizeof(sql) - (size_t)n, "END");
+    it_exec(b, "%s", sql);
+}
+
+/* Wait until `h` has heard `total` posts (each wait delivers >= 1). */
+static void wait_total(ffb_events *ev, heard *h, uint32_t total) {
+    ffb_conn *c = ffb_events_conn(ev);
+    for (int i = 0; i < 20 && h->total < total; i++) {
+        int rc = ffb_events_wait(ev, 10000);
+        if (rc < 0)
+            fail_msg("ffb_events_wait: %d %s", rc,
+                     ffb_error_message(ffb_conn_error(c)));
+    }
+    assert_int_equal(h->total, total);
+}
+
+static uint64_t packets_sent(const ffb_conn *c) {
+    ffb_stats st;
+    ffb_conn_stats(c, &st, sizeof(st));
+    return st.packets_sent;
+}
+
+static void test_deltas(void **state) {
+    const target *t = *state;
+    char x[64], y[64];
+    ename(x, sizeof(x), t, "A");
+    ename(y, sizeof(y), t, "B");
+    ffb_conn *a = conn_to(t), *b = conn_to(t);
+    ffb_events *ev = NULL;
+    assert_int_equal(ffb_events_new(a, &ev), 0);
+    assert_int_equal(ffb_events_fd(ev), -1);
+    heard hx = {0}, hy = {0};
+
+    uint64_t r0 = it_rts(a), p0 = packets_sent(a);
+    OK(a, ffb_events_register(ev, x, on_event, &hx));
+    /* 2: op_connect_request + op_que_events in one write (the aux TCP
+       connect in between is not a round trip of the main connection);
+       then the baseline arrives on the aux connection and is
+       re-registered (op_que_events with the count seen). */
+    assert_int_equal(it_rts(a) - r0, 2);
+    assert_int_equal(packets_sent(a) - p0, 3);
+    assert_true(ffb_events_fd(ev) >= 0);
+    assert_true(ffb_events_aux_port(ev) > 0);
+
+    r0 = it_rts(a);
+    p0 = packets_sent(a);
+    OK(a, ffb_events_register(ev, y, on_event, &hy));
+    /* 2: op_que_events, then its baseline's re-registration - never a
+       second op_connect_request. */
+    assert_int_equal(it_rts(a) - r0, 2);
+    assert_int_equal(packets_sent(a) - p0, 2);
+
+    /* The baselines were taken in by the registrations and are no
+       callbacks: nothing posted yet, so nothing is delivered. */
+    r0 = it_rts(a);
+    assert_int_equal(ffb_events_wait(ev, 300), FFB_E_TIMEOUT);
+    assert_int_equal(hx.calls + hy.calls, 0);
+    assert_int_equal(it_rts(a) - r0, 0); /* nothing came, nothing sent */
+
+    post(b, x, 1);
+    r0 = it_rts(a);
+    assert_int_equal(ffb_events_wait(ev, 10000), 1);
+    /* 1: the re-registration after the notification. */
+    assert_int_equal(it_rts(a) - r0, 1);
+    assert_int_equal(hx.calls, 1);
+    assert_int_equal(hx.last, 1);
+    assert_string_equal(hx.name, x);
+    assert_int_equal(hy.calls, 0);
+
+    /* Three posts in one transaction: one callback with delta 3. */
+    post(b, x, 3);
+    assert_int_equal(ffb_events_wait(ev, 10000), 1);
+    assert_int_equal(hx.calls, 2);
+    assert_int_equal(hx.last, 3);
+    assert_int_equal(hx.total, 4);
+
+    /* Two commits before A reads: the deltas add up exactly. */
+    post(b, y, 1);
+    post(b, y, 2);
+    wait_total(ev, &hy, 3);
+    assert_true(hy.calls >= 1 && hy.calls <= 2);
+    assert_int_equal(hx.total, 4);
+
+    /* Unregister: 1 round trip (op_cancel_events); nothing comes after. */
+    r0 = it_rts(a);
+    assert_int_equal(ffb_events_unregister(ev, x), 0);
+    assert_int_equal(it_rts(a) - r0, 1);
+    assert_int_equal(ffb_events_unregister(ev, x), 1); /* nothing to send */
+    post(b, x, 2);
+    r0 = it_rts(a);
+    assert_int_equal(ffb_events_wait(ev, 500), FFB_E_TIMEOUT);
+    assert_int_equal(it_rts(a) - r0, 0);
+    assert_int_equal(hx.total, 4);
+    /* The other name still listens. */
+    post(b, y, 1);
+    wait_total(ev, &hy, 4);
+
+    /* Registered again: a new baseline, then the posts from now on. */
+    OK(a, ffb_events_register(ev, x, on_event, &hx));
+    post(b, x, 1);
+    wait_total(ev, &hx, 5);
+
+    /* Both connections stay usable. */
+    OK(a, ffb_conn_ping(a));
+    ffb_events_free(ev);
+    OK(a, ffb_conn_ping(a));
+    ffb_conn_free(a);
+    ffb_conn_free(b);
+}
+
+static void test_timeout(void **state) {
+    const target *t = *state;
+    char x[64];
+    ename(x, sizeof(x), t, "T");
+    ffb_conn *a = conn_to(t);
+    ffb_events *ev = NULL;
+    assert_int_equal(ffb_events_new(a, &ev), 0);
+    /* Before a registration there is nothing to wait on. */
+    assert_int_equal(ffb_events_wait(ev, 10), FFB_E_STATE);
+    heard h = {0};
+    OK(a, ffb_events_register(ev, x, on_event, &h));
+    uint64_t r0 = it_rts(a);
+    int64_t t0 = ffb_now_ms();
+    assert_int_equal(ffb_events_wait(ev, 250), FFB_E_TIMEOUT);
+    int64_t took = ffb_now_ms() - t0;
+    assert_true(took >= 240 && took < 5000);
+    /* 0: nothing came, nothing was sent. */
+    assert_int_equal(it_rts(a) - r0, 0);
+    assert_int_equal(h.calls, 0);
+    OK(a, ffb_conn_ping(a)); /* a timeout leaves the connection alone */
+    ffb_events_free(ev);
+    ffb_conn_free(a);
+}
+
+/* The safety rules of reference 03 C.5.1: one events object and one aux
+   connection per attachment; detach closes it; after a new connect (a
+   new TCP connection: the library never re-attaches on the old one)
+   registering opens a new one. */
+static void test_detach_reattach(void **state) {
+    const target *t = *state;
+    char x[64];
+    ename(x, sizeof(x), t, "R");
+    ffb_conn *a = conn_to(t), *b = conn_to(t);
+    ffb_events *ev = NULL, *ev2 = NULL;
+    assert_int_equal(ffb_events_new(a, &ev), 0);
+    assert_int_equal(ffb_events_new(a, &ev2), FFB_E_STATE);
+    assert_null(ev2);
+    heard h = {0};
+    OK(a, ffb_events_register(ev, x, on_event, &h));
+    int port1 = ffb_events_aux_port(ev);
+    assert_true(ffb_events_fd(ev) >= 0 && port1 > 0);
+    post(b, x, 1);
+    wait_total(ev, &h, 1);
+
+    OK(a, ffb_conn_close(a));
+    /* Detach closed the aux connection, and the server has no requests. */
+    assert_int_equal(ffb_events_fd(ev), -1);
+    assert_int_equal(ffb_events_aux_port(ev), 0);
+    assert_int_equal(ffb_events_wait(ev, 10), FFB_E_STATE);
+    assert_int_equal(ffb_events_register(ev, x, on_event, &h), FFB_E_STATE);
+
+    OK(a, ffb_conn_connect(a));
+    uint64_t r0 = it_rts(a), p0 = packets_sent(a);
+    OK(a, ffb_events_register(ev, x, on_event, &h));
+    /* 2, and 3 packets: the new attachment's own op_connect_request with
+       op_que_events, then the baseline's re-registration. */
+    assert_int_equal(it_rts(a) - r0, 2);
+    assert_int_equal(packets_sent(a) - p0, 3);
+    assert_true(ffb_events_fd(ev) >= 0);
+    post(b, x, 2);
+    wait_total(ev, &h, 3);
+    assert_int_equal(h.last, 2);
+
+    /* ffb_conn_free frees the events object too (and closes its aux). */
+    ffb_conn_free(a);
+    ffb_conn_free(b);
+}
+
+static void test_bad_calls(void **state) {
+    const target *t = *state;
+    ffb_conn *a = conn_to(t);
+    ffb_events *ev = NULL;
+    assert_int_equal(ffb_events_new(a, &ev), 0);
+    heard h = {0};
+    char big[300];
+    memset(big, 'N', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    uint64_t r0 = it_rts(a);
+    assert_int_equal(ffb_events_register(ev, big, on_event, &h), FFB_E_INVAL);
+    assert_int_equal(ffb_events_register(ev, "", on_event, &h), FFB_E_INVAL);
+    assert_int_equal(ffb_events_register(ev, "X", NULL, &h), FFB_E_INVAL);
+    /* The queue twin refuses the first registration of a blocking
+       connection: the aux connection must be opened at once. */
+    assert_int_equal(ffb_events_queue_register(ev, "X", on_event, &h, NULL,
+                                               NULL),
+                     FFB_E_STATE);
+    assert_int_equal(it_rts(a) - r0, 0);
+    assert_int_equal(ffb_events_unregister(ev, "never"), 1);
+    ffb_events_free(ev);
+    ffb_conn_free(a);
+}
+
+int main(void) {
+    static const char *const names[] = {"FB3", "FB3E", "FB4", "FB4E"};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_deltas),
+        cmocka_unit_test(test_timeout),
+        cmocka_unit_test(test_detach_reattach),
+        cmocka_unit_test(test_bad_calls),
+    };
+    return it_main("EVENTS", names, sizeof(names) / sizeof(names[0]), tests,
+                   sizeof(tests) / sizeof(tests[0]), NULL, NULL);
+}
