@@ -640,7 +640,7 @@ int ffb_events_register(ffb_events *ev, const char *name, ffb_event_cb cb,
                               "ffb_events_register() inside an event "
                               "callback; use ffb_events_queue_register()");
     ffb__sync sync = {0};
-    rc = ffb__events_queue_register(ev, name, cb, data, &sync);
+    rc = ffb__events_queue_register(ev, name, cb, data, &sync, 0);
     if (rc != 0)
         return rc < 0 ? rc : 0;
     if (ev->aux_state == FFB__AUX_REQUESTED) {

@@ -29,6 +29,7 @@ struct ffb__evreq {
     ffb_events *ev;     /* NULL once the events object is gone */
     ffb__evreg *reg;    /* REQ_QUE */
     int kind;
+    int at_baseline;    /* REQ_QUE: the sync completes with the baseline */
     int32_t rid;
     ffb__sync *sync;    /* NULL: nobody waits (a re-registration) */
     struct ffb__evreq *next, *prev;
@@ -47,6 +48,22 @@ static void req_unlink(ffb_conn *conn, ffb__evreq *q) {
 /* Forget the aux connection and every registration's server side: the
    attachment ended (or the events object stops). The socket (blocking
    I/O) is closed by the driver. */
+/* A queued registration that waited for its baseline ends with `rc`. */
+static void baseline_end(ffb_conn *conn, ffb__evreg *g, int rc) {
+    ffb__sync *s = g->baseline_sync;
+    g->baseline_sync = NULL;
+    if (s && !s->done) {
+        if (rc < 0 && s->rc == 0) {
+            ffb__error_set(ffb__sync_error(conn, s), rc,
+                           "the registration of \"%s\" ended before its "
+                           "first answer on the aux connection",
+                           g->name);
+            s->rc = rc;
+        }
+        s->done = 1;
+    }
+}
+
 static void aux_drop(ffb_events *ev, int state) {
     if (ev->aux_fd >= 0)
         ffb__aux_close(ev->aux_fd);
@@ -55,6 +72,8 @@ static void aux_drop(ffb_events *ev, int state) {
     ev->aux_state = state;
     ffbp_writer_reset(&ev->in);
     for (ffb__evreg *g = ev->regs; g; g = g->next) {
+        baseline_end(ev->conn, g, state == FFB__AUX_NONE ? FFB_E_CANCELLED
+                                               : FFB_E_CLOSED);
         g->rid = 0;
         g->active = 0;
         g->baseline = 0;
@@ -175,8 +194,12 @@ static int evreq_reply(ffb_conn *conn, const ffbp_packet *pkt,
         if (!q->sync)
             ev->requeue_failed = 1;
     }
-    if (q->sync)
+    if (ev && q->kind == REQ_QUE && q->at_baseline && !failed && q->reg &&
+        q->reg->rid == q->rid && !q->reg->baseline) {
+        q->reg->baseline_sync = q->sync; /* completes in deliver() */
+    } else if (q->sync) {
         q->sync->done = 1;
+    }
     req_unlink(conn, q);
     return 0;
 }
@@ -220,7 +243,8 @@ static int queue_req(ffb_events *ev, ffbp_writer *w, int32_t op, int kind,
 }
 
 /* op_que_events for `g` with its current count, a new rid. */
-static int queue_que(ffb_events *ev, ffb__evreg *g, ffb__sync *sync) {
+static int queue_que(ffb_events *ev, ffb__evreg *g, ffb__sync *sync,
+                     int at_baseline) {
     ffb_conn *conn = ev->conn;
     ffbp_writer epb, w;
     ffbp_writer_init(&epb, conn->alloc);
@@ -236,11 +260,15 @@ static int queue_que(ffb_events *ev, ffb__evreg *g, ffb__sync *sync) {
     if (failed)
         w.failed = 1;
     g->rid = rid;
-    return queue_req(ev, &w, FFBP_OP_QUE_EVENTS, REQ_QUE, g, rid, sync);
+    int rc = queue_req(ev, &w, FFBP_OP_QUE_EVENTS, REQ_QUE, g, rid, sync);
+    if (rc == 0 && at_baseline)
+        ev->conn->evreqs->at_baseline = 1; /* the one just queued */
+    return rc;
 }
 
 int ffb__events_queue_register(ffb_events *ev, const char *name,
-                               ffb_event_cb cb, void *data, ffb__sync *sync) {
+                               ffb_event_cb cb, void *data, ffb__sync *sync,
+                               int at_baseline) {
     ffb_conn *conn = ev->conn;
     size_t len = name ? strlen(name) : 0;
     if (!cb || len == 0 || len > 255)
@@ -289,7 +317,7 @@ int ffb__events_queue_register(ffb_events *ev, const char *name,
             return rc;
         ev->aux_state = FFB__AUX_REQUESTED;
     }
-    return queue_que(ev, g, sync);
+    return queue_que(ev, g, sync, at_baseline);
 }
 
 int ffb__events_queue_unregister(ffb_events *ev, const char *name,
@@ -406,12 +434,13 @@ static int deliver(ffb_events *ev, const ffbp_event *e, int *calls) {
                                      : "the registered name is missing");
     g->rid = 0; /* one-shot: the server dropped the request */
     uint32_t delta = 0;
-    if (!g->baseline)
+    if (!g->baseline) {
         g->baseline = 1;
-    else if (count > g->count)
+        baseline_end(conn, g, 0);
+    } else if (count > g->count)
         delta = count - g->count;
     g->count = count;
-    rc = queue_que(ev, g, NULL);
+    rc = queue_que(ev, g, NULL, 0);
     if (rc < 0)
         return rc;
     if (delta) {
@@ -426,15 +455,19 @@ static int deliver(ffb_events *ev, const ffbp_event *e, int *calls) {
 int ffb__events_input(ffb_events *ev, const uint8_t *p, size_t len,
                       int *calls) {
     ffb_conn *conn = ev->conn;
+    int rc0;
     *calls = 0;
     if (ev->aux_state != FFB__AUX_OPEN && ev->aux_state != FFB__AUX_PORT)
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "no aux connection is expected");
     if (len == 0) {
         aux_drop(ev, FFB__AUX_GONE);
-        return ffb__error_set(&conn->err, FFB_E_CLOSED,
-                              "the aux connection ended: the attachment is "
-                              "gone");
+        rc0 = ffb__error_set(&conn->err, FFB_E_CLOSED,
+                             "the aux connection ended: the attachment is "
+                             "gone");
+        if (conn->on_results)
+            conn->on_results(conn);
+        return rc0;
     }
     ffbp_put_raw(&ev->in, p, len);
     if (ev->in.failed)
@@ -464,9 +497,10 @@ int ffb__events_input(ffb_events *ev, const uint8_t *p, size_t len,
             continue;
         if (e.op != FFBP_OP_EVENT) {
             aux_drop(ev, FFB__AUX_GONE);
-            return ffb__error_set(&conn->err, FFB_E_CLOSED,
-                                  "the server ended the aux connection "
-                                  "(%s)", ffbp_op_name(e.op));
+            rc = ffb__error_set(&conn->err, FFB_E_CLOSED,
+                                "the server ended the aux connection (%s)",
+                                ffbp_op_name(e.op));
+            break;
         }
         rc = deliver(ev, &e, calls);
         if (rc < 0)
@@ -475,13 +509,15 @@ int ffb__events_input(ffb_events *ev, const uint8_t *p, size_t len,
             return *calls; /* a callback ended it */
     }
     if (rc < 0) {
-        int code = rc;
-        if (code == FFB_E_PROTO)
+        if (rc == FFB_E_PROTO)
             aux_drop(ev, FFB__AUX_FAILED);
-        return code;
+    } else {
+        ffbp_writer_consume(&ev->in, used);
     }
-    ffbp_writer_consume(&ev->in, used);
-    return *calls;
+    /* Queued registrations whose baseline came are complete now. */
+    if (conn->on_results)
+        conn->on_results(conn);
+    return rc < 0 ? rc : *calls;
 }
 
 int ffb_events_feed(ffb_events *ev, const void *data, size_t len) {
@@ -509,7 +545,7 @@ static int queue_twin(ffb_events *ev, const char *name, ffb_event_cb cb,
                                            done_data);
     if (!r)
         return FFB_E_NOMEM;
-    int rc = reg ? ffb__events_queue_register(ev, name, cb, data, &r->sync)
+    int rc = reg ? ffb__events_queue_register(ev, name, cb, data, &r->sync, 1)
                  : ffb__events_queue_unregister(ev, name, &r->sync);
     if (rc != 0)
         ffb__result_drop(conn, r);

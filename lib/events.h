@@ -29,6 +29,8 @@ typedef struct ffb__evreg {
     int baseline;     /* the first answer came */
     int32_t rid;      /* its op_que_events on the server, 0: none */
     int active;
+    ffb__sync *baseline_sync; /* a queued registration completes when its
+                                 baseline arrives */
     struct ffb__evreg *next;
 } ffb__evreg;
 
@@ -47,10 +49,12 @@ struct ffb_events {
 };
 
 /* Queue a registration (and op_connect_request when the attachment has
-   no aux connection): 0 when `sync` completes with its answer, 1 when the
+   no aux connection): 0 when `sync` completes with its answer (with
+   `at_baseline`: once the baseline has arrived on the aux connection too), 1 when the
    name was registered already (its callback replaced), or an error. */
 int ffb__events_queue_register(ffb_events *ev, const char *name,
-                               ffb_event_cb cb, void *data, ffb__sync *sync);
+                               ffb_event_cb cb, void *data, ffb__sync *sync,
+                               int at_baseline);
 /* op_cancel_events: 0 queued, 1 nothing to send. */
 int ffb__events_queue_unregister(ffb_events *ev, const char *name,
                                  ffb__sync *sync);

@@ -17,6 +17,9 @@
 #include <cmocka.h>
 
 #include "include/fastfb.h"
+#include <sys/socket.h>
+
+#include "tests/support/extio.h"
 #include "tests/support/it.h"
 
 typedef it_target target;
@@ -265,6 +268,115 @@ static void test_bad_calls(void **state) {
     ffb_conn_free(a);
 }
 
+
+/* ---- external I/O: the application owns both sockets ---- */
+
+typedef struct ext {
+    extio main, aux;
+    ffb_events *ev;
+    int aux_open;
+    int results;       /* FFB_OP_EVENTS results delivered */
+    int last_status;
+} ext;
+
+static void on_done(ffb_conn *c, const ffb_result *res, void *data) {
+    (void)c;
+    ext *e = data;
+    assert_int_equal(ffb_result_op(res), FFB_OP_EVENTS);
+    e->results++;
+    e->last_status = ffb_result_status(res);
+}
+
+/* One turn: the main connection's pump, then the aux socket: connected as
+   soon as the port is known, what it has read fed to the events object. */
+static void ext_turn(ext *e, const target *t) {
+    int rc = extio_pump(&e->main, 10);
+    if (rc < 0)
+        fail_msg("pump: %d %s", rc,
+                 ffb_error_message(ffb_conn_error(e->main.conn)));
+    if (!e->aux_open && ffb_events_aux_port(e->ev) > 0) {
+        char dsn[600];
+        const char *slash = strchr(t->dsn, '/');
+        assert_non_null(slash);
+        snprintf(dsn, sizeof(dsn), "%.*s/%d:aux", (int)(slash - t->dsn),
+                 t->dsn, ffb_events_aux_port(e->ev));
+        assert_int_equal(extio_open(&e->aux, NULL, dsn), 0);
+        e->aux_open = 1;
+    }
+    if (e->aux_open) {
+        uint8_t buf[4096];
+        ssize_t n = recv(e->aux.fd, buf, sizeof(buf), 0);
+        if (n > 0) {
+            int k = ffb_events_feed(e->ev, buf, (size_t)n);
+            if (k < 0)
+                fail_msg("feed: %d %s", k,
+                         ffb_error_message(ffb_conn_error(e->main.conn)));
+        }
+    }
+}
+
+static void test_external(void **state) {
+    const target *t = *state;
+    char x[64];
+    ename(x, sizeof(x), t, "E");
+    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
+    o.dsn = t->dsn;
+    o.password = "masterkey";
+    o.compress = t->compress;
+    o.io = FFB_IO_EXTERNAL;
+    o.io_timeout_ms = 60000;
+    o.connect_timeout_ms = 60000;
+    ext e;
+    memset(&e, 0, sizeof(e));
+    ffb_conn *a = NULL;
+    assert_int_equal(ffb_conn_new(&o, &a), 0);
+    assert_int_equal(extio_open(&e.main, a, t->dsn), 0);
+    assert_int_equal(extio_connect(&e.main), 1);
+    ffb_conn *b = conn_to(t);
+    assert_int_equal(ffb_events_new(a, &e.ev), 0);
+    heard h = {0};
+    /* The blocking calls refuse external I/O. */
+    assert_int_equal(ffb_events_register(e.ev, x, on_event, &h), FFB_E_STATE);
+    uint64_t r0 = it_rts(a);
+    assert_int_equal(
+        ffb_events_queue_register(e.ev, x, on_event, &h, on_done, &e), 0);
+    /* The result comes once the baseline has arrived on the aux socket. */
+    for (int i = 0; i < 1000 && e.results == 0; i++)
+        ext_turn(&e, t);
+    assert_int_equal(e.results, 1);
+    assert_int_equal(e.last_status, 0);
+    assert_true(e.aux_open);
+    assert_int_equal(h.calls, 0);
+    /* Let the baseline's re-registration be answered. */
+    for (int i = 0; i < 50 && ffb_conn_wants(a) != 0; i++)
+        ext_turn(&e, t);
+    /* 2: op_connect_request + op_que_events in one write, then the
+       re-registration after the baseline. */
+    assert_int_equal(it_rts(a) - r0, 2);
+
+    post(b, x, 2);
+    for (int i = 0; i < 1000 && h.total < 2; i++)
+        ext_turn(&e, t);
+    assert_int_equal(h.calls, 1);
+    assert_int_equal(h.last, 2);
+
+    /* Unregister through the queue twin. */
+    assert_int_equal(ffb_events_queue_unregister(e.ev, x, on_done, &e), 0);
+    for (int i = 0; i < 1000 && e.results < 2; i++)
+        ext_turn(&e, t);
+    assert_int_equal(e.results, 2);
+    assert_int_equal(e.last_status, 0);
+    post(b, x, 1);
+    for (int i = 0; i < 30; i++)
+        ext_turn(&e, t);
+    assert_int_equal(h.total, 2);
+
+    ffb_conn_free(a); /* frees the events object too */
+    extio_close(&e.aux);
+    extio_close(&e.main);
+    ffb_conn_free(b);
+}
+
 int main(void) {
     static const char *const names[] = {"FB3", "FB3E", "FB4", "FB4E"};
     const struct CMUnitTest tests[] = {
@@ -272,6 +384,7 @@ int main(void) {
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_detach_reattach),
         cmocka_unit_test(test_bad_calls),
+        cmocka_unit_test(test_external),
     };
     return it_main("EVENTS", names, sizeof(names) / sizeof(names[0]), tests,
                    sizeof(tests) / sizeof(tests[0]), NULL, NULL);
