@@ -2110,6 +2110,23 @@ FFB_API int ffb_events_feed(ffb_events *ev, const void *data, size_t len);
 /** The connection of an events object. Round trips: 0. Since: 0.2 */
 FFB_API ffb_conn *ffb_events_conn(const ffb_events *ev);
 
+/** The events object of a connection (NULL: none). Round trips: 0.
+    Since: 0.2 */
+FFB_API ffb_events *ffb_conn_events(const ffb_conn *conn);
+
+/**
+ * External I/O: the aux socket could not be connected. The server, which
+ * waits for it, is told (op_abort_aux_connection: no answer; pump the
+ * main connection as usual), and events stay unusable on this attachment
+ * (a registration queued with it fails with the server's
+ * isc_net_event_connect_err).
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (no aux connection being opened),
+ * fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_events_aux_abort(ffb_events *ev);
+
 /**
  * Free the events object: registered names are cancelled (one write, all
  * op_cancel_events together; on a blocking connection their answers are

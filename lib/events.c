@@ -84,6 +84,7 @@ static void aux_drop(ffb_events *ev, int state) {
 /* The connection's attachment ended (destroy: it is being freed). */
 static void attach_end(ffb_conn *conn, int destroy) {
     ffb_events *ev = conn->events;
+    conn->aux_requested = 0;
     if (ev)
         aux_drop(ev, FFB__AUX_NONE);
     /* Requests owed by the old attachment are never answered now. */
@@ -131,6 +132,19 @@ int ffb_events_new(ffb_conn *conn, ffb_events **out) {
 }
 
 ffb_conn *ffb_events_conn(const ffb_events *ev) { return ev ? ev->conn : NULL; }
+
+ffb_events *ffb_conn_events(const ffb_conn *conn) {
+    return conn ? conn->events : NULL;
+}
+
+int ffb_events_aux_abort(ffb_events *ev) {
+    if (!ev)
+        return FFB_E_INVAL;
+    if (ev->aux_state != FFB__AUX_PORT && ev->aux_state != FFB__AUX_REQUESTED)
+        return ffb__error_set(&ev->conn->err, FFB_E_STATE,
+                              "no aux connection is being opened");
+    return ffb__events_aux_failed(ev);
+}
 
 int ffb_events_fd(const ffb_events *ev) { return ev ? ev->aux_fd : -1; }
 
@@ -304,6 +318,11 @@ int ffb__events_queue_register(ffb_events *ev, const char *name,
     g->active = 1;
     g->baseline = 0;
     g->count = 0;
+    if (ev->aux_state == FFB__AUX_NONE && conn->aux_requested)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "this attachment asked for its aux connection "
+                              "already (an earlier events object): events "
+                              "need a new attachment");
     if (ev->aux_state == FFB__AUX_NONE) {
         /* Once per attachment (C.5.1): a second op_connect_request would
            orphan the first aux port on the server. */
@@ -316,6 +335,7 @@ int ffb__events_queue_register(ffb_events *ev, const char *name,
         if (rc < 0)
             return rc;
         ev->aux_state = FFB__AUX_REQUESTED;
+        conn->aux_requested = 1;
     }
     return queue_que(ev, g, sync, at_baseline);
 }

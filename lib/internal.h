@@ -346,6 +346,7 @@ struct ffb_conn {
        the connection is freed). */
     struct ffb_events *events;
     struct ffb__evreq *evreqs;
+    int aux_requested; /* this attachment sent op_connect_request */
     void (*on_attach_end)(ffb_conn *conn, int destroy);
     int fatal_code;   /* the fatal code that broke the connection */
     int bad_options;  /* ffb_conn_new refused the options: err says why */
