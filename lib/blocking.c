@@ -627,18 +627,23 @@ static int aux_pump(ffb_events *ev, int64_t deadline, int *calls) {
     return 1;
 }
 
-int ffb_events_register(ffb_events *ev, const char *name, ffb_event_cb cb,
-                        void *data) {
+/* The start of a blocking events call: 0, or why it may not run now. */
+static int events_blocking(ffb_events *ev, const char *what) {
     if (!ev)
         return FFB_E_INVAL;
-    ffb_conn *conn = ev->conn;
-    int rc = ffb__blocking(conn);
+    int rc = ffb__blocking(ev->conn);
+    if (rc == 0 && ev->in_callback)
+        rc = ffb__error_set(&ev->conn->err, FFB_E_STATE,
+                            "%s inside an event callback", what);
+    return rc;
+}
+
+int ffb_events_register(ffb_events *ev, const char *name, ffb_event_cb cb,
+                        void *data) {
+    int rc = events_blocking(ev, "ffb_events_register() (use the queue twin)");
     if (rc < 0)
         return rc;
-    if (ev->in_callback)
-        return ffb__error_set(&conn->err, FFB_E_STATE,
-                              "ffb_events_register() inside an event "
-                              "callback; use ffb_events_queue_register()");
+    ffb_conn *conn = ev->conn;
     ffb__sync sync = {0};
     rc = ffb__events_queue_register(ev, name, cb, data, &sync, 0);
     if (rc != 0)
@@ -676,12 +681,11 @@ int ffb_events_register(ffb_events *ev, const char *name, ffb_event_cb cb,
 }
 
 int ffb_events_unregister(ffb_events *ev, const char *name) {
-    if (!ev)
-        return FFB_E_INVAL;
-    ffb_conn *conn = ev->conn;
-    int rc = ffb__blocking(conn);
+    int rc = events_blocking(ev, "ffb_events_unregister() (use the queue "
+                                 "twin)");
     if (rc < 0)
         return rc;
+    ffb_conn *conn = ev->conn;
     ffb__sync sync = {0};
     rc = ffb__events_queue_unregister(ev, name, &sync);
     if (rc != 0)
@@ -690,15 +694,10 @@ int ffb_events_unregister(ffb_events *ev, const char *name) {
 }
 
 int ffb_events_wait(ffb_events *ev, int timeout_ms) {
-    if (!ev)
-        return FFB_E_INVAL;
-    ffb_conn *conn = ev->conn;
-    int rc = ffb__blocking(conn);
+    int rc = events_blocking(ev, "ffb_events_wait()");
     if (rc < 0)
         return rc;
-    if (ev->in_callback)
-        return ffb__error_set(&conn->err, FFB_E_STATE,
-                              "ffb_events_wait() inside an event callback");
+    ffb_conn *conn = ev->conn;
     int64_t deadline = timeout_ms >= 0 ? ffb_now_ms() + timeout_ms : -1;
     int calls = 0;
     for (;;) {

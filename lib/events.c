@@ -81,6 +81,18 @@ static void aux_drop(ffb_events *ev, int state) {
     }
 }
 
+/* Free the object (its aux connection dropped already). */
+static void ev_free(ffb_events *ev) {
+    ffb_conn *conn = ev->conn;
+    ffbp_writer_free(&ev->in);
+    for (ffb__evreg *g = ev->regs, *n; g; g = n) {
+        n = g->next;
+        ffb__free(conn->alloc, g);
+    }
+    conn->events = NULL;
+    ffb__free(conn->alloc, ev);
+}
+
 /* The connection's attachment ended (destroy: it is being freed). */
 static void attach_end(ffb_conn *conn, int destroy) {
     ffb_events *ev = conn->events;
@@ -97,15 +109,8 @@ static void attach_end(ffb_conn *conn, int destroy) {
     }
     if (ev)
         ev->owed = 0;
-    if (destroy && ev) {
-        ffbp_writer_free(&ev->in);
-        for (ffb__evreg *g = ev->regs, *n; g; g = n) {
-            n = g->next;
-            ffb__free(conn->alloc, g);
-        }
-        conn->events = NULL;
-        ffb__free(conn->alloc, ev);
-    }
+    if (destroy && ev)
+        ev_free(ev);
 }
 
 int ffb_events_new(ffb_conn *conn, ffb_events **out) {
@@ -395,13 +400,7 @@ void ffb__events_destroy(ffb_events *ev) {
             q->sync = NULL;
         }
     aux_drop(ev, FFB__AUX_NONE);
-    ffbp_writer_free(&ev->in);
-    for (ffb__evreg *g = ev->regs, *n; g; g = n) {
-        n = g->next;
-        ffb__free(conn->alloc, g);
-    }
-    conn->events = NULL;
-    ffb__free(conn->alloc, ev);
+    ev_free(ev);
 }
 
 void ffb__events_aux_open(ffb_events *ev, int fd) {

@@ -60,16 +60,6 @@ static void ename(char *out, size_t size, const target *t, const char *tag) {
     snprintf(out, size, "X_%s_%s_%d", tag, t->name, (int)getpid());
 }
 
-/* B posts `name` `times` times in one committed transaction. */
-static void post(ffb_conn *b, const char *name, int times) {
-    char sql[512];
-    int n = snprintf(sql, sizeof(sql), "EXECUTE BLOCK AS BEGIN ");
-    for (int i = 0; i < times; i++)
-        n += snprintf(sql + n, sizeof(sql) - (size_t)n, "POST_EVENT '%s'; ",
-                      name);
-    snprintf(sql + n, sizeof(sql) - (size_t)n, "END");
-    it_exec(b, "%s", sql);
-}
 
 /* Wait until `h` has heard `total` posts (each wait delivers >= 1). */
 static void wait_total(ffb_events *ev, heard *h, uint32_t total) {
@@ -126,7 +116,7 @@ static void test_deltas(void **state) {
     assert_int_equal(hx.calls + hy.calls, 0);
     assert_int_equal(it_rts(a) - r0, 0); /* nothing came, nothing sent */
 
-    post(b, x, 1);
+    it_post_event(b, x, 1);
     r0 = it_rts(a);
     assert_int_equal(ffb_events_wait(ev, 10000), 1);
     /* 1: the re-registration after the notification. */
@@ -137,15 +127,15 @@ static void test_deltas(void **state) {
     assert_int_equal(hy.calls, 0);
 
     /* Three posts in one transaction: one callback with delta 3. */
-    post(b, x, 3);
+    it_post_event(b, x, 3);
     assert_int_equal(ffb_events_wait(ev, 10000), 1);
     assert_int_equal(hx.calls, 2);
     assert_int_equal(hx.last, 3);
     assert_int_equal(hx.total, 4);
 
     /* Two commits before A reads: the deltas add up exactly. */
-    post(b, y, 1);
-    post(b, y, 2);
+    it_post_event(b, y, 1);
+    it_post_event(b, y, 2);
     wait_total(ev, &hy, 3);
     assert_true(hy.calls >= 1 && hy.calls <= 2);
     assert_int_equal(hx.total, 4);
@@ -155,18 +145,18 @@ static void test_deltas(void **state) {
     assert_int_equal(ffb_events_unregister(ev, x), 0);
     assert_int_equal(it_rts(a) - r0, 1);
     assert_int_equal(ffb_events_unregister(ev, x), 1); /* nothing to send */
-    post(b, x, 2);
+    it_post_event(b, x, 2);
     r0 = it_rts(a);
     assert_int_equal(ffb_events_wait(ev, 500), FFB_E_TIMEOUT);
     assert_int_equal(it_rts(a) - r0, 0);
     assert_int_equal(hx.total, 4);
     /* The other name still listens. */
-    post(b, y, 1);
+    it_post_event(b, y, 1);
     wait_total(ev, &hy, 4);
 
     /* Registered again: a new baseline, then the posts from now on. */
     OK(a, ffb_events_register(ev, x, on_event, &hx));
-    post(b, x, 1);
+    it_post_event(b, x, 1);
     wait_total(ev, &hx, 5);
 
     /* Both connections stay usable. */
@@ -190,9 +180,9 @@ static void test_stale_requeue(void **state) {
     heard h = {0};
     OK(a, ffb_events_register(ev, x, on_event, &h));
     struct timespec ms200 = {0, 200000000};
-    post(b, x, 1);
+    it_post_event(b, x, 1);
     nanosleep(&ms200, NULL); /* its notification is sent: none queued */
-    post(b, x, 1);
+    it_post_event(b, x, 1);
     nanosleep(&ms200, NULL);
     wait_total(ev, &h, 2);
     ffb_conn_free(a);
@@ -240,7 +230,7 @@ static void test_detach_reattach(void **state) {
     OK(a, ffb_events_register(ev, x, on_event, &h));
     int port1 = ffb_events_aux_port(ev);
     assert_true(ffb_events_fd(ev) >= 0 && port1 > 0);
-    post(b, x, 1);
+    it_post_event(b, x, 1);
     wait_total(ev, &h, 1);
 
     OK(a, ffb_conn_close(a));
@@ -258,7 +248,7 @@ static void test_detach_reattach(void **state) {
     assert_int_equal(it_rts(a) - r0, 2);
     assert_int_equal(packets_sent(a) - p0, 3);
     assert_true(ffb_events_fd(ev) >= 0);
-    post(b, x, 2);
+    it_post_event(b, x, 2);
     wait_total(ev, &h, 3);
     assert_int_equal(h.last, 2);
 
@@ -377,15 +367,15 @@ static void test_external(void **state) {
        re-registration after the baseline. */
     assert_int_equal(it_rts(a) - r0, 2);
 
-    post(b, x, 2);
+    it_post_event(b, x, 2);
     for (int i = 0; i < 1000 && h.total < 2; i++)
         ext_turn(&e, t);
     assert_int_equal(h.calls, 1);
     assert_int_equal(h.last, 2);
 
     /* Two commits: the deltas add up exactly. */
-    post(b, x, 1);
-    post(b, x, 1);
+    it_post_event(b, x, 1);
+    it_post_event(b, x, 1);
     for (int i = 0; i < 1000 && h.total < 4; i++)
         ext_turn(&e, t);
     assert_int_equal(h.total, 4);
@@ -396,7 +386,7 @@ static void test_external(void **state) {
         ext_turn(&e, t);
     assert_int_equal(e.results, 2);
     assert_int_equal(e.last_status, 0);
-    post(b, x, 1);
+    it_post_event(b, x, 1);
     for (int i = 0; i < 30; i++)
         ext_turn(&e, t);
     assert_int_equal(h.total, 4);

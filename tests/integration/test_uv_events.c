@@ -93,16 +93,6 @@ static void on_event(ffb_events *ev, const char *name, uint32_t count,
     h->enough = h->total >= h->want;
 }
 
-/* B posts `name` `times` times in one committed transaction. */
-static void post(ffb_conn *b, const char *name, int times) {
-    char sql[512];
-    int n = snprintf(sql, sizeof(sql), "EXECUTE BLOCK AS BEGIN ");
-    for (int i = 0; i < times; i++)
-        n += snprintf(sql + n, sizeof(sql) - (size_t)n, "POST_EVENT '%s'; ",
-                      name);
-    snprintf(sql + n, sizeof(sql) - (size_t)n, "END");
-    it_exec(b, "%s", sql);
-}
 
 /* The callbacks set `enough` once `total` reaches `n`. */
 static void want(heard *h, uint32_t n) {
@@ -153,7 +143,7 @@ static void test_uv_events(void **state) {
 
     /* Three posts in one transaction: one callback on the loop, delta 3. */
     want(&h, 3);
-    post(b, x, 3);
+    it_post_event(b, x, 3);
     run_until(&loop, &h.enough, 10000, 0, "the notification");
     assert_int_equal(h.calls, 1);
     assert_int_equal(h.last, 3);
@@ -163,8 +153,8 @@ static void test_uv_events(void **state) {
        so the re-registration carries an older count and fires at once:
        the deltas add up exactly. */
     want(&h, 5);
-    post(b, x, 1);
-    post(b, x, 1);
+    it_post_event(b, x, 1);
+    it_post_event(b, x, 1);
     run_until(&loop, &h.enough, 10000, 0, "the notifications");
     assert_int_equal(h.total, 5);
     assert_true(h.calls >= 2 && h.calls <= 3);
@@ -177,7 +167,7 @@ static void test_uv_events(void **state) {
     assert_int_equal(us.status, 0);
     assert_int_equal(it_rts(a) - r0, 1); /* op_cancel_events */
     want(&h, 6);
-    post(b, x, 1);
+    it_post_event(b, x, 1);
     run_until(&loop, &h.enough, 500, 1, "");
     assert_int_equal(h.total, 5);
 
