@@ -233,6 +233,19 @@ static void test_detach_reattach(void **state) {
     it_post_event(b, x, 1);
     wait_total(ev, &h, 1);
 
+    /* A new events object on the same attachment may not ask for a
+       second aux connection: refused, nothing sent. */
+    uint64_t r1 = it_rts(a);
+    ffb_events_free(ev);
+    assert_int_equal(it_rts(a) - r1, 1); /* op_cancel_events */
+    assert_int_equal(ffb_events_new(a, &ev), 0);
+    r1 = it_rts(a);
+    uint64_t p1 = packets_sent(a);
+    assert_int_equal(ffb_events_register(ev, x, on_event, &h), FFB_E_STATE);
+    assert_int_equal(it_rts(a) - r1, 0);
+    assert_int_equal(packets_sent(a) - p1, 0);
+    OK(a, ffb_conn_ping(a));
+
     OK(a, ffb_conn_close(a));
     /* Detach closed the aux connection, and the server has no requests. */
     assert_int_equal(ffb_events_fd(ev), -1);
