@@ -1985,8 +1985,9 @@ FFB_API void ffb_pool_free(ffb_pool *pool);
  * plain TCP even when the main connection is encrypted or compressed (the
  * server never encrypts it): event names and counts travel in clear.
  * There is one aux connection per attachment, never a second; it closes
- * when the attachment ends (ffb_conn_close(), ffb_conn_free(), a broken
- * connection). After a new connect, register again: that opens a new one.
+ * when the attachment ends (ffb_conn_close(), ffb_conn_free(), a new
+ * connect), or when the server ends it. After a new connect, register
+ * again: that opens a new one.
  *
  * With FFB_IO_EXTERNAL the application connects the aux socket itself
  * (to ffb_events_aux_port() on the main connection's host, as soon as it
@@ -2130,7 +2131,11 @@ FFB_API int ffb_events_aux_abort(ffb_events *ev);
 /**
  * Free the events object: registered names are cancelled (one write, all
  * op_cancel_events together; on a blocking connection their answers are
- * waited for), the aux connection is closed. ffb_events_free(NULL) does
+ * waited for). The aux connection stays open until the attachment ends
+ * (closing it earlier is not noticed by the server; Firebird 4.0.5 with
+ * compression sent garbage on the main connection after it), and a new
+ * events object cannot register on the same attachment (FFB_E_STATE): that
+ * would need a second op_connect_request. ffb_events_free(NULL) does
  * nothing.
  * Round trips: 1 when names were registered on a blocking attached
  * connection, else 0.

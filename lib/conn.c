@@ -329,6 +329,7 @@ static ffb_conn *refused(ffb_conn *c, int code, const char *why) {
     else if (c->err.code == 0)
         ffb__error_set(&c->err, code, "invalid connection options");
     c->net.fd = -1;
+    c->aux_fd = -1;
     ffb__conn_set_transport(c, NULL, NULL);
     install_hooks(c);
     c->hs_deadline = -1;
@@ -369,6 +370,7 @@ int ffb_conn_new(const ffb_conn_options *opts, ffb_conn **out) {
         c->alloc = &c->alloc_copy;
     }
     c->net.fd = -1;
+    c->aux_fd = -1;
     ffb__conn_set_transport(c, NULL, NULL); /* sockets */
     install_hooks(c);
     c->hs_deadline = -1;

@@ -64,9 +64,18 @@ static void baseline_end(ffb_conn *conn, ffb__evreg *g, int rc) {
     }
 }
 
+/* The events object stops reading its aux connection (`state` says why).
+   The socket itself belongs to the attachment and is closed only when
+   that ends (attach_end) or the server ended it (FFB__AUX_GONE): a client
+   that closes it while attached is not noticed by the server (C.5.1), and
+   Firebird 4.0.5 with compression was seen sending garbage on the main
+   connection right after it (docs/events.md). */
 static void aux_drop(ffb_events *ev, int state) {
-    if (ev->aux_fd >= 0)
-        ffb__aux_close(ev->aux_fd);
+    ffb_conn *conn = ev->conn;
+    if (state == FFB__AUX_GONE && conn->aux_fd >= 0) {
+        ffb__aux_close(conn->aux_fd);
+        conn->aux_fd = -1;
+    }
     ev->aux_fd = -1;
     ev->aux_port = 0;
     ev->aux_state = state;
@@ -97,6 +106,9 @@ static void ev_free(ffb_events *ev) {
 static void attach_end(ffb_conn *conn, int destroy) {
     ffb_events *ev = conn->events;
     conn->aux_requested = 0;
+    if (conn->aux_fd >= 0)
+        ffb__aux_close(conn->aux_fd);
+    conn->aux_fd = -1;
     if (ev)
         aux_drop(ev, FFB__AUX_NONE);
     /* Requests owed by the old attachment are never answered now. */
@@ -404,6 +416,7 @@ void ffb__events_destroy(ffb_events *ev) {
 }
 
 void ffb__events_aux_open(ffb_events *ev, int fd) {
+    ev->conn->aux_fd = fd;
     ev->aux_fd = fd;
     ev->aux_state = FFB__AUX_OPEN;
 }

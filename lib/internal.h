@@ -347,6 +347,8 @@ struct ffb_conn {
     struct ffb_events *events;
     struct ffb__evreq *evreqs;
     int aux_requested; /* this attachment sent op_connect_request */
+    int aux_fd;        /* its aux socket (blocking I/O; -1: none): it
+                          lives as long as the attachment */
     void (*on_attach_end)(ffb_conn *conn, int destroy);
     int fatal_code;   /* the fatal code that broke the connection */
     int bad_options;  /* ffb_conn_new refused the options: err says why */

@@ -614,13 +614,18 @@ static void aux_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     if (nread == 0 || a->closing == CL_TEARDOWN || a->aux != (tcp_slot *)s)
         return;
     ffb_events *ev = ffb_conn_events(a->conn);
-    int rc = FFB_E_STATE;
-    if (ev && nread > 0)
-        rc = ffb_events_feed(ev, a->abuf, (size_t)nread);
-    else if (ev)
-        rc = ffb_events_feed(ev, NULL, 0); /* EOF: the attachment is gone */
-    if (rc < 0)
-        close_aux(a); /* garbage or the end: the events object stopped */
+    if (nread < 0) { /* the end (or an error): the attachment is gone */
+        if (ev)
+            ffb_events_feed(ev, NULL, 0);
+        close_aux(a);
+        return;
+    }
+    /* Garbage stops the events object; the socket stays open as long as
+       the attachment (the server does not notice a close, and Firebird 4
+       with compression misbehaved after one: docs/events.md). Without an
+       events object (freed) the bytes are dropped. */
+    if (ev && ffb_events_feed(ev, a->abuf, (size_t)nread) < 0)
+        uv_read_stop(s);
 }
 
 static void aux_connected(uv_connect_t *req, int status) {

@@ -4,7 +4,8 @@
  * listener whose thread writes scripted bytes, stage by stage. Garbage on
  * the aux connection (unknown packets, absurd lengths, malformed EPBs, a
  * missing name) is FFB_E_PROTO from the call that read it, the events
- * object stops (its aux is closed) and the main connection stays usable;
+ * object stops reading the aux connection (open until the attachment
+ * ends) and the main connection stays usable;
  * notifications split into single bytes, for unknown request ids, and
  * counts that go backwards are handled without a crash. A bad
  * op_connect_request answer breaks the connection (the server would wait
