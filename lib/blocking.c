@@ -638,14 +638,10 @@ static int events_blocking(ffb_events *ev, const char *what) {
     return rc;
 }
 
-int ffb_events_register(ffb_events *ev, const char *name, ffb_event_cb cb,
-                        void *data) {
-    int rc = events_blocking(ev, "ffb_events_register() (use the queue twin)");
-    if (rc < 0)
-        return rc;
+static int register_wait(ffb_events *ev, const char *name, ffb_event_cb cb,
+                         void *data, ffb__sync *sync) {
     ffb_conn *conn = ev->conn;
-    ffb__sync sync = {0};
-    rc = ffb__events_queue_register(ev, name, cb, data, &sync, 0);
+    int rc = ffb__events_queue_register(ev, name, cb, data, sync, 0);
     if (rc != 0)
         return rc < 0 ? rc : 0;
     if (ev->aux_state == FFB__AUX_REQUESTED) {
@@ -653,11 +649,11 @@ int ffb_events_register(ffb_events *ev, const char *name, ffb_event_cb cb,
         if (rc < 0) {
             /* The registration's answer (isc_net_event_connect_err) is
                read, so that the connection stays in step. */
-            int r2 = ffb__wait(conn, &sync.done);
+            int r2 = ffb__wait(conn, &sync->done);
             return r2 < 0 && r2 <= FFB_E_FATAL ? r2 : rc;
         }
     }
-    rc = ffb__await(conn, 0, &sync);
+    rc = ffb__await(conn, 0, sync);
     if (rc < 0)
         return rc;
     /* The baseline (the server answers a new registration at once with
@@ -680,6 +676,17 @@ int ffb_events_register(ffb_events *ev, const char *name, ffb_event_cb cb,
     return 0;
 }
 
+int ffb_events_register(ffb_events *ev, const char *name, ffb_event_cb cb,
+                        void *data) {
+    int rc = events_blocking(ev, "ffb_events_register() (use the queue twin)");
+    if (rc < 0)
+        return rc;
+    ffb__sync sync = {0};
+    rc = register_wait(ev, name, cb, data, &sync);
+    ffb__events_forget_sync(ev->conn, &sync);
+    return rc;
+}
+
 int ffb_events_unregister(ffb_events *ev, const char *name) {
     int rc = events_blocking(ev, "ffb_events_unregister() (use the queue "
                                  "twin)");
@@ -688,9 +695,10 @@ int ffb_events_unregister(ffb_events *ev, const char *name) {
     ffb_conn *conn = ev->conn;
     ffb__sync sync = {0};
     rc = ffb__events_queue_unregister(ev, name, &sync);
-    if (rc != 0)
-        return rc;
-    return ffb__await(conn, 0, &sync);
+    if (rc == 0)
+        rc = ffb__await(conn, 0, &sync);
+    ffb__events_forget_sync(conn, &sync);
+    return rc;
 }
 
 int ffb_events_wait(ffb_events *ev, int timeout_ms) {
@@ -728,6 +736,7 @@ void ffb_events_free(ffb_events *ev) {
             ev, conn->io == FFB_IO_BLOCKING ? &sync : NULL);
         if (rc == 0 && conn->io == FFB_IO_BLOCKING)
             ffb__run(conn, ffb__events_owed_none, ev);
+        ffb__events_forget_sync(conn, &sync);
     }
     ffb__events_destroy(ev);
 }

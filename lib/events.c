@@ -113,9 +113,15 @@ static void attach_end(ffb_conn *conn, int destroy) {
         aux_drop(ev, FFB__AUX_NONE);
     /* Requests owed by the old attachment are never answered now. */
     while (conn->evreqs) {
-        if (conn->evreqs->sync && !conn->evreqs->sync->done) {
-            conn->evreqs->sync->rc = FFB_E_CANCELLED;
-            conn->evreqs->sync->done = 1;
+        ffb__sync *sy = conn->evreqs->sync;
+        if (sy && !sy->done) {
+            if (sy->rc == 0) {
+                ffb__error_set(ffb__sync_error(conn, sy), FFB_E_CANCELLED,
+                               "cancelled: the attachment ended before the "
+                               "answer arrived");
+                sy->rc = FFB_E_CANCELLED;
+            }
+            sy->done = 1;
         }
         req_unlink(conn, conn->evreqs);
     }
@@ -393,6 +399,16 @@ int ffb__events_cancel_all(ffb_events *ev, ffb__sync *sync) {
     return queued;
 }
 
+void ffb__events_forget_sync(ffb_conn *conn, ffb__sync *sync) {
+    for (ffb__evreq *q = conn->evreqs; q; q = q->next)
+        if (q->sync == sync)
+            q->sync = NULL;
+    if (conn->events)
+        for (ffb__evreg *g = conn->events->regs; g; g = g->next)
+            if (g->baseline_sync == sync)
+                g->baseline_sync = NULL;
+}
+
 int ffb__events_has_baseline(ffb_events *ev, const char *name) {
     ffb__evreg *g = find_reg(ev, name, strlen(name));
     /* Unregistered by a callback meanwhile: nothing to wait for. */
@@ -407,10 +423,8 @@ int ffb__events_owed_none(ffb_conn *conn, const void *ev) {
 void ffb__events_destroy(ffb_events *ev) {
     ffb_conn *conn = ev->conn;
     for (ffb__evreq *q = conn->evreqs; q; q = q->next)
-        if (q->ev == ev) {
+        if (q->ev == ev)
             q->ev = NULL; /* answered later, or freed with the connection */
-            q->sync = NULL;
-        }
     aux_drop(ev, FFB__AUX_NONE);
     ev_free(ev);
 }

@@ -61,6 +61,9 @@ int ffb__events_queue_unregister(ffb_events *ev, const char *name,
 /* Every active name: 0 when `sync` completes with the last answer
    (every cancel records its failure there), 1 nothing to send. */
 int ffb__events_cancel_all(ffb_events *ev, ffb__sync *sync);
+/* A blocking call's `sync` (on its stack) is no longer waited for: no
+   request or registration may complete it after the call returned. */
+void ffb__events_forget_sync(ffb_conn *conn, ffb__sync *sync);
 /* The name's first answer (the baseline) came, or it is not registered. */
 int ffb__events_has_baseline(ffb_events *ev, const char *name);
 /* Until condition for ffb__run: no answer owed to `ev`. */
