@@ -1996,8 +1996,10 @@ FFB_API void ffb_pool_free(ffb_pool *pool);
 typedef struct ffb_events ffb_events;
 
 /** A notification: `name` (NUL-terminated, as registered) was posted
-    `count` times (>= 1) since the previous callback for it. Calls on the
-    ffb_events object are allowed inside, except ffb_events_free(). */
+    `count` times (>= 1) since the previous callback for it. Inside, as in
+    a result callback, the connection may not be closed or freed, nor the
+    events object freed or waited on; other calls are allowed (the queue
+    twins, and the blocking ffb_events_unregister()). */
 typedef void (*ffb_event_cb)(ffb_events *ev, const char *name,
                              uint32_t count, void *data);
 

@@ -688,8 +688,11 @@ int ffb_events_register(ffb_events *ev, const char *name, ffb_event_cb cb,
 }
 
 int ffb_events_unregister(ffb_events *ev, const char *name) {
-    int rc = events_blocking(ev, "ffb_events_unregister() (use the queue "
-                                 "twin)");
+    /* Allowed inside an event callback: it reads only the main
+       connection. */
+    if (!ev)
+        return FFB_E_INVAL;
+    int rc = ffb__blocking(ev->conn);
     if (rc < 0)
         return rc;
     ffb_conn *conn = ev->conn;

@@ -491,9 +491,14 @@ static int deliver(ffb_events *ev, const ffbp_event *e, int *calls) {
         return rc;
     if (delta) {
         (*calls)++;
+        /* As in a result callback: the connection may not be closed or
+           freed from inside (the call delivering still uses it). */
+        int was = conn->in_callback;
+        conn->in_callback = 1;
         ev->in_callback++;
         g->cb(ev, g->name, delta, g->data);
         ev->in_callback--;
+        conn->in_callback = was;
     }
     return 0;
 }

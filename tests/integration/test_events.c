@@ -189,6 +189,48 @@ static void test_stale_requeue(void **state) {
     ffb_conn_free(b);
 }
 
+/* What a callback may do: unregister its own name (blocking), not close
+   the connection nor wait. */
+typedef struct selfish {
+    heard h;
+    int close_rc, wait_rc, unreg_rc;
+} selfish;
+
+static void on_event_unregister(ffb_events *ev, const char *name,
+                                uint32_t count, void *data) {
+    selfish *s = data;
+    on_event(ev, name, count, &s->h);
+    s->close_rc = ffb_conn_close(ffb_events_conn(ev));
+    s->wait_rc = ffb_events_wait(ev, 0);
+    s->unreg_rc = ffb_events_unregister(ev, name);
+}
+
+static void test_callback_calls(void **state) {
+    const target *t = *state;
+    char x[64];
+    ename(x, sizeof(x), t, "C");
+    ffb_conn *a = conn_to(t), *b = conn_to(t);
+    ffb_events *ev = NULL;
+    assert_int_equal(ffb_events_new(a, &ev), 0);
+    selfish s = {0};
+    OK(a, ffb_events_register(ev, x, on_event_unregister, &s));
+    it_post_event(b, x, 1);
+    assert_int_equal(ffb_events_wait(ev, 10000), 1);
+    assert_int_equal(s.close_rc, FFB_E_STATE);
+    assert_int_equal(s.wait_rc, FFB_E_STATE);
+    assert_int_equal(s.unreg_rc, 0);
+    assert_int_equal(s.h.total, 1);
+    assert_true(ffb_conn_is_attached(a));
+    /* Unregistered inside: the re-registration queued before the callback
+       was cancelled by it, so nothing more comes. */
+    it_post_event(b, x, 1);
+    assert_int_equal(ffb_events_wait(ev, 500), FFB_E_TIMEOUT);
+    assert_int_equal(s.h.total, 1);
+    OK(a, ffb_conn_ping(a));
+    ffb_conn_free(a);
+    ffb_conn_free(b);
+}
+
 static void test_timeout(void **state) {
     const target *t = *state;
     char x[64];
@@ -415,6 +457,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deltas),
         cmocka_unit_test(test_stale_requeue),
+        cmocka_unit_test(test_callback_calls),
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_detach_reattach),
         cmocka_unit_test(test_bad_calls),
