@@ -383,6 +383,12 @@ static void ext_turn(ext *e, const target *t) {
     }
 }
 
+static void on_detached(ffb_conn *c, const ffb_result *res, void *data) {
+    (void)c;
+    assert_int_equal(ffb_result_status(res), 0);
+    *(int *)data = 1;
+}
+
 static void test_external(void **state) {
     const target *t = *state;
     char x[64];
@@ -446,9 +452,16 @@ static void test_external(void **state) {
         ext_turn(&e, t);
     assert_int_equal(h.total, 4);
 
-    ffb_conn_free(a); /* frees the events object too */
-    extio_close(&e.aux);
+    /* The application's order: detach, close the main socket, and only
+       then the aux socket (it belongs to the attachment: docs/events.md). */
+    int detached = 0;
+    assert_int_equal(ffb_conn_queue_detach(a, on_detached, &detached), 0);
+    for (int i = 0; i < 1000 && !detached; i++)
+        ext_turn(&e, t);
+    assert_int_equal(detached, 1);
     extio_close(&e.main);
+    extio_close(&e.aux);
+    ffb_conn_free(a); /* frees the events object too */
     ffb_conn_free(b);
 }
 
