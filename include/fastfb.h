@@ -1360,7 +1360,8 @@ enum ffb_op {
     FFB_OP_RESET,
     FFB_OP_TX_PREPARE, /* ffb_tx_queue_prepare() (0.2) */
     FFB_OP_SVC_INFO,  /* ffb_svc_queue_server_info() */
-    FFB_OP_SVC_ACTION /* ffb_svc_queue_run() */
+    FFB_OP_SVC_ACTION, /* ffb_svc_queue_run() */
+    FFB_OP_EVENTS /* ffb_events_queue_register / _unregister */
 };
 
 /**
@@ -2484,6 +2485,182 @@ FFB_API int ffb_svc_queue_restore(ffb_conn *conn, const char *target,
 FFB_API int ffb_svc_queue_set_properties(ffb_conn *conn, const char *db,
                                          const ffb_svc_properties *p,
                                          ffb_cb cb, void *data);
+/* ---- events (POST_EVENT notifications) --------------------------------- */
+
+/*
+ * Firebird events: a trigger or procedure runs POST_EVENT 'name'; when its
+ * transaction commits, every attachment that registered interest in that
+ * name is told how many times it was posted. libfastfb delivers each
+ * notification to a callback as a DELTA: the number of posts since the
+ * previous delivery (several commits before a delivery are coalesced into
+ * one callback with their sum). docs/events.md has the design.
+ *
+ * The server sends notifications on a second, auxiliary TCP connection
+ * that the library opens the first time a name is registered on an
+ * attachment (op_connect_request), towards the port the server announces
+ * and the same address as the main connection. The aux connection is
+ * plain TCP even when the main connection is encrypted or compressed (the
+ * server never encrypts it): event names and counts travel in clear.
+ * There is one aux connection per attachment, never a second; it closes
+ * when the attachment ends (ffb_conn_close(), ffb_conn_free(), a new
+ * connect), or when the server ends it. After a new connect, register
+ * again: that opens a new one.
+ *
+ * With FFB_IO_EXTERNAL the application connects the aux socket itself
+ * (to ffb_events_aux_port() on the main connection's host, as soon as it
+ * is known) and feeds what it reads with ffb_events_feed().
+ */
+typedef struct ffb_events ffb_events;
+
+/** A notification: `name` (NUL-terminated, as registered) was posted
+    `count` times (>= 1) since the previous callback for it. Inside, as in
+    a result callback, the connection may not be closed or freed, nor the
+    events object freed or waited on; other calls are allowed (the queue
+    twins, and the blocking ffb_events_unregister()). */
+typedef void (*ffb_event_cb)(ffb_events *ev, const char *name,
+                             uint32_t count, void *data);
+
+/**
+ * The events object of a connection: at most one per connection (a second
+ * call answers FFB_E_STATE), so that the attachment never asks for a
+ * second aux connection. Nothing is sent.
+ * Ownership: ffb_events_free(), or ffb_conn_free() frees it with the
+ * connection.
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (the connection has one), FFB_E_NOMEM.
+ * Since: 0.2
+ */
+FFB_API int ffb_events_new(ffb_conn *conn, ffb_events **out);
+
+/**
+ * Register interest in event `name` (1..255 bytes, compared exactly, case
+ * sensitive; trailing blanks are not significant to the server) and call
+ * `cb` for its notifications. The server answers a new registration at
+ * once, on the aux connection, with the current count: the call waits for
+ * that baseline (no callback for it) and re-registers, so that every post
+ * committed after it returns is delivered. Registering a name again only
+ * replaces its callback. Callbacks of other names may run inside.
+ * Round trips: 2 - op_que_events (the first registration of an
+ * attachment: op_connect_request + op_que_events in one write, then the
+ * aux TCP connect, which ffb_stats.round_trips does not count), then the
+ * re-registration after the baseline. 0 when the name was registered.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (not attached, external I/O,
+ * inside an event callback), FFB_E_SERVER, FFB_E_IO (the aux connection
+ * could not be opened: the server is told with op_abort_aux_connection
+ * and events stay unusable on this attachment), FFB_E_TIMEOUT (no
+ * baseline within io_timeout_ms, default 60 s), fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_events_register(ffb_events *ev, const char *name,
+                                ffb_event_cb cb, void *data);
+
+/**
+ * Queue twin of ffb_events_register(): an FFB_OP_EVENTS result follows,
+ * unless it returns 1 (the name was registered already: only its callback
+ * is replaced). The first registration of an attachment queues op_connect_request too;
+ * the aux connection must then be connected as soon as
+ * ffb_events_aux_port() is non-zero (the server serves nothing else on the
+ * main connection until it is), which is why a blocking connection takes
+ * this twin only once its aux connection is open (FFB_E_STATE before).
+ * Round trips: 0 (queues only).
+ * Returns: 0, 1, FFB_E_INVAL, FFB_E_STATE, FFB_E_NOMEM.
+ * Since: 0.2
+ */
+FFB_API int ffb_events_queue_register(ffb_events *ev, const char *name,
+                                      ffb_event_cb cb, void *data,
+                                      ffb_cb done, void *done_data);
+
+/**
+ * Stop the notifications of `name` (op_cancel_events). A notification
+ * already on its way is dropped. 1 when nothing had to be sent (the name
+ * is not registered, or its request is not queued on the server).
+ * Round trips: 1 (0 when it returns 1).
+ * Returns: 0, 1, FFB_E_INVAL, FFB_E_STATE, FFB_E_SERVER, fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_events_unregister(ffb_events *ev, const char *name);
+
+/** Queue twin of ffb_events_unregister(): an FFB_OP_EVENTS result follows
+    unless it returns 1. Round trips: 0. Since: 0.2 */
+FFB_API int ffb_events_queue_unregister(ffb_events *ev, const char *name,
+                                        ffb_cb done, void *done_data);
+
+/**
+ * Wait up to `timeout_ms` (-1: no limit) for notifications on the aux
+ * connection and deliver them (callbacks run inside). Each delivery is
+ * re-registered at once with the counts just seen (op_que_events on the
+ * main connection, all names of one read in one write), and the call
+ * returns once those answers are in.
+ * Round trips: 1 per read that delivered (the re-registration); 0 on
+ * timeout.
+ * Returns: the number of callbacks made (>= 1), FFB_E_TIMEOUT (nothing
+ * within the time; the connection is unaffected), FFB_E_STATE (external
+ * I/O, no aux connection), FFB_E_CLOSED (the aux connection ended: the
+ * attachment is gone), FFB_E_PROTO (the server sent garbage on the aux
+ * connection; it is closed), fatal codes of the main connection.
+ * Since: 0.2
+ */
+FFB_API int ffb_events_wait(ffb_events *ev, int timeout_ms);
+
+/** The aux connection's socket to poll for reading (blocking I/O), then
+    call ffb_events_wait(ev, 0); -1 when there is none. Round trips: 0.
+    Since: 0.2 */
+FFB_API int ffb_events_fd(const ffb_events *ev);
+
+/** The TCP port the server announced for the aux connection, 0 while
+    none is known (or after the attachment ended). With FFB_IO_EXTERNAL
+    the application connects to it on the main connection's host.
+    Round trips: 0. Since: 0.2 */
+FFB_API int ffb_events_aux_port(const ffb_events *ev);
+
+/**
+ * External I/O: give the bytes read from the aux socket. Complete
+ * notifications are delivered (callbacks run inside) and their
+ * re-registrations queued on the main connection (pump it as usual);
+ * incomplete packets are kept. `len` 0 means end of file (the attachment
+ * is gone).
+ * Round trips: 0.
+ * Returns: the number of callbacks made (>= 0), FFB_E_INVAL, FFB_E_STATE
+ * (no aux connection expected), FFB_E_CLOSED (end of file), FFB_E_PROTO
+ * (garbage: the events object stops), FFB_E_NOMEM.
+ * Since: 0.2
+ */
+FFB_API int ffb_events_feed(ffb_events *ev, const void *data, size_t len);
+
+/** The connection of an events object. Round trips: 0. Since: 0.2 */
+FFB_API ffb_conn *ffb_events_conn(const ffb_events *ev);
+
+/** The events object of a connection (NULL: none). Round trips: 0.
+    Since: 0.2 */
+FFB_API ffb_events *ffb_conn_events(const ffb_conn *conn);
+
+/**
+ * External I/O: the aux socket could not be connected. The server, which
+ * waits for it, is told (op_abort_aux_connection: no answer; pump the
+ * main connection as usual), and events stay unusable on this attachment
+ * (a registration queued with it fails with the server's
+ * isc_net_event_connect_err).
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (no aux connection being opened),
+ * fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_events_aux_abort(ffb_events *ev);
+
+/**
+ * Free the events object: registered names are cancelled (one write, all
+ * op_cancel_events together; on a blocking connection their answers are
+ * waited for). The aux connection stays open until the attachment ends
+ * (closing it earlier is not noticed by the server; Firebird 4.0.5 with
+ * compression sent garbage on the main connection after it), and a new
+ * events object cannot register on the same attachment (FFB_E_STATE): that
+ * would need a second op_connect_request. ffb_events_free(NULL) does
+ * nothing.
+ * Round trips: 1 when names were registered on a blocking attached
+ * connection, else 0.
+ * Since: 0.2
+ */
+FFB_API void ffb_events_free(ffb_events *ev);
 
 #ifdef __cplusplus
 }

@@ -311,6 +311,34 @@ FFB_API uv_loop_t *ffb_uv_pool_loop(const ffb_uv_pool *pool);
 FFB_API int ffb_uv_pool_close(ffb_uv_pool *pool, ffb_uv_pool_close_cb cb,
                               void *data);
 
+/* ---- events on the loop ------------------------------------------------ */
+
+/**
+ * Register an event name on a connection of this adapter (its events
+ * object made with ffb_events_new()), as ffb_events_queue_register():
+ * when the server announces the aux port the adapter connects it on the
+ * loop (uv_tcp, plain TCP even when the main connection is encrypted, to
+ * the address the main stream is connected to) and reads it; event
+ * callbacks run on the loop, inside the adapter's read callback, and the
+ * re-registrations go out with the connection's next write. `done` runs
+ * when the server holds the registration and its baseline has arrived:
+ * every post committed after that is delivered. If the aux connect fails
+ * the server is told (ffb_events_aux_abort()) and `done` gets the
+ * server's isc_net_event_connect_err. The aux connection is closed with
+ * the connection (ffb_uv_close(), a break); unregister with
+ * ffb_events_queue_unregister().
+ * Round trips: as ffb_events_register() (2: op_connect_request +
+ * op_que_events, then the baseline's re-registration), counted when they
+ * happen on the loop.
+ * Returns: 0, 1 (registered already: the callback is replaced, `done` is
+ * not called), FFB_E_INVAL (not a connection of this adapter),
+ * FFB_E_STATE (not attached, closing), and as ffb_events_queue_register().
+ * Since: 0.2
+ */
+FFB_API int ffb_uv_events_register(ffb_events *ev, const char *name,
+                                   ffb_event_cb cb, void *data, ffb_cb done,
+                                   void *done_data);
+
 #ifdef __cplusplus
 }
 #endif

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/events.h"
 #include "lib/internal.h"
 
 /* ---- the two ways of waiting ---- */
@@ -828,4 +829,190 @@ int ffb_svc_restore_from_file(ffb_conn *conn, const char *path,
     if (sf.failed)
         return ffb__error_set(&conn->err, FFB_E_IO, "cannot read %s", path);
     return rc;
+}
+
+/* ---- events (lib/events.c; the aux socket: lib/net.c) ---- */
+
+/* The aux connection's port is known: connect it before anything else is
+   waited for on the main connection (the server serves nothing there
+   until it is connected, reference 03 C.5.2). */
+static int aux_open(ffb_events *ev) {
+    ffb_conn *conn = ev->conn;
+    int rc = ffb__wait(conn, &ev->cr_sync.done);
+    if (rc < 0)
+        return rc;
+    if (ev->aux_state != FFB__AUX_PORT)
+        return ev->cr_sync.rc < 0 ? ev->cr_sync.rc : FFB_E_PROTO;
+    int fd = -1;
+    int t = conn->connect_timeout_ms > 0 ? conn->connect_timeout_ms : -1;
+    rc = ffb__aux_connect(conn, ev->aux_port, t, &fd);
+    if (rc < 0) {
+        ffb_error keep = conn->err;
+        if (ffb__events_aux_failed(ev) == 0)
+            ffb__write_out(conn);
+        conn->err = keep;
+        return rc;
+    }
+    ffb__events_aux_open(ev, fd);
+    return 0;
+}
+
+/* One read of the aux connection, bounded by `deadline` (-1: none): what
+   came is delivered, the re-registrations it queued are written and their
+   answers read. 0 when the time ran out, 1 when something was read (its
+   callbacks added to *calls), or an error. */
+static int aux_pump(ffb_events *ev, int64_t deadline, int *calls) {
+    ffb_conn *conn = ev->conn;
+    if (ev->aux_fd < 0)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "no aux connection: register an event first");
+    uint8_t buf[8192];
+    int t = -1;
+    if (deadline >= 0) {
+        int64_t left = deadline - ffb_now_ms();
+        t = left <= 0 ? 0 : left > 0x7fffffff ? 0x7fffffff : (int)left;
+    }
+    int n = ffb__aux_recv(conn, ev->aux_fd, buf, sizeof(buf), t);
+    if (n == 0)
+        return 0;
+    if (n == FFB_E_CLOSED)
+        n = 0; /* end of file */
+    else if (n < 0)
+        return n;
+    int got = 0;
+    int rc = ffb__events_input(ev, buf, (size_t)n, &got);
+    *calls += got;
+    /* The re-registrations go out now, in one write, and their answers
+       are read before returning. */
+    if (ev->owed > 0 && conn->state == FFB__ST_READY) {
+        int r2 = ffb__run(conn, ffb__events_owed_none, ev);
+        if (r2 < 0 && rc >= 0)
+            rc = r2;
+    }
+    if (rc < 0)
+        return rc;
+    if (ev->requeue_failed) {
+        ev->requeue_failed = 0;
+        return ffb__error_set(&conn->err, FFB_E_SERVER,
+                              "the server refused to re-register an event "
+                              "after its notification");
+    }
+    return 1;
+}
+
+/* The start of a blocking events call: 0, or why it may not run now. */
+static int events_blocking(ffb_events *ev, const char *what) {
+    if (!ev)
+        return FFB_E_INVAL;
+    int rc = ffb__blocking(ev->conn);
+    if (rc == 0 && ev->in_callback)
+        rc = ffb__error_set(&ev->conn->err, FFB_E_STATE,
+                            "%s inside an event callback", what);
+    return rc;
+}
+
+static int register_wait(ffb_events *ev, const char *name, ffb_event_cb cb,
+                         void *data, ffb__sync *sync) {
+    ffb_conn *conn = ev->conn;
+    int rc = ffb__events_queue_register(ev, name, cb, data, sync, 0);
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
+    if (ev->aux_state == FFB__AUX_REQUESTED) {
+        rc = aux_open(ev);
+        if (rc < 0) {
+            /* The registration's answer (isc_net_event_connect_err) is
+               read, so that the connection stays in step. */
+            int r2 = ffb__wait(conn, &sync->done);
+            return r2 < 0 && r2 <= FFB_E_FATAL ? r2 : rc;
+        }
+    }
+    rc = ffb__await(conn, 0, sync);
+    if (rc < 0)
+        return rc;
+    /* The baseline (the server answers a new registration at once with
+       the current count) is taken in before returning: every post
+       committed after this call is then counted. */
+    int64_t limit = conn->io_timeout_ms > 0 ? conn->io_timeout_ms : 60000;
+    int64_t deadline = ffb_now_ms() + limit;
+    int calls = 0;
+    while (!ffb__events_has_baseline(ev, name)) {
+        rc = aux_pump(ev, deadline, &calls);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            return ffb__error_set(&conn->err, FFB_E_TIMEOUT,
+                                  "the server did not answer the "
+                                  "registration of \"%s\" on the aux "
+                                  "connection within %lld ms",
+                                  name, (long long)limit);
+    }
+    return 0;
+}
+
+int ffb_events_register(ffb_events *ev, const char *name, ffb_event_cb cb,
+                        void *data) {
+    int rc = events_blocking(ev, "ffb_events_register() (use the queue twin)");
+    if (rc < 0)
+        return rc;
+    ffb__sync sync = {0};
+    rc = register_wait(ev, name, cb, data, &sync);
+    ffb__events_forget_sync(ev->conn, &sync);
+    return rc;
+}
+
+int ffb_events_unregister(ffb_events *ev, const char *name) {
+    /* Allowed inside an event callback: it reads only the main
+       connection. */
+    if (!ev)
+        return FFB_E_INVAL;
+    int rc = ffb__blocking(ev->conn);
+    if (rc < 0)
+        return rc;
+    ffb_conn *conn = ev->conn;
+    ffb__sync sync = {0};
+    rc = ffb__events_queue_unregister(ev, name, &sync);
+    if (rc == 0)
+        rc = ffb__await(conn, 0, &sync);
+    ffb__events_forget_sync(conn, &sync);
+    return rc;
+}
+
+int ffb_events_wait(ffb_events *ev, int timeout_ms) {
+    int rc = events_blocking(ev, "ffb_events_wait()");
+    if (rc < 0)
+        return rc;
+    ffb_conn *conn = ev->conn;
+    int64_t deadline = timeout_ms >= 0 ? ffb_now_ms() + timeout_ms : -1;
+    int calls = 0;
+    for (;;) {
+        rc = aux_pump(ev, deadline, &calls);
+        if (rc < 0)
+            return rc;
+        if (calls > 0)
+            return calls;
+        if (rc == 0)
+            return ffb__error_set(&conn->err, FFB_E_TIMEOUT,
+                                  "no event within %d ms", timeout_ms);
+    }
+}
+
+void ffb_events_free(ffb_events *ev) {
+    if (!ev)
+        return;
+    ffb_conn *conn = ev->conn;
+    if (ev->in_callback) {
+        ffb__error_set(&conn->err, FFB_E_STATE,
+                       "ffb_events_free() inside an event callback is "
+                       "ignored");
+        return;
+    }
+    if (conn->state == FFB__ST_READY && !conn->in_callback) {
+        ffb__sync sync = {0};
+        int rc = ffb__events_cancel_all(
+            ev, conn->io == FFB_IO_BLOCKING ? &sync : NULL);
+        if (rc == 0 && conn->io == FFB_IO_BLOCKING)
+            ffb__run(conn, ffb__events_owed_none, ev);
+        ffb__events_forget_sync(conn, &sync);
+    }
+    ffb__events_destroy(ev);
 }

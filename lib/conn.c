@@ -312,6 +312,13 @@ static void install_hooks(ffb_conn *c) {
     c->on_crypt_key = ffb__hs_crypt_key;
 }
 
+/* The attachment ended (or a new one begins): the events object forgets
+   its aux connection (lib/events.c closes it). */
+static void attach_end(ffb_conn *c, int destroy) {
+    if (c->on_attach_end)
+        c->on_attach_end(c, destroy);
+}
+
 /* A connection that only carries why its options were refused. */
 static ffb_conn *refused(ffb_conn *c, int code, const char *why) {
     if (!c) {
@@ -325,6 +332,7 @@ static ffb_conn *refused(ffb_conn *c, int code, const char *why) {
     else if (c->err.code == 0)
         ffb__error_set(&c->err, code, "invalid connection options");
     c->net.fd = -1;
+    c->aux_fd = -1;
     ffb__conn_set_transport(c, NULL, NULL);
     install_hooks(c);
     c->hs_deadline = -1;
@@ -365,6 +373,7 @@ int ffb_conn_new(const ffb_conn_options *opts, ffb_conn **out) {
         c->alloc = &c->alloc_copy;
     }
     c->net.fd = -1;
+    c->aux_fd = -1;
     ffb__conn_set_transport(c, NULL, NULL); /* sockets */
     install_hooks(c);
     c->hs_deadline = -1;
@@ -408,6 +417,7 @@ int ffb__conn_free_refused(ffb_conn *conn) {
 
 void ffb__conn_destroy(ffb_conn *conn) {
     conn->hs_sync = NULL; /* its result is freed below */
+    attach_end(conn, 1);
     ffb__results_cancel(conn);
     ffb__cache_free_all(conn);
     ffb__engine_reset(conn);
@@ -446,6 +456,7 @@ void ffb__connect_begin(ffb_conn *conn) {
     ffb__cache_free_all(conn); /* statements of an earlier attachment */
     ffb__svc_reset(conn);
     ffb__blobs_destroy_all(conn);
+    attach_end(conn, 0);
     ffb__engine_reset(conn);
     ffb__conn_error_clear(conn);
     conn->state = FFB__ST_NEW;
@@ -532,6 +543,7 @@ static int start(ffb_conn *conn, int create,
     if (conn->state != FFB__ST_NEW && conn->state != FFB__ST_CLOSED)
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "the connection is already started");
+    attach_end(conn, 0);
     ffb__engine_reset(conn);
     ffb__svc_reset(conn);
     ffb__conn_error_clear(conn);
@@ -607,6 +619,7 @@ int ffb__conn_queue_goodbye(ffb_conn *conn) {
 
 void ffb__conn_closed(ffb_conn *conn) {
     conn->state = FFB__ST_CLOSED;
+    attach_end(conn, 0);
     ffb__inline_clear(conn); /* transaction handles mean nothing now */
 }
 
@@ -634,6 +647,7 @@ void ffb__conn_close_now(ffb_conn *conn) {
     if (conn->state != FFB__ST_NEW)
         conn->state = FFB__ST_CLOSED;
     ffb__inline_clear(conn);
+    attach_end(conn, 0);
 }
 
 /* isc_info_firebird_version / isc_info_isc_version: count, then counted

@@ -14,6 +14,8 @@
 #include "proto/sql.h"
 
 struct ffb__cipher;
+struct ffb__evreq;
+typedef struct ffb__evreq ffb__evreq;
 struct ffb__zstream;
 
 /* ---- allocation --------------------------------------------------------- */
@@ -343,6 +345,15 @@ struct ffb_conn {
     char auth_used[FFB__PLUGIN_NAME];
     char crypt_used[FFB__PLUGIN_NAME];
     int detaching;    /* op_detach/op_drop sent: EOF afterwards is fine */
+    /* Events (lib/events.c): the connection's events object, its requests
+       still owed, and what it hears when the attachment ends (destroy:
+       the connection is freed). */
+    struct ffb_events *events;
+    struct ffb__evreq *evreqs;
+    int aux_requested; /* this attachment sent op_connect_request */
+    int aux_fd;        /* its aux socket (blocking I/O; -1: none): it
+                          lives as long as the attachment */
+    void (*on_attach_end)(ffb_conn *conn, int destroy);
     int fatal_code;   /* the fatal code that broke the connection */
     int bad_options;  /* ffb_conn_new refused the options: err says why */
 

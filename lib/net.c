@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/events.h"
 #include "lib/internal.h"
 
 /* The text of an errno value, thread-safe: strerror_r, which is the XSI
@@ -257,6 +258,104 @@ static void net_close(ffb_conn *conn, void *data) {
 
 const ffb__transport ffb__net_transport = {net_connect, net_flush, net_read,
                                            net_close};
+
+/* ---- the aux connection of events (lib/events.c, reference 03 C.5.2) ---- */
+
+/* Plain TCP, no handshake, never written to. The address is the one the
+   main socket is connected to (as fbclient's aux_connect does: the address
+   in the server's answer is its own view, wrong behind NAT); the host name
+   again only when the main connection is not a socket of this driver. */
+int ffb__aux_connect(ffb_conn *conn, uint16_t port, int timeout_ms, int *fd) {
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
+    int got = -ECONNREFUSED;
+    if (conn->net.fd >= 0 &&
+        getpeername(conn->net.fd, (struct sockaddr *)&ss, &sl) == 0 &&
+        (ss.ss_family == AF_INET || ss.ss_family == AF_INET6)) {
+        if (ss.ss_family == AF_INET)
+            ((struct sockaddr_in *)&ss)->sin_port = htons(port);
+        else
+            ((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
+        struct addrinfo ai;
+        memset(&ai, 0, sizeof(ai));
+        ai.ai_family = ss.ss_family;
+        ai.ai_socktype = SOCK_STREAM;
+        ai.ai_addr = (struct sockaddr *)&ss;
+        ai.ai_addrlen = sl;
+        got = try_addr(&ai, deadline);
+    } else {
+        char ps[8];
+        snprintf(ps, sizeof(ps), "%u", (unsigned)port);
+        struct addrinfo hints, *res = NULL;
+        memset(&hints, 0, sizeof(hints));
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        int g = getaddrinfo(conn->host, ps, &hints, &res);
+        if (g != 0)
+            return ffb__error_set(&conn->err, FFB_E_IO,
+                                  "cannot resolve host \"%s\" for the aux "
+                                  "connection: %s",
+                                  conn->host, gai_strerror(g));
+        for (struct addrinfo *a = res; a; a = a->ai_next) {
+            got = try_addr(a, deadline);
+            if (got >= 0 || got == -ETIMEDOUT)
+                break;
+        }
+        freeaddrinfo(res);
+    }
+    if (got < 0) {
+        char eb[ERR_TEXT_SIZE];
+        return ffb__error_set(&conn->err,
+                              got == -ETIMEDOUT ? FFB_E_TIMEOUT : FFB_E_IO,
+                              "cannot open the aux connection (events) to "
+                              "port %u: %s",
+                              (unsigned)port, err_text(-got, eb, sizeof(eb)));
+    }
+    *fd = got;
+    return 0;
+}
+
+int ffb__aux_recv(ffb_conn *conn, int fd, uint8_t *buf, size_t size,
+                  int timeout_ms) {
+    int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
+    for (;;) {
+        ssize_t n = recv(fd, buf, size, 0);
+        if (n > 0)
+            return n > 0x7fffffff ? 0x7fffffff : (int)n;
+        if (n == 0)
+            return FFB_E_CLOSED;
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            char eb[ERR_TEXT_SIZE];
+            return ffb__error_set(&conn->err, FFB_E_IO,
+                                  "reading the aux connection failed: %s",
+                                  err_text(errno, eb, sizeof(eb)));
+        }
+        int t = -1;
+        if (deadline >= 0) {
+            int64_t left = deadline - now_ms();
+            if (left <= 0)
+                return 0;
+            t = left > 0x7fffffff ? 0x7fffffff : (int)left;
+        }
+        struct pollfd p = {fd, POLLIN, 0};
+        int k = poll(&p, 1, t);
+        if (k == 0)
+            return 0;
+        if (k < 0 && errno != EINTR) {
+            char eb[ERR_TEXT_SIZE];
+            return ffb__error_set(&conn->err, FFB_E_IO, "poll failed: %s",
+                                  err_text(errno, eb, sizeof(eb)));
+        }
+    }
+}
+
+void ffb__aux_close(int fd) {
+    if (fd >= 0)
+        close(fd);
+}
 
 /* The effective user's login name into user (empty when unknown), with
    getpwuid_r: getpwuid's answer is shared by all threads. The entry's

@@ -98,6 +98,14 @@ struct uvconn {
     size_t inflight; /* bytes given to uv_write, not yet reported done */
     size_t early;    /* ... reported done before their write callback */
     ffb_uv_stats stats;
+    /* Events (ffb_uv_events_register): the aux connection, opened when
+       the server announces its port, read into abuf and fed to the
+       connection's events object. */
+    int events_on;
+    tcp_slot *aux;
+    int aux_started;     /* this attachment's aux connect was started */
+    uv_connect_t aux_creq;
+    uint8_t abuf[8192];
     uint8_t rbuf[READ_SIZE];
 };
 
@@ -142,6 +150,13 @@ static void close_tcp(uvconn *a) {
     a->tcp_connected = 0;
 }
 
+static void close_aux(uvconn *a) {
+    if (!a->aux)
+        return;
+    uv_close((uv_handle_t *)&a->aux->h, tcp_closed);
+    a->aux = NULL;
+}
+
 static void connect_done(uvconn *a, int status) {
     ffb_uv_connect_cb cb = a->connect_cb;
     a->connect_cb = NULL;
@@ -173,6 +188,7 @@ static void on_break(uvconn *a, int rc) {
     a->state = ST_BROKEN;
     a->broken_rc = rc;
     close_tcp(a);
+    close_aux(a);
     /* Nothing pending can be answered now: complete it. A callback may
        queue again before the connection is closed; then once more. */
     for (int i = 0; i < 4; i++) {
@@ -538,6 +554,7 @@ static void teardown(uvconn *a, int status) {
             break;
     }
     close_tcp(a);
+    close_aux(a);
     if (a->gai_active)
         uv_cancel((uv_req_t *)&a->gai);
     uv_close((uv_handle_t *)&a->timer, handle_closed);
@@ -583,6 +600,100 @@ static void begin_close(uvconn *a) {
     }
 }
 
+/* ---- events: the aux connection (reference 03 C.5.2) -------------------- */
+
+static void aux_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+    (void)suggested;
+    uvconn *a = ((tcp_slot *)h)->a;
+    *buf = uv_buf_init((char *)a->abuf, sizeof(a->abuf));
+}
+
+static void aux_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+    (void)buf;
+    uvconn *a = ((tcp_slot *)s)->a;
+    if (nread == 0 || a->closing == CL_TEARDOWN || a->aux != (tcp_slot *)s)
+        return;
+    ffb_events *ev = ffb_conn_events(a->conn);
+    if (nread < 0) { /* the end (or an error): the attachment is gone */
+        if (ev)
+            ffb_events_feed(ev, NULL, 0);
+        close_aux(a);
+        return;
+    }
+    /* Garbage stops the events object; the socket stays open as long as
+       the attachment (the server does not notice a close, and Firebird 4
+       with compression misbehaved after one: docs/events.md). Without an
+       events object (freed) the bytes are dropped. */
+    if (ev && ffb_events_feed(ev, a->abuf, (size_t)nread) < 0)
+        uv_read_stop(s);
+}
+
+static void aux_connected(uv_connect_t *req, int status) {
+    uvconn *a = req->data;
+    if (status == UV_ECANCELED || a->closing == CL_TEARDOWN || !a->aux)
+        return;
+    ffb_events *ev = ffb_conn_events(a->conn);
+    if (status < 0 ||
+        uv_read_start((uv_stream_t *)&a->aux->h, aux_alloc, aux_read) < 0) {
+        close_aux(a);
+        if (ev)
+            ffb_events_aux_abort(ev); /* the server waits for us */
+    }
+}
+
+/* The server announced the aux port: connect to it, on the address the
+   main stream is connected to (the server's own view of its address is
+   wrong behind NAT). Plain TCP, never written to. */
+static void aux_check(uvconn *a) {
+    ffb_events *ev = a->events_on ? ffb_conn_events(a->conn) : NULL;
+    if (!ev || a->aux_started || !a->tcp || a->state != ST_READY)
+        return;
+    int port = ffb_events_aux_port(ev);
+    if (port <= 0)
+        return;
+    a->aux_started = 1;
+    struct sockaddr_storage ss;
+    int len = sizeof(ss);
+    int rc = uv_tcp_getpeername(&a->tcp->h, (struct sockaddr *)&ss, &len);
+    if (rc == 0 && ss.ss_family == AF_INET)
+        ((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)port);
+    else if (rc == 0 && ss.ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)port);
+    else
+        rc = UV_EINVAL;
+    tcp_slot *t = rc == 0 ? amalloc(a, sizeof(*t)) : NULL;
+    if (!t) {
+        ffb_events_aux_abort(ev);
+        return;
+    }
+    t->a = a;
+    uv_tcp_init(a->loop, &t->h);
+    a->handles++;
+    a->aux = t;
+    a->aux_creq.data = a;
+    rc = uv_tcp_connect(&a->aux_creq, &t->h, (struct sockaddr *)&ss,
+                        aux_connected);
+    if (rc < 0) {
+        close_aux(a);
+        ffb_events_aux_abort(ev);
+        return;
+    }
+    uv_tcp_nodelay(&t->h, 1);
+}
+
+int ffb_uv_events_register(ffb_events *ev, const char *name, ffb_event_cb cb,
+                           void *data, ffb_cb done, void *done_data) {
+    uvconn *a = get(ffb_events_conn(ev));
+    if (!a)
+        return FFB_E_INVAL;
+    if (a->closing != CL_NONE || a->state != ST_READY)
+        return FFB_E_STATE;
+    int rc = ffb_events_queue_register(ev, name, cb, data, done, done_data);
+    if (rc >= 0)
+        a->events_on = 1;
+    return rc;
+}
+
 /* Once per loop pass, from prepare and from check. */
 static void pump(uvconn *a) {
     if (a->closing == CL_TEARDOWN)
@@ -601,6 +712,7 @@ static void pump(uvconn *a) {
     }
     if (a->closing == CL_TEARDOWN)
         return;
+    aux_check(a);
     write_out(a);
     arm(a);
 }

@@ -60,6 +60,16 @@ void it_exec(ffb_conn *c, const char *fmt, const char *arg) {
     ffb_tx_free(tx);
 }
 
+void it_post_event(ffb_conn *c, const char *name, int times) {
+    char sql[2048];
+    int n = snprintf(sql, sizeof(sql), "EXECUTE BLOCK AS BEGIN ");
+    for (int i = 0; i < times && i < 20; i++)
+        n += snprintf(sql + n, sizeof(sql) - (size_t)n, "POST_EVENT '%.*s'; ",
+                      64, name);
+    snprintf(sql + n, sizeof(sql) - (size_t)n, "END");
+    it_exec(c, "%s", sql);
+}
+
 ffb_tx *it_active_tx(ffb_conn *c) {
     ffb_tx *tx;
     int64_t id;

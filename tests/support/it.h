@@ -62,6 +62,10 @@ uint64_t it_rts(const ffb_conn *c);
    transaction. */
 void it_exec(ffb_conn *c, const char *fmt, const char *arg);
 
+/* POST_EVENT `name` (at most 64 bytes) `times` times (1..20) in one
+   EXECUTE BLOCK, committed. */
+void it_post_event(ffb_conn *c, const char *name, int times);
+
 /* A started transaction whose handle is known (its start was read). */
 ffb_tx *it_active_tx(ffb_conn *c);
 
