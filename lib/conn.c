@@ -322,6 +322,7 @@ static ffb_conn *refused(ffb_conn *c, int code, const char *why) {
     else if (c->err.code == 0)
         ffb__error_set(&c->err, code, "invalid connection options");
     c->net.fd = -1;
+    c->net.wake_rd = c->net.wake_wr = -1;
     ffb__conn_set_transport(c, NULL, NULL);
     install_hooks(c);
     c->hs_deadline = -1;
@@ -362,6 +363,7 @@ int ffb_conn_new(const ffb_conn_options *opts, ffb_conn **out) {
         c->alloc = &c->alloc_copy;
     }
     c->net.fd = -1;
+    c->net.wake_rd = c->net.wake_wr = -1;
     ffb__conn_set_transport(c, NULL, NULL); /* sockets */
     install_hooks(c);
     c->hs_deadline = -1;
@@ -419,6 +421,7 @@ void ffb__conn_destroy(ffb_conn *conn) {
     ffbp_writer_free(&conn->in);
     ffb__free(conn->alloc, conn->fifo);
     free_options(conn);
+    ffb__io_release(conn);
     const ffb_allocator *a = conn->alloc;
     if (a) {
         ffb_allocator copy = *a;

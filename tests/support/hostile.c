@@ -142,7 +142,7 @@ static void t_close(ffb_conn *conn, void *data) {
 }
 
 static const ffb__transport hostile_transport = {t_connect, t_flush, t_read,
-                                                 t_close};
+                                                 t_close, NULL, NULL};
 
 static int64_t h_clock(void *data) { return ((hostile *)data)->now; }
 
