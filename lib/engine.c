@@ -29,6 +29,7 @@
 #include "lib/wirecrypt.h"
 #include "proto/sql.h"
 #include "lib/zstream.h"
+#include "lib/cancelq.h"
 
 /* The handshake ended: the queued connect's result completes. */
 void ffb__hs_complete(ffb_conn *conn, int rc) {
@@ -322,35 +323,21 @@ int ffb__engine_send_unanswered(ffb_conn *conn, const ffbp_writer *w) {
 }
 
 int ffb__engine_cancel_request(ffb_conn *conn, int kind) {
-    /* Bits 24..27 count the kinds; kind i is in bits 3i..3i+2. */
-    uint32_t q = __atomic_load_n(&conn->cancel_q, __ATOMIC_ACQUIRE), n;
-    do {
-        uint32_t count = q >> 24;
-        if (count >= FFB__CANCEL_MAX)
-            return FFB_E_AGAIN;
-        n = ((count + 1) << 24) | (q & 0xffffffu) |
-            ((uint32_t)kind << (3 * count));
-    } while (!__atomic_compare_exchange_n(&conn->cancel_q, &q, n, 1,
-                                          __ATOMIC_ACQ_REL,
-                                          __ATOMIC_ACQUIRE));
-    return 0;
+    return ffb__cancelq_push(&conn->cancel_q, kind) < 0 ? FFB_E_AGAIN : 0;
 }
 
 int ffb__engine_cancel_take(ffb_conn *conn) {
-    if (__atomic_load_n(&conn->cancel_q, __ATOMIC_ACQUIRE) == 0)
-        return 0;
-    uint32_t q = __atomic_exchange_n(&conn->cancel_q, 0, __ATOMIC_ACQ_REL);
-    if (conn->state != FFB__ST_READY)
+    int kinds[FFB__CANCEL_MAX];
+    unsigned count = ffb__cancelq_take(&conn->cancel_q, kinds);
+    if (count == 0 || conn->state != FFB__ST_READY)
         return 0; /* nothing of an attachment to cancel */
-    uint32_t count = q >> 24;
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
-    for (uint32_t i = 0; i < count; i++)
-        ffbp_put_object_op(&w, FFBP_OP_CANCEL,
-                           (uint16_t)((q >> (3 * i)) & 7u));
-    int rc = count ? ffb__engine_send_unanswered(conn, &w) : 0;
+    for (unsigned i = 0; i < count; i++)
+        ffbp_put_object_op(&w, FFBP_OP_CANCEL, (uint16_t)kinds[i]);
+    int rc = ffb__engine_send_unanswered(conn, &w);
     ffbp_writer_free(&w);
-    return rc < 0 ? rc : count > 0;
+    return rc < 0 ? rc : 1;
 }
 
 /* The transport wrote `n` bytes of `out`. */

@@ -961,8 +961,7 @@ int ffb__engine_flush_needed(ffb_conn *conn);
    Attached connections only. */
 int ffb__engine_send_unanswered(ffb_conn *conn, const ffbp_writer *w);
 /* Record an op_cancel of `kind` to be written (ANY thread; lock-free):
-   0, or FFB_E_AGAIN when FFB__CANCEL_MAX wait already. */
-#define FFB__CANCEL_MAX 8
+   0, or FFB_E_AGAIN when 8 wait already (lib/cancelq.h). */
 int ffb__engine_cancel_request(ffb_conn *conn, int kind);
 /* Write the recorded op_cancels (the connection's own thread): 1 when
    something was put on the wire, 0 when nothing (requests taken while

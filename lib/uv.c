@@ -36,6 +36,7 @@
 #include <uv.h>
 
 #include "include/fastfb_uv.h"
+#include "lib/cancelq.h"
 
 #define MAGIC 0x66627576u /* "fbuv" */
 #define READ_SIZE 65536
@@ -95,8 +96,7 @@ struct uvconn {
     uv_prepare_t prepare;
     uv_check_t check;
     uv_async_t wake;   /* ffb_uv_conn_cancel from other threads */
-    uint32_t cancel_q; /* their kinds: count << 24 | kind i at bits 3i;
-                          __atomic only */
+    uint32_t cancel_q; /* their kinds (lib/cancelq.h) */
     int handles;     /* handles not yet reported closed */
     size_t inflight; /* bytes given to uv_write, not yet reported done */
     size_t early;    /* ... reported done before their write callback */
@@ -620,11 +620,12 @@ static void on_check(uv_check_t *h) { pump(h->data); }
    ffb_conn_cancel (external I/O: straight to the output), then out. */
 static void on_wake(uv_async_t *h) {
     uvconn *a = h->data;
-    uint32_t q = __atomic_exchange_n(&a->cancel_q, 0, __ATOMIC_ACQ_REL);
+    int kinds[FFB__CANCEL_MAX];
+    unsigned count = ffb__cancelq_take(&a->cancel_q, kinds);
     if (a->closing == CL_TEARDOWN)
         return;
-    for (uint32_t i = 0; i < q >> 24; i++)
-        (void)ffb_conn_cancel(a->conn, (int)((q >> (3 * i)) & 7u));
+    for (unsigned i = 0; i < count; i++)
+        (void)ffb_conn_cancel(a->conn, kinds[i]);
     pump(a);
 }
 
@@ -635,16 +636,8 @@ int ffb_uv_conn_cancel(ffb_conn *conn, int kind) {
     if (!a || a->magic != MAGIC || kind < FFB_CANCEL_DISABLE ||
         kind > FFB_CANCEL_ABORT)
         return FFB_E_INVAL;
-    uint32_t q = __atomic_load_n(&a->cancel_q, __ATOMIC_ACQUIRE), n;
-    do {
-        uint32_t count = q >> 24;
-        if (count >= 8)
-            return FFB_E_AGAIN;
-        n = ((count + 1) << 24) | (q & 0xffffffu) |
-            ((uint32_t)kind << (3 * count));
-    } while (!__atomic_compare_exchange_n(&a->cancel_q, &q, n, 1,
-                                          __ATOMIC_ACQ_REL,
-                                          __ATOMIC_ACQUIRE));
+    if (ffb__cancelq_push(&a->cancel_q, kind) < 0)
+        return FFB_E_AGAIN;
     uv_async_send(&a->wake);
     return 0;
 }

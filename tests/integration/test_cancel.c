@@ -66,6 +66,15 @@ static void options(const target *t, ffb_conn_options *o, int io) {
     o->connect_timeout_ms = 60000;
 }
 
+static ffb_stmt *prepare(ffb_conn *c, ffb_tx *tx, const char *sql);
+
+/* The busy query of `ms`, prepared in tx. */
+static ffb_stmt *busy_stmt(ffb_conn *c, ffb_tx *tx, int ms) {
+    char sql[512];
+    busy_sql(sql, sizeof(sql), ms);
+    return prepare(c, tx, sql);
+}
+
 static ffb_conn *open_conn(const target *t) {
     ffb_conn_options o;
     options(t, &o, FFB_IO_BLOCKING);
@@ -152,9 +161,7 @@ static void test_raise_from_thread(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    char sql[512];
-    busy_sql(sql, sizeof(sql), 20000);
-    ffb_stmt *s = prepare(c, tx, sql);
+    ffb_stmt *s = busy_stmt(c, tx, 20000);
 
     uint64_t b = it_rts(c);
     int64_t after;
@@ -198,9 +205,7 @@ static void test_abort_from_thread(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    char sql[512];
-    busy_sql(sql, sizeof(sql), 20000);
-    ffb_stmt *s = prepare(c, tx, sql);
+    ffb_stmt *s = busy_stmt(c, tx, 20000);
 
     int64_t after;
     int rc = run_cancelled(c, s, tx, FFB_CANCEL_ABORT, 300, &after);
@@ -228,9 +233,7 @@ static void test_disable_enable(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    char sql[512];
-    busy_sql(sql, sizeof(sql), 1500);
-    ffb_stmt *s = prepare(c, tx, sql);
+    ffb_stmt *s = busy_stmt(c, tx, 1500);
 
     /* Disabled (sent ahead of the execute): the raise is ignored and the
        query runs its 1.5 s to the end. */
@@ -268,9 +271,7 @@ static void test_statement_timeout(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    char sql[512];
-    busy_sql(sql, sizeof(sql), 20000);
-    ffb_stmt *s = prepare(c, tx, sql);
+    ffb_stmt *s = busy_stmt(c, tx, 20000);
 
     if (t->version < 4) {
         /* Protocol 15: no timeout field, no SET STATEMENT TIMEOUT. */
