@@ -319,6 +319,7 @@ int ffb__engine_send_unanswered(ffb_conn *conn, const ffbp_writer *w) {
     if (rc < 0)
         return rc;
     conn->stats.packets_sent++;
+    conn->out_alone = 1; /* the stage waits until this is written */
     return 0;
 }
 
@@ -347,6 +348,8 @@ static void output_done(ffb_conn *conn, size_t n) {
     conn->stats.wire_bytes_sent += n;
     ffbp_writer_consume(&conn->out, n);
     io_progress(conn);
+    if (conn->out.len == 0)
+        conn->out_alone = 0;
     /* The wait starts when the whole flush is handed over: answers read
        while a long write is still going out (the driver reads while it
        writes) belong to the same round trip. */
@@ -359,7 +362,7 @@ static void output_done(ffb_conn *conn, size_t n) {
 size_t ffb_conn_output(ffb_conn *conn, const uint8_t **bytes_out) {
     if (!conn || !bytes_out)
         return 0;
-    if (conn->stage.len && conn->state != FFB__ST_BROKEN)
+    if (conn->stage.len && conn->state != FFB__ST_BROKEN && !conn->out_alone)
         ffb__engine_flush_needed(conn);
     *bytes_out = conn->out.data;
     return conn->out.len;

@@ -413,6 +413,8 @@ struct ffb_conn {
                              handled (a follow-up) */
     int in_dispatch;      /* answers are being handled */
     int out_expects;      /* out holds such bytes */
+    int out_alone;        /* out ends with op_cancel: nothing staged joins
+                             it before it is written (its own write) */
     int awaiting;         /* flushed, answer not seen yet */
     int eof;
 

@@ -109,12 +109,13 @@ static int run(ffb_conn *conn, ffb__until_fn until, const void *arg,
             return ffb__error_set(&conn->err, FFB_E_CLOSED,
                                   "the connection is closed");
         /* op_cancel asked (maybe by another thread, which woke the
-           wait): on the wire first, in a write of its own. */
-        int rc = ffb__engine_cancel_take(conn);
-        if (rc < 0)
-            return rc;
-        rc = 0;
-        if (!owed_first || !ffb__engine_owed_sent(conn))
+           wait): on the wire first, in a write of its own - what is
+           staged goes in the next turn's write. */
+        int cancel = ffb__engine_cancel_take(conn);
+        if (cancel < 0)
+            return cancel;
+        int rc = 0;
+        if (!cancel && (!owed_first || !ffb__engine_owed_sent(conn)))
             rc = ffb__engine_flush_needed(conn);
         if (rc < 0)
             return rc;
@@ -124,8 +125,9 @@ static int run(ffb_conn *conn, ffb__until_fn until, const void *arg,
                 rc = ffb_conn_expire(conn, ffb__now(conn));
             if (rc < 0)
                 return io_failed(conn, rc);
-            if (conn->out.len)
-                continue; /* the time ran out before the write did */
+            if (conn->out.len || cancel)
+                continue; /* the time ran out before the write did, or
+                             op_cancel went: now the stage */
         }
         if (until(conn, arg))
             return 0;
