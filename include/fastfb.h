@@ -74,7 +74,9 @@ FFB_API const char *ffb_version(void);
     X(E_PROTO, -103, "protocol error: malformed or unexpected packet")         \
     X(E_AUTH, -104, "authentication failed")                                   \
     X(E_CRYPT, -105, "wire encryption error")                                  \
-    X(E_NOMEM, -106, "out of memory")
+    X(E_NOMEM, -106, "out of memory")                                          \
+    X(E_STMT_TIMEOUT, -9, "the statement timeout expired")                     \
+    X(E_SHUTDOWN, -107, "the server shut the attachment down")
 
 enum ffb_code {
 #define FFB__ERRNO_ENUM(name, value, text) FFB_##name = (value),
@@ -2661,6 +2663,87 @@ FFB_API int ffb_events_aux_abort(ffb_events *ev);
  * Since: 0.2
  */
 FFB_API void ffb_events_free(ffb_events *ev);
+/* ---- cancellation and timeouts (docs/cancel.md) ------------------------- */
+
+/** What ffb_conn_cancel() asks the server (the op_cancel kinds). */
+enum ffb_cancel_kind {
+    FFB_CANCEL_DISABLE = 1, /* ignore later raises until ENABLE; clears a
+                               pending one */
+    FFB_CANCEL_ENABLE = 2,  /* honour raises again */
+    FFB_CANCEL_RAISE = 3,   /* cancel the call running in the attachment:
+                               it fails with FFB_E_CANCELLED, the
+                               connection stays usable */
+    FFB_CANCEL_ABORT = 4    /* shut the attachment down: the running call,
+                               or the next one, fails with FFB_E_SHUTDOWN
+                               and the connection is broken */
+};
+
+/**
+ * Send op_cancel of `kind` (enum ffb_cancel_kind) to the server. The
+ * server never answers it; its effect shows in the call it interrupts.
+ *
+ * Threads: with the socket driver (io FFB_IO_BLOCKING) this is the one
+ * call that may be made from ANY thread, while a blocking call runs on
+ * the connection in another: it only records the request (atomically)
+ * and wakes that call's wait; the blocking loop then writes op_cancel,
+ * in order through compression and wire encryption, in a write of its
+ * own ahead of anything else staged. With no blocking call running, the
+ * request waits for the next one and goes out first (a raise then finds
+ * nothing to cancel). It may be called from the moment ffb_conn_new()
+ * returned until ffb_conn_free() starts, never concurrently with
+ * ffb_conn_free(). With FFB_IO_EXTERNAL (and on a connection of
+ * ffb_uv_conn_new(), on the loop's thread) the application calls it on
+ * its own thread like every other call: op_cancel is written to the
+ * output at once (ffb_conn_wants() then reports FFB_WANT_WRITE); other
+ * threads use ffb_uv_conn_cancel() (fastfb_uv.h).
+ *
+ * Round trips: 0 (no answer exists; it rides the wire alone).
+ * Returns: 0, FFB_E_INVAL (NULL or an unknown kind), FFB_E_STATE (external
+ * I/O: not attached), FFB_E_AGAIN (blocking: 8 requests already wait to
+ * be written). A request that reaches the loop while the connection is
+ * not attached is dropped.
+ * Since: 0.2
+ */
+FFB_API int ffb_conn_cancel(ffb_conn *conn, int kind);
+
+/**
+ * Statement timeout in milliseconds (0 = none) sent with every later
+ * execution of this statement (the op_execute timeout field, protocol 16:
+ * Firebird 4 and later). When it expires the execution or the fetch fails
+ * with FFB_E_STMT_TIMEOUT and the connection stays usable. The timer runs
+ * from the execution (or cursor open) until the execution ends or the
+ * last row is fetched; a non-zero value replaces the attachment's value
+ * (ffb_conn_set_statement_timeout()), even a smaller one.
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL, FFB_E_UNSUPPORTED (a server below protocol 16,
+ * e.g. Firebird 3; ms 0 is always accepted).
+ * Since: 0.2
+ */
+FFB_API int ffb_stmt_set_timeout(ffb_stmt *stmt, uint32_t ms);
+
+/**
+ * The attachment's statement timeout in milliseconds (0 = none), for every
+ * statement without a timeout of its own: SET STATEMENT TIMEOUT <ms>
+ * MILLISECOND, outside any transaction (Firebird has no DPB item for it).
+ * Expiry: FFB_E_STMT_TIMEOUT, the connection stays usable.
+ * Round trips: 1.
+ * Returns: 0, FFB_E_UNSUPPORTED (Firebird 3: protocol below 16; nothing is
+ * sent), FFB_E_STATE, FFB_E_SERVER, fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_conn_set_statement_timeout(ffb_conn *conn, uint32_t ms);
+
+/**
+ * The attachment's idle timeout in SECONDS (0 = none): SET SESSION IDLE
+ * TIMEOUT <s> SECOND (the unit is always written: the statement's default
+ * unit is MINUTE). When the attachment stays idle that long the server
+ * ends it silently; the next call fails with FFB_E_SHUTDOWN (status
+ * isc_att_shutdown + isc_att_shut_idle) and the connection is broken.
+ * Round trips: 1.
+ * Returns: as ffb_conn_set_statement_timeout().
+ * Since: 0.2
+ */
+FFB_API int ffb_conn_set_idle_timeout(ffb_conn *conn, uint32_t seconds);
 
 #ifdef __cplusplus
 }

@@ -190,6 +190,24 @@ typedef struct ffb_uv_stats {
 FFB_API int ffb_uv_conn_stats(const ffb_conn *conn, ffb_uv_stats *out,
                               size_t out_size);
 
+/* ---- cancellation (docs/cancel.md) -------------------------------------- */
+
+/**
+ * ffb_conn_cancel() from ANY thread on a connection of ffb_uv_conn_new():
+ * the kind (enum ffb_cancel_kind) is recorded and the loop is woken
+ * (uv_async_send); on the loop's thread the adapter then writes op_cancel
+ * ahead of anything else queued. On the loop's thread ffb_conn_cancel()
+ * itself may be used as well (it writes at the next pass of the loop).
+ * It may be called until ffb_uv_close() is called, never after.
+ * Round trips: 0 (op_cancel is never answered).
+ * Returns: 0, FFB_E_INVAL (not a connection of ffb_uv_conn_new(), or an
+ * unknown kind), FFB_E_AGAIN (8 requests already wait for the loop).
+ * Requests the loop takes while the connection is not attached are
+ * dropped.
+ * Since: 0.2
+ */
+FFB_API int ffb_uv_conn_cancel(ffb_conn *conn, int kind);
+
 /* ---- the pool ---------------------------------------------------------- */
 
 /**

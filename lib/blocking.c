@@ -263,6 +263,34 @@ int ffb_conn_execute_immediate(ffb_conn *conn, ffb_tx *tx, const char *sql,
     return ffb_conn_execute_immediate_params(conn, tx, sql, len, NULL, 0);
 }
 
+/* SET STATEMENT TIMEOUT / SET SESSION IDLE TIMEOUT, outside any
+   transaction (lib/cancel.c builds the text). */
+static int set_timeout(ffb_conn *conn, int idle, uint32_t value) {
+    if (!conn)
+        return FFB_E_INVAL;
+    int rc = ffb__blocking(conn);
+    if (rc < 0)
+        return rc;
+    char sql[96];
+    int n = ffb__timeout_sql(conn, idle, value, sql, sizeof(sql));
+    if (n < 0)
+        return n;
+    ffb__sync sync = {0};
+    ffb__simple s = {0};
+    s.sync = &sync;
+    return ffb__await(
+        conn, ffb__queue_immediate(conn, NULL, sql, (size_t)n, NULL, 0, &s),
+        &sync);
+}
+
+int ffb_conn_set_statement_timeout(ffb_conn *conn, uint32_t ms) {
+    return set_timeout(conn, 0, ms);
+}
+
+int ffb_conn_set_idle_timeout(ffb_conn *conn, uint32_t seconds) {
+    return set_timeout(conn, 1, seconds);
+}
+
 int ffb_conn_reset(ffb_conn *conn) {
     if (!conn)
         return FFB_E_INVAL;

@@ -333,6 +333,7 @@ static ffb_conn *refused(ffb_conn *c, int code, const char *why) {
         ffb__error_set(&c->err, code, "invalid connection options");
     c->net.fd = -1;
     c->aux_fd = -1;
+    c->net.wake_rd = c->net.wake_wr = -1;
     ffb__conn_set_transport(c, NULL, NULL);
     install_hooks(c);
     c->hs_deadline = -1;
@@ -374,6 +375,7 @@ int ffb_conn_new(const ffb_conn_options *opts, ffb_conn **out) {
     }
     c->net.fd = -1;
     c->aux_fd = -1;
+    c->net.wake_rd = c->net.wake_wr = -1;
     ffb__conn_set_transport(c, NULL, NULL); /* sockets */
     install_hooks(c);
     c->hs_deadline = -1;
@@ -433,6 +435,7 @@ void ffb__conn_destroy(ffb_conn *conn) {
     ffbp_writer_free(&conn->in);
     ffb__free(conn->alloc, conn->fifo);
     free_options(conn);
+    ffb__io_release(conn);
     const ffb_allocator *a = conn->alloc;
     if (a) {
         ffb_allocator copy = *a;

@@ -29,6 +29,7 @@
 #include "lib/wirecrypt.h"
 #include "proto/sql.h"
 #include "lib/zstream.h"
+#include "lib/cancelq.h"
 
 /* The handshake ended: the queued connect's result completes. */
 void ffb__hs_complete(ffb_conn *conn, int rc) {
@@ -254,6 +255,35 @@ int ffb__engine_flush_needed(ffb_conn *conn) {
     return stage_ready(conn) ? ffb__engine_flush(conn) : 0;
 }
 
+/* Compress and encrypt `len` plaintext bytes onto the end of `out`. */
+static int to_wire(ffb_conn *conn, const uint8_t *data, size_t len) {
+    size_t start = conn->out.len;
+    if (conn->z) {
+        int rc = ffb__zstream_deflate(conn->z, data, len, &conn->out.data,
+                                      &conn->out.len, &conn->out.cap);
+        if (rc < 0)
+            return ffb__engine_fail(
+                conn, ffb__error_set(&conn->err, rc == FFB_E_NOMEM ? FFB_E_NOMEM
+                                                                    : FFB_E_PROTO,
+                                     "zlib compression failed"));
+    } else {
+        ffbp_put_raw(&conn->out, data, len);
+        if (conn->out.failed)
+            return ffb__engine_fail(
+                conn, ffb__fatal(conn, FFB_E_NOMEM,
+                                     "out of memory for the output buffer"));
+    }
+    if (conn->tx_cipher &&
+        ffb__cipher_apply(conn->tx_cipher, conn->out.data + start,
+                          conn->out.data + start, conn->out.len - start) < 0)
+        return ffb__engine_fail(
+            conn, ffb__error_set(&conn->err, FFB_E_CRYPT,
+                                 "wire encryption failed"));
+    conn->stats.bytes_sent += len;
+    conn->stats.flushes++;
+    return 0;
+}
+
 int ffb__engine_flush(ffb_conn *conn) {
     if (conn->stage.len == 0)
         return 0;
@@ -261,40 +291,15 @@ int ffb__engine_flush(ffb_conn *conn) {
         io_progress(conn);
     if (conn->state == FFB__ST_HANDSHAKE)
         conn->hs_flushed = 1;
-    size_t start = conn->out.len;
-    int rc = 0;
-    if (conn->z) {
-        rc = ffb__zstream_deflate(conn->z, conn->stage.data, conn->stage.len,
-                                  &conn->out.data, &conn->out.len,
-                                  &conn->out.cap);
-        if (rc < 0)
-            return ffb__engine_fail(
-                conn, ffb__error_set(&conn->err, rc == FFB_E_NOMEM ? FFB_E_NOMEM
-                                                                    : FFB_E_PROTO,
-                                     "zlib compression failed"));
-    } else {
-        ffbp_put_raw(&conn->out, conn->stage.data, conn->stage.len);
-        if (conn->out.failed)
-            return ffb__engine_fail(
-                conn, ffb__fatal(conn, FFB_E_NOMEM,
-                                     "out of memory for the output buffer"));
-    }
-    if (conn->tx_cipher) {
-        rc = ffb__cipher_apply(conn->tx_cipher, conn->out.data + start,
-                               conn->out.data + start, conn->out.len - start);
-        if (rc < 0)
-            return ffb__engine_fail(
-                conn, ffb__error_set(&conn->err, FFB_E_CRYPT,
-                                     "wire encryption failed"));
-    }
+    int rc = to_wire(conn, conn->stage.data, conn->stage.len);
+    if (rc < 0)
+        return rc;
     if (conn->tx_next) {
         /* The flush that carried op_crypt went out in clear; everything
            after it is encrypted. */
         conn->tx_cipher = conn->tx_next;
         conn->tx_next = NULL;
     }
-    conn->stats.bytes_sent += conn->stage.len;
-    conn->stats.flushes++;
     conn->fifo_unsent = 0;
     if (conn->stage_expects)
         conn->out_expects = 1;
@@ -304,6 +309,38 @@ int ffb__engine_flush(ffb_conn *conn) {
     return 0;
 }
 
+int ffb__engine_send_unanswered(ffb_conn *conn, const ffbp_writer *w) {
+    if (w->failed)
+        return queue_nomem(conn, "while encoding a packet");
+    if (conn->state != FFB__ST_READY || conn->tx_next)
+        return ffb__error_set(&conn->err, FFB_E_STATE,
+                              "the connection is not attached");
+    int rc = to_wire(conn, w->data, w->len);
+    if (rc < 0)
+        return rc;
+    conn->stats.packets_sent++;
+    conn->out_alone = 1; /* the stage waits until this is written */
+    return 0;
+}
+
+int ffb__engine_cancel_request(ffb_conn *conn, int kind) {
+    return ffb__cancelq_push(&conn->cancel_q, kind) < 0 ? FFB_E_AGAIN : 0;
+}
+
+int ffb__engine_cancel_take(ffb_conn *conn) {
+    int kinds[FFB__CANCEL_MAX];
+    unsigned count = ffb__cancelq_take(&conn->cancel_q, kinds);
+    if (count == 0 || conn->state != FFB__ST_READY)
+        return 0; /* nothing of an attachment to cancel */
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    for (unsigned i = 0; i < count; i++)
+        ffbp_put_object_op(&w, FFBP_OP_CANCEL, (uint16_t)kinds[i]);
+    int rc = ffb__engine_send_unanswered(conn, &w);
+    ffbp_writer_free(&w);
+    return rc < 0 ? rc : 1;
+}
+
 /* The transport wrote `n` bytes of `out`. */
 static void output_done(ffb_conn *conn, size_t n) {
     if (n == 0)
@@ -311,6 +348,8 @@ static void output_done(ffb_conn *conn, size_t n) {
     conn->stats.wire_bytes_sent += n;
     ffbp_writer_consume(&conn->out, n);
     io_progress(conn);
+    if (conn->out.len == 0)
+        conn->out_alone = 0;
     /* The wait starts when the whole flush is handed over: answers read
        while a long write is still going out (the driver reads while it
        writes) belong to the same round trip. */
@@ -323,7 +362,7 @@ static void output_done(ffb_conn *conn, size_t n) {
 size_t ffb_conn_output(ffb_conn *conn, const uint8_t **bytes_out) {
     if (!conn || !bytes_out)
         return 0;
-    if (conn->stage.len && conn->state != FFB__ST_BROKEN)
+    if (conn->stage.len && conn->state != FFB__ST_BROKEN && !conn->out_alone)
         ffb__engine_flush_needed(conn);
     *bytes_out = conn->out.data;
     return conn->out.len;
@@ -433,6 +472,13 @@ static const char *waiting_for(const ffb_conn *conn) {
     return "nothing";
 }
 
+static int shut_down(const ffbp_packet *pkt) {
+    return (pkt->op == FFBP_OP_RESPONSE ||
+            pkt->op == FFBP_OP_RESPONSE_PIGGYBACK) &&
+           ffb__status_code(&pkt->u.response.status, FFB_E_SERVER) ==
+               FFB_E_SHUTDOWN;
+}
+
 static int dispatch(ffb_conn *conn, const ffbp_packet *pkt) {
     conn->stats.packets_received++;
     if (pkt->op == FFBP_OP_DUMMY)
@@ -482,6 +528,15 @@ static int dispatch(ffb_conn *conn, const ffbp_packet *pkt) {
        its operation), and growing the queue moves the entries. */
     ffb__pending cur = conn->fifo[conn->fifo_head];
     int rc = cur.on_reply(conn, pkt, &cur);
+    if (rc >= 0 && shut_down(pkt)) {
+        /* The server ended the attachment (op_cancel abort, idle timeout,
+           a kill): it closes the socket next. The request got its error;
+           the connection is broken with that cause (docs/cancel.md). */
+        ffb__error_from_status(&conn->err, FFB_E_SERVER,
+                               &pkt->u.response.status,
+                               "the server shut the attachment down");
+        ffb__engine_break(conn, FFB_E_SHUTDOWN);
+    }
     if (rc == 1) {
         conn->fifo[conn->fifo_head] = cur;
         return 0; /* more packets belong to this request */

@@ -90,9 +90,41 @@ static void append(char *buf, size_t size, size_t *len, const char *s) {
         *len = (size_t)n >= size - *len ? size - 1 : *len + (size_t)n;
 }
 
+/* The gds codes that have an FFB_E_* code of their own (docs/cancel.md). */
+#define GDS_CANCELLED 335544794u
+#define GDS_CFG_STMT_TIMEOUT 335545127u
+#define GDS_ATT_STMT_TIMEOUT 335545128u
+#define GDS_REQ_STMT_TIMEOUT 335545129u
+#define GDS_ATT_SHUTDOWN 335544856u
+
+int ffb__status_code(const ffbp_status *st, int code) {
+    if (code != FFB_E_SERVER)
+        return code;
+    uint32_t first = 0;
+    for (size_t i = 0; i < st->n; i++) {
+        const ffbp_status_arg *a = &st->args[i];
+        if (a->type != FFBP_ARG_GDS || a->num == 0)
+            continue;
+        uint32_t g = (uint32_t)a->num;
+        if (!first) {
+            first = g;
+            if (g == GDS_ATT_SHUTDOWN)
+                return FFB_E_SHUTDOWN;
+            if (g != GDS_CANCELLED)
+                return code;
+            continue;
+        }
+        if (g == GDS_CFG_STMT_TIMEOUT || g == GDS_ATT_STMT_TIMEOUT ||
+            g == GDS_REQ_STMT_TIMEOUT)
+            return FFB_E_STMT_TIMEOUT;
+    }
+    return first == GDS_CANCELLED ? FFB_E_CANCELLED : code;
+}
+
 int ffb__error_from_status(ffb_error *err, int code, const ffbp_status *st,
                            const char *prefix) {
     ffb__error_clear(err);
+    code = ffb__status_code(st, code);
     err->code = code;
     const char *server_state = NULL;
     int have_sqlerr = 0;

@@ -97,11 +97,21 @@ typedef struct ffb__transport {
     /* Wait for bytes and feed them (ffb_conn_feed, ffb_conn_feed_eof). */
     int (*read)(ffb_conn *conn, void *data, int timeout_ms);
     void (*close)(ffb_conn *conn, void *data);
+    /* Optional (NULL: none). Make the current or next wait of flush/read
+       return 0 at once; called from ANY thread (ffb_conn_cancel), so it
+       may only touch what is safe to share: it never runs concurrently
+       with `release`. */
+    void (*wake)(ffb_conn *conn, void *data);
+    /* Optional: the connection is being freed (after close). */
+    void (*release)(ffb_conn *conn, void *data);
 } ffb__transport;
 
 typedef struct ffb__net {
     int fd;
     short revents; /* of the last poll */
+    int wake_rd, wake_wr; /* the wake pipe: made by the first connect,
+                             kept until the connection is freed (another
+                             thread may write to it at any time) */
 } ffb__net;
 
 extern const ffb__transport ffb__net_transport;
@@ -112,6 +122,10 @@ void ffb__os_identity(char *user, size_t user_size, char *host,
 
 void ffb__conn_set_transport(ffb_conn *conn, const ffb__transport *t,
                              void *data);
+/* Wake the transport's wait (any thread; lib/run.c). */
+void ffb__io_wake(ffb_conn *conn);
+/* The connection is freed: the transport lets go of what it kept. */
+void ffb__io_release(ffb_conn *conn);
 /* Tests: a fixed SRP private key (big-endian bytes, at most 128), so that
    recorded conversations replay byte for byte. Never in production: it
    removes the handshake's secrecy; no public option can set it. */
@@ -355,6 +369,8 @@ struct ffb_conn {
                           lives as long as the attachment */
     void (*on_attach_end)(ffb_conn *conn, int destroy);
     int fatal_code;   /* the fatal code that broke the connection */
+    uint32_t cancel_q; /* op_cancel kinds asked, not written yet; shared
+                          between threads: __atomic only (lib/engine.c) */
     int bad_options;  /* ffb_conn_new refused the options: err says why */
 
     /* Handshake. */
@@ -417,6 +433,8 @@ struct ffb_conn {
                              handled (a follow-up) */
     int in_dispatch;      /* answers are being handled */
     int out_expects;      /* out holds such bytes */
+    int out_alone;        /* out ends with op_cancel: nothing staged joins
+                             it before it is written (its own write) */
     int awaiting;         /* flushed, answer not seen yet */
     int eof;
 
@@ -583,6 +601,7 @@ struct ffb_stmt {
     int lazy_truncated;  /* a lazy prepare's describe did not fit its
                             answer: the statement is prepared again */
     ffb_error *prepare_err; /* a lazy prepare failed */
+    uint32_t timeout_ms; /* op_execute's timeout (ffb_stmt_set_timeout) */
     char *plan;          /* the last plan read (ffb_stmt_plan) */
     int plan_kind;       /* 1 legacy, 2 explained */
     uint32_t plan_gen;   /* prep_gen it belongs to */
@@ -937,6 +956,19 @@ int ffb__queue_reset(ffb_conn *conn, ffb__sync *sync, unsigned gen);
    back: FFB_E_SERVER with a message (0 when they are). */
 int ffb__reset_check(ffb_conn *conn, unsigned gen);
 
+/* ---- cancellation and timeouts (lib/cancel.c) ----------------------------- */
+
+/* The SQL that sets the attachment's statement timeout (ms) or idle
+   timeout (s, idle 1) into buf: its length, or FFB_E_UNSUPPORTED
+   (protocol below 16) / FFB_E_STATE with conn->err set. */
+int ffb__timeout_sql(ffb_conn *conn, int idle, uint32_t value, char *buf,
+                     size_t size);
+/* The FFB_E_* code a server status vector stands for: FFB_E_CANCELLED
+   (isc_cancelled), FFB_E_STMT_TIMEOUT (isc_cancelled + a statement
+   timeout code), FFB_E_SHUTDOWN (isc_att_shutdown), else `code`
+   (lib/error.c). */
+int ffb__status_code(const ffbp_status *st, int code);
+
 /* ---- engine (lib/engine.c) ---------------------------------------------- */
 
 /* Queue a packet: `w` holds its bytes. `expects` = the server answers it.
@@ -957,6 +989,18 @@ int ffb__engine_flush(ffb_conn *conn);
    closes) on an attached connection: a write is never spent on those
    alone; they ride with the next request that needs an answer. */
 int ffb__engine_flush_needed(ffb_conn *conn);
+/* Put a packet the server never answers (op_cancel) on the wire at once:
+   compressed and encrypted onto `out`, ahead of what is staged (requests
+   still staged keep their order among themselves; no reply is expected).
+   Attached connections only. */
+int ffb__engine_send_unanswered(ffb_conn *conn, const ffbp_writer *w);
+/* Record an op_cancel of `kind` to be written (ANY thread; lock-free):
+   0, or FFB_E_AGAIN when 8 wait already (lib/cancelq.h). */
+int ffb__engine_cancel_request(ffb_conn *conn, int kind);
+/* Write the recorded op_cancels (the connection's own thread): 1 when
+   something was put on the wire, 0 when nothing (requests taken while
+   the connection is not attached are dropped), or a fatal code. */
+int ffb__engine_cancel_take(ffb_conn *conn);
 /* Give received wire bytes to the engine. */
 int ffb__engine_feed(ffb_conn *conn, const uint8_t *p, size_t len);
 /* Parse what was received but not parsed yet (a result callback ran a

@@ -6,6 +6,7 @@
  * for any other transport. Bytes go through the byte pump like an
  * application's own I/O. SIGPIPE is avoided per send (MSG_NOSIGNAL).
  */
+#define _GNU_SOURCE /* pipe2 */
 #define _DEFAULT_SOURCE
 #define _POSIX_C_SOURCE 200809L
 
@@ -114,8 +115,47 @@ static int try_addr(const struct addrinfo *ai, int64_t deadline) {
     return fd;
 }
 
+/* The wake pipe (ffb_conn_cancel from another thread): made once, on the
+   connection's own thread before its first wait, kept until it is freed;
+   its write end is published last, with release order. */
+static void make_wake_pipe(ffb_conn *conn) {
+    if (__atomic_load_n(&conn->net.wake_wr, __ATOMIC_ACQUIRE) >= 0)
+        return;
+    int fds[2];
+    if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0)
+        return; /* no wake: a cancel then waits for the next wake-up */
+    conn->net.wake_rd = fds[0];
+    __atomic_store_n(&conn->net.wake_wr, fds[1], __ATOMIC_RELEASE);
+}
+
+static void net_wake(ffb_conn *conn, void *data) {
+    (void)data;
+    int fd = __atomic_load_n(&conn->net.wake_wr, __ATOMIC_ACQUIRE);
+    if (fd >= 0) {
+        char b = 1;
+        ssize_t n = write(fd, &b, 1); /* a full pipe is awake already */
+        (void)n;
+    }
+}
+
+static void net_release(ffb_conn *conn, void *data) {
+    (void)data;
+    if (conn->net.wake_rd >= 0)
+        close(conn->net.wake_rd);
+    if (conn->net.wake_wr >= 0)
+        close(conn->net.wake_wr);
+    conn->net.wake_rd = conn->net.wake_wr = -1;
+}
+
+static void drain_wake(ffb_conn *conn) {
+    char buf[64];
+    while (read(conn->net.wake_rd, buf, sizeof(buf)) > 0)
+        ;
+}
+
 static int net_connect(ffb_conn *conn, void *data, int timeout_ms) {
     (void)data;
+    make_wake_pipe(conn);
     const char *host = conn->host, *port = conn->port;
     struct addrinfo hints, *res = NULL;
     memset(&hints, 0, sizeof(hints));
@@ -156,12 +196,18 @@ static int net_connect(ffb_conn *conn, void *data, int timeout_ms) {
 }
 
 /* Wait for `events` at most timeout_ms (-1: no limit): 1 when some came,
-   0 when the time ran out. */
+   0 when the time ran out or the wait was woken (ffb__io_wake: the loop
+   then looks at what was asked). */
 static int wait_fd(ffb_conn *conn, short events, int timeout_ms) {
     for (;;) {
-        struct pollfd p = {conn->net.fd, events, 0};
-        int n = poll(&p, 1, timeout_ms);
-        conn->net.revents = p.revents;
+        struct pollfd p[2] = {{conn->net.fd, events, 0},
+                              {conn->net.wake_rd, POLLIN, 0}};
+        int n = poll(p, conn->net.wake_rd >= 0 ? 2 : 1, timeout_ms);
+        conn->net.revents = p[0].revents;
+        if (n > 0 && p[1].revents) {
+            drain_wake(conn);
+            return 0;
+        }
         if (n > 0)
             return 1;
         if (n == 0)
@@ -256,8 +302,8 @@ static void net_close(ffb_conn *conn, void *data) {
     }
 }
 
-const ffb__transport ffb__net_transport = {net_connect, net_flush, net_read,
-                                           net_close};
+const ffb__transport ffb__net_transport = {
+    net_connect, net_flush, net_read, net_close, net_wake, net_release};
 
 /* ---- the aux connection of events (lib/events.c, reference 03 C.5.2) ---- */
 

@@ -19,6 +19,22 @@ void ffb__conn_set_transport(ffb_conn *conn, const ffb__transport *t,
     conn->tp_data = t ? data : NULL;
 }
 
+void ffb__io_wake(ffb_conn *conn) {
+    const ffb__transport *t = conn->tp;
+    if (t && t->wake)
+        t->wake(conn, conn->tp_data);
+}
+
+void ffb__io_release(ffb_conn *conn) {
+    const ffb__transport *t = conn->tp;
+    if (t && t->release)
+        t->release(conn, conn->tp_data);
+    /* The socket driver's wake pipe is made whichever transport runs
+       later: release it too. */
+    if (t != &ffb__net_transport && ffb__net_transport.release)
+        ffb__net_transport.release(conn, NULL);
+}
+
 /* Milliseconds until the engine's next deadline (-1: none). */
 static int time_left(ffb_conn *conn) {
     int64_t d = ffb_conn_deadline(conn);
@@ -92,8 +108,14 @@ static int run(ffb_conn *conn, ffb__until_fn until, const void *arg,
         if (!conn->io_open)
             return ffb__error_set(&conn->err, FFB_E_CLOSED,
                                   "the connection is closed");
+        /* op_cancel asked (maybe by another thread, which woke the
+           wait): on the wire first, in a write of its own - what is
+           staged goes in the next turn's write. */
+        int cancel = ffb__engine_cancel_take(conn);
+        if (cancel < 0)
+            return cancel;
         int rc = 0;
-        if (!owed_first || !ffb__engine_owed_sent(conn))
+        if (!cancel && (!owed_first || !ffb__engine_owed_sent(conn)))
             rc = ffb__engine_flush_needed(conn);
         if (rc < 0)
             return rc;
@@ -103,8 +125,9 @@ static int run(ffb_conn *conn, ffb__until_fn until, const void *arg,
                 rc = ffb_conn_expire(conn, ffb__now(conn));
             if (rc < 0)
                 return io_failed(conn, rc);
-            if (conn->out.len)
-                continue; /* the time ran out before the write did */
+            if (conn->out.len || cancel)
+                continue; /* the time ran out before the write did, or
+                             op_cancel went: now the stage */
         }
         if (until(conn, arg))
             return 0;

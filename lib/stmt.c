@@ -40,7 +40,8 @@ void ffb__sync_fail_status(ffb_conn *conn, ffb__sync *sync, int code,
                            const ffbp_status *st, const char *prefix) {
     if (sync && sync->rc != 0)
         return; /* the first failure of a write is the one reported */
-    ffb__error_from_status(ffb__sync_error(conn, sync), code, st, prefix);
+    code = ffb__error_from_status(ffb__sync_error(conn, sync), code, st,
+                                  prefix);
     if (sync)
         sync->rc = code;
 }
@@ -1845,6 +1846,7 @@ static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
     e.out_blr = stmt->out.blr;
     e.out_blr_len = stmt->out.blr_len;
     e.inline_blob_size = stmt->inline_size;
+    e.timeout_ms = stmt->timeout_ms;
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_execute(&w, &e, conn->protocol);

@@ -36,6 +36,7 @@
 #include <uv.h>
 
 #include "include/fastfb_uv.h"
+#include "lib/cancelq.h"
 
 #define MAGIC 0x66627576u /* "fbuv" */
 #define READ_SIZE 65536
@@ -94,6 +95,8 @@ struct uvconn {
     int64_t armed; /* the deadline the timer is set for, -1: none */
     uv_prepare_t prepare;
     uv_check_t check;
+    uv_async_t wake;   /* ffb_uv_conn_cancel from other threads */
+    uint32_t cancel_q; /* their kinds (lib/cancelq.h) */
     int handles;     /* handles not yet reported closed */
     size_t inflight; /* bytes given to uv_write, not yet reported done */
     size_t early;    /* ... reported done before their write callback */
@@ -560,6 +563,7 @@ static void teardown(uvconn *a, int status) {
     uv_close((uv_handle_t *)&a->timer, handle_closed);
     uv_close((uv_handle_t *)&a->prepare, handle_closed);
     uv_close((uv_handle_t *)&a->check, handle_closed);
+    uv_close((uv_handle_t *)&a->wake, handle_closed);
 }
 
 static void on_detached(ffb_conn *conn, const ffb_result *res, void *data) {
@@ -718,8 +722,37 @@ static void pump(uvconn *a) {
 }
 
 static void on_prepare(uv_prepare_t *h) { pump(h->data); }
+static void on_wake(uv_async_t *h);
 
 static void on_check(uv_check_t *h) { pump(h->data); }
+
+/* ---- cancellation -------------------------------------------------------- */
+
+/* On the loop: the kinds other threads asked, in order, through
+   ffb_conn_cancel (external I/O: straight to the output), then out. */
+static void on_wake(uv_async_t *h) {
+    uvconn *a = h->data;
+    int kinds[FFB__CANCEL_MAX];
+    unsigned count = ffb__cancelq_take(&a->cancel_q, kinds);
+    if (a->closing == CL_TEARDOWN)
+        return;
+    for (unsigned i = 0; i < count; i++)
+        (void)ffb_conn_cancel(a->conn, kinds[i]);
+    pump(a);
+}
+
+int ffb_uv_conn_cancel(ffb_conn *conn, int kind) {
+    /* Any thread: only the magic, the queue and the async handle are
+       touched (the application keeps the connection alive). */
+    uvconn *a = conn ? ffb_conn_io_data(conn) : NULL;
+    if (!a || a->magic != MAGIC || kind < FFB_CANCEL_DISABLE ||
+        kind > FFB_CANCEL_ABORT)
+        return FFB_E_INVAL;
+    if (ffb__cancelq_push(&a->cancel_q, kind) < 0)
+        return FFB_E_AGAIN;
+    uv_async_send(&a->wake);
+    return 0;
+}
 
 int ffb_uv_close(ffb_conn *conn, ffb_uv_close_cb cb, void *data) {
     uvconn *a = get(conn);
@@ -770,7 +803,10 @@ int ffb_uv_conn_new(uv_loop_t *loop, const ffb_conn_options *opts,
     uv_prepare_init(loop, &a->prepare);
     uv_check_init(loop, &a->check);
     a->timer.data = a->prepare.data = a->check.data = a;
-    a->handles = 3;
+    uv_async_init(loop, &a->wake, on_wake);
+    uv_unref((uv_handle_t *)&a->wake);
+    a->wake.data = a;
+    a->handles = 4;
     uv_prepare_start(&a->prepare, on_prepare);
     uv_check_start(&a->check, on_check);
     uv_unref((uv_handle_t *)&a->prepare);

@@ -22,25 +22,7 @@
 #define teardown hostile_teardown
 
 /* An external-I/O connection attached by hand (protocol 17). */
-static ffb_conn *ext_attach(void) {
-    ffb_conn_options o;
-    hostile_options(&o);
-    o.io = FFB_IO_EXTERNAL;
-    ffb_conn *c = NULL;
-    OK(c, ffb_conn_new(&o, &c));
-    OK(c, ffb_conn_start(c));
-    const uint8_t *out;
-    ffb_conn_output_done(c, ffb_conn_output(c, &out));
-    srv_accept(&W, FFBP_OP_ACCEPT, 17, NULL, NULL, 0, 0, NULL, 0);
-    OK(c, ffb_conn_feed(c, W.data, W.len));
-    ffbp_writer_reset(&W);
-    ffb_conn_output_done(c, ffb_conn_output(c, &out));
-    srv_response(&W, 1, 0, NULL, 0);
-    OK(c, ffb_conn_feed(c, W.data, W.len));
-    ffbp_writer_reset(&W);
-    assert_int_equal(ffb_conn_step(c), 1);
-    return c;
-}
+static ffb_conn *ext_attach(void) { return hostile_ext_attach(17); }
 
 typedef struct seen {
     int n;

@@ -729,7 +729,7 @@ static void t_close(ffb_conn *conn, void *data) {
 }
 
 static const ffb__transport fz_transport = {t_connect, t_flush, t_read,
-                                            t_close};
+                                            t_close, NULL, NULL};
 
 /* ---- checked calls ----------------------------------------------------------- */
 

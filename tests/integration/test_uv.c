@@ -18,6 +18,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -2534,6 +2535,104 @@ static void test_loop_never_stalls(void **state) {
         assert_true(gap < 250);
 }
 
+/* ---- cancellation ----------------------------------------------------- */
+
+/* A query that runs `ms` milliseconds, then returns one row (the clock is
+   read on every turn), as in tests/integration/test_cancel.c. */
+#define BUSY_SQL(ms)                                                           \
+    "execute block returns (n bigint) as declare t timestamp; begin n = 0; "  \
+    "t = cast('NOW' as timestamp); while (datediff(millisecond from t to "     \
+    "cast('NOW' as timestamp)) < " #ms ") do n = n + 1; suspend; end"
+
+typedef struct uv_canceller {
+    ffb_conn *conn;
+    int64_t at;
+    int rc;
+} uv_canceller;
+
+static void *uv_cancel_main(void *arg) {
+    uv_canceller *k = arg;
+    uv_sleep(300);
+    k->at = ffb_now_ms();
+    k->rc = ffb_uv_conn_cancel(k->conn, FFB_CANCEL_RAISE);
+    return NULL;
+}
+
+static void on_cancel_timer(uv_timer_t *h) {
+    uv_canceller *k = h->data;
+    k->at = ffb_now_ms();
+    k->rc = ffb_conn_cancel(k->conn, FFB_CANCEL_RAISE);
+}
+
+/* A queued execution (op_execute + op_fetch, one round trip) cancelled by
+   another thread (ffb_uv_conn_cancel), then one cancelled from a timer on
+   the loop (ffb_conn_cancel): FFB_E_CANCELLED within 100 ms each time,
+   and the connection runs the next query. */
+static void test_cancel(void **state) {
+    target *t = *state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ffb_conn *c = uv_conn(&loop, t);
+    assert_int_equal(ffb_uv_conn_cancel(c, 9), FFB_E_INVAL);
+    assert_int_equal(ffb_uv_conn_cancel(NULL, FFB_CANCEL_RAISE), FFB_E_INVAL);
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    ffb_stmt *s;
+    OK(c, ffb_stmt_new(c, &s));
+    got g = {0};
+    OK(c, ffb_stmt_queue_prepare(s, tx, BUSY_SQL(20000), (size_t)-1,
+                                 on_result, &g));
+    expect_ok(&loop, &g, FFB_OP_PREPARE);
+
+    for (int from_loop = 0; from_loop < 2; from_loop++) {
+        uv_canceller k = {c, 0, -1};
+        pthread_t th;
+        uv_timer_t tm;
+        if (from_loop) {
+            uv_timer_init(&loop, &tm);
+            tm.data = &k;
+            uv_timer_start(&tm, on_cancel_timer, 300, 0);
+        } else {
+            assert_int_equal(pthread_create(&th, NULL, uv_cancel_main, &k),
+                             0);
+        }
+        uint64_t r0 = it_rts(c);
+        memset(&g, 0, sizeof(g));
+        OK(c, ffb_stmt_queue_execute(s, tx, on_result, &g));
+        wait_for(&loop, &g.done, "the cancelled execution");
+        int64_t after = ffb_now_ms() - k.at;
+        if (from_loop)
+            uv_close((uv_handle_t *)&tm, NULL);
+        else
+            pthread_join(th, NULL);
+        printf("# %s: cancel from the %s answered after %lld ms\n", t->name,
+               from_loop ? "loop" : "other thread", (long long)after);
+        assert_int_equal(k.rc, 0);
+        assert_int_equal(g.status, FFB_E_CANCELLED);
+        assert_true(after >= 0 && after < 100);
+        /* op_execute + op_fetch in one write; op_cancel has no answer. */
+        assert_int_equal(it_rts(c) - r0, 1);
+    }
+    ffb_stmt_free(s);
+    OK(c, ffb_stmt_new(c, &s));
+    memset(&g, 0, sizeof(g));
+    OK(c, ffb_stmt_queue_prepare(s, tx, "select 1 from rdb$database",
+                                 (size_t)-1, on_result, &g));
+    expect_ok(&loop, &g, FFB_OP_PREPARE);
+    memset(&g, 0, sizeof(g));
+    OK(c, ffb_stmt_queue_execute(s, tx, on_result, &g));
+    expect_ok(&loop, &g, FFB_OP_EXECUTE);
+    assert_int_equal(uv_fetch(&loop, s), 1);
+    assert_int_equal(uv_fetch(&loop, s), 0);
+    ffb_stmt_free(s);
+    memset(&g, 0, sizeof(g));
+    OK(c, ffb_tx_queue_commit(tx, on_result, &g));
+    expect_ok(&loop, &g, FFB_OP_COMMIT);
+    ffb_tx_free(tx);
+    uv_done(&loop, c);
+    end_loop(&loop);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);      /* the proxy's pipes */
     if (getenv("FFB_TEST_FILTER")) /* e.g. "test_pool_*" */
@@ -2566,6 +2665,7 @@ int main(void) {
         cmocka_unit_test(test_pool_connect_failure),
         cmocka_unit_test(test_pool_server_restart),
         cmocka_unit_test(test_loop_never_stalls),
+        cmocka_unit_test(test_cancel),
     };
     return it_main("UV", names, sizeof(names) / sizeof(names[0]), tests,
                    sizeof(tests) / sizeof(tests[0]), setup_target,

@@ -196,7 +196,8 @@ static void t_close(ffb_conn *conn, void *data) {
         cv->pos++;
 }
 
-const ffb__transport conv_transport = {t_connect, t_flush, t_read, t_close};
+const ffb__transport conv_transport = {t_connect, t_flush, t_read, t_close,
+                                      NULL, NULL};
 
 void conv_options(ffb_conn_options *o) {
     static uint8_t a[32];

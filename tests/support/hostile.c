@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "tests/support/check.h"
+
 /* ---- transport ------------------------------------------------------------- */
 
 void hostile_init(hostile *h) {
@@ -142,7 +144,7 @@ static void t_close(ffb_conn *conn, void *data) {
 }
 
 static const ffb__transport hostile_transport = {t_connect, t_flush, t_read,
-                                                 t_close};
+                                                 t_close, NULL, NULL};
 
 static int64_t h_clock(void *data) { return ((hostile *)data)->now; }
 
@@ -185,6 +187,26 @@ ffb_conn *hostile_attach(hostile *h, int protocol,
         fail_msg("scripted attach failed: %d %s", rc,
                  ffb_error_message(ffb_conn_error(c)));
     assert_int_equal(ffb_conn_protocol(c), protocol);
+    return c;
+}
+
+ffb_conn *hostile_ext_attach(int protocol) {
+    ffb_conn_options o;
+    hostile_options(&o);
+    o.io = FFB_IO_EXTERNAL;
+    ffb_conn *c = NULL;
+    OK(c, ffb_conn_new(&o, &c));
+    OK(c, ffb_conn_start(c));
+    const uint8_t *out;
+    ffb_conn_output_done(c, ffb_conn_output(c, &out));
+    srv_accept(&W, FFBP_OP_ACCEPT, protocol, NULL, NULL, 0, 0, NULL, 0);
+    OK(c, ffb_conn_feed(c, W.data, W.len));
+    ffbp_writer_reset(&W);
+    ffb_conn_output_done(c, ffb_conn_output(c, &out));
+    srv_response(&W, 1, 0, NULL, 0);
+    OK(c, ffb_conn_feed(c, W.data, W.len));
+    ffbp_writer_reset(&W);
+    assert_int_equal(ffb_conn_step(c), 1);
     return c;
 }
 

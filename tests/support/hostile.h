@@ -74,6 +74,11 @@ void hostile_options(ffb_conn_options *o);
 ffb_conn *hostile_attach(hostile *h, int protocol,
                          const ffb_conn_options *o);
 
+/* An external-I/O connection (hostile_options) attached by hand through
+   the byte pump, with W: op_accept for `protocol`, then a successful
+   attach answer. */
+ffb_conn *hostile_ext_attach(int protocol);
+
 /* A counting allocator that fails allocation number `fail_at` (1-based,
    0 = never) and every one after it while `fail_all`. */
 typedef struct fail_alloc {
