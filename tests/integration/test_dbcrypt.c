@@ -2,12 +2,13 @@
  * Database encryption keys against a real Firebird 4.0 server with the
  * sample crypt plugins Firebird ships (fbSampleDbCrypt, fbSampleKeyHolder:
  * the key is one byte, asked from the client with an empty request and
- * room for 1 byte). The shared test servers are not configured for it:
- * this suite runs only when FFB_TEST_DBCRYPT_DSN names a database path on
- * a server started with "KeyHolderPlugin = fbSampleKeyHolder" (see
- * docs/crypto.md, "Testing against a live key holder"); otherwise it is
- * skipped (exit 77). It creates the database, encrypts it, and attaches
- * with the right key, a wrong one, none, and a refusing callback.
+ * room for 1 byte). tests/servers/fbservers.sh starts the instance fb4k
+ * with "KeyHolderPlugin = fbSampleKeyHolder"; this suite makes its own
+ * database there (FFB_TEST_FB4K_*, or any database path on such a server
+ * in FFB_TEST_DBCRYPT_DSN, see docs/crypto.md). Without either it is
+ * skipped (exit 77), and with FFB_TEST_REQUIRE_SERVER=1 that is a failure.
+ * It creates the database, encrypts it, and attaches with the right key,
+ * a wrong one, none, and a refusing callback.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -159,11 +161,23 @@ static void test_encrypted_database(void **state) {
 }
 
 int main(void) {
+    static char own[600];
     dsn = getenv("FFB_TEST_DBCRYPT_DSN");
+    const char *port = getenv("FFB_TEST_FB4K_PORT");
+    const char *dir = getenv("FFB_TEST_FB4K_DBDIR");
+    if ((!dsn || !*dsn) && port && dir) {
+        snprintf(own, sizeof own, "127.0.0.1/%s:%s/kc_%ld.fdb", port, dir,
+                 (long)getpid());
+        dsn = own;
+    }
     if (!dsn || !*dsn) {
-        fprintf(stderr, "FFB_TEST_DBCRYPT_DSN not set: skipped (a server "
-                        "with the sample key holder is needed)\n");
-        return 77;
+        const char *req = getenv("FFB_TEST_REQUIRE_SERVER");
+        int required = req && strcmp(req, "1") == 0;
+        fprintf(stderr, "no server with the sample key holder (fb4k of "
+                        "tests/servers/fbservers.sh, or "
+                        "FFB_TEST_DBCRYPT_DSN): %s\n",
+                required ? "FAILED (FFB_TEST_REQUIRE_SERVER=1)" : "skipped");
+        return required ? 1 : 77;
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encrypted_database),

@@ -44,7 +44,13 @@ INSTANCES=(
     "fb4  4 3061 Srp256,Srp,Legacy_Auth    Srp,Legacy_UserManager Required false"
     "fb4e 4 3062 Srp256,Srp,Srp224,Srp384,Srp512,Legacy_Auth - Enabled true"
     "fb4d 4 3063 Srp256,Legacy_Auth        -                      Disabled false"
+    "fb4k 4 3064 Srp256                    -                      Disabled false"
 )
+# fb4k also loads Firebird 4.0's sample database-crypt key holder
+# (plugins/libfbSampleKeyHolder.so, Auto = false): a database encrypted with
+# the sample plugin makes the server ask the client for the key
+# (op_crypt_key_callback), which tests/integration/test_dbcrypt.c answers.
+KEYHOLDER_INSTANCE=fb4k
 
 # --- helpers ---------------------------------------------------------------
 
@@ -231,6 +237,7 @@ write_conf() {
         echo "DatabaseAccess = Full"
         echo "DefaultDbCachePages = $CACHE_PAGES"
         echo "TempCacheLimit = 16M"
+        [ "$I_NAME" != "$KEYHOLDER_INSTANCE" ] || echo "KeyHolderPlugin = fbSampleKeyHolder"
     } > "$f"
 }
 
@@ -464,7 +471,7 @@ cmd_start() {
     if [ -n "$busy" ]; then
         loud "cannot start: port(s) already in use:$busy" \
              "another test server set may still run; stop it with: $0 stop <its statedir>"
-        ss -ltnp 2>/dev/null | grep -E ':(305[1-3]|306[1-3])\b' >&2 || true
+        ss -ltnp 2>/dev/null | grep -E ':(305[1-3]|306[1-4])\b' >&2 || true
         umount_proc_if_idle
         exit 1
     fi
@@ -534,6 +541,7 @@ write_env() {
             echo "${p}_LEGACY_USER=$legacy"
             echo "${p}_LEGACY_PASSWORD=$LEGACY_PASSWORD"
             echo "${p}_LEGACY_USER_REFUSED=$refused"
+            if [ "$I_NAME" = "$KEYHOLDER_INSTANCE" ]; then echo "${p}_KEYHOLDER=1"; else echo "${p}_KEYHOLDER=0"; fi
         done
     } > "$tmp"
     mv -f "$tmp" "$STATEDIR/servers.env"
