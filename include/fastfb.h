@@ -2274,7 +2274,9 @@ typedef int (*ffb_svc_input_cb)(uint8_t *buf, size_t size, size_t *got,
                                 void *data);
 
 /** How an action talks to the client. Any callback may be NULL. */
+#define FFB_SVC_IO_VERSION 1
 typedef struct ffb_svc_io {
+    unsigned version;          /* FFB_SVC_IO_VERSION (FFB_SVC_IO_INIT) */
     ffb_svc_line_cb on_line;   /* text output (statistics, log, verbose) */
     ffb_svc_data_cb on_data;   /* set: the output is binary, not lines */
     ffb_svc_input_cb on_input; /* set: the service's stdin is served */
@@ -2284,6 +2286,9 @@ typedef struct ffb_svc_io {
                                   0 = until the answer is full or the
                                   service ends (fewest round trips) */
 } ffb_svc_io;
+
+/* C99 designated initializer; fields added later are zero by default. */
+#define FFB_SVC_IO_INIT {.version = FFB_SVC_IO_VERSION}
 
 /** Counters of the last action on an attachment. */
 typedef struct ffb_svc_stats {

@@ -172,6 +172,11 @@ int ffb__await(ffb_conn *conn, int queued, ffb__sync *sync) {
     if (queued > 0)
         return 0; /* nothing was queued: the answer was there */
     int rc = ffb__wait(conn, &sync->done);
+    /* A request whose answer came with an error of its own and then shut
+       the attachment down (isc_att_shutdown: a cancelled service) gets its
+       own error; any other break is the caller's answer. */
+    if (rc == FFB_E_SHUTDOWN && sync->done && sync->rc < 0)
+        return sync->rc;
     return rc < 0 ? rc : sync->rc;
 }
 

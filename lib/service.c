@@ -338,8 +338,11 @@ static void action_finish(ffb_conn *conn, svc_action *a) {
         ffb__error_set(ffb__sync_error(conn, sync), FFB_E_CANCELLED,
                        "the service action was cancelled");
         sync->rc = FFB_E_CANCELLED;
-    } else if (a->cancel_sent && sync->rc == FFB_E_SERVER) {
-        /* The service reports the cancel as its error. */
+    } else if (a->cancel_sent &&
+               (sync->rc == FFB_E_SERVER || sync->rc == FFB_E_SHUTDOWN)) {
+        /* The service reports the cancel as its error; Firebird 4.0.5
+           reports it as isc_att_shutdown and then closes the service
+           attachment (the connection stays broken: docs/services.md). */
         ffb__sync_error(conn, sync)->code = FFB_E_CANCELLED;
         sync->rc = FFB_E_CANCELLED;
     } else if (a->cancel_unsupported && sync->rc == 0) {
@@ -450,6 +453,16 @@ static int query_reply(ffb_conn *conn, const ffbp_packet *pkt,
         action_ending(conn, a);
         return 0;
     }
+    if (ffb__status_is_error(&r->status) && a->cancel_sent &&
+        ffb__status_code(&r->status, FFB_E_SERVER) == FFB_E_SHUTDOWN) {
+        /* Firebird 4.0.5 answers a cancelled service with isc_att_shutdown
+           and closes the attachment: the action ends here, cancelled (the
+           engine then breaks the connection with that cause). */
+        ffb__sync_fail_status(conn, a->sync, FFB_E_SERVER, &r->status,
+                              "service");
+        action_ending(conn, a);
+        return 0;
+    }
     if (ffb__status_is_error(&r->status)) {
         /* A failed start is repeated once by the next answer (C.6.3):
            the first error is the one reported. Error answers may carry
@@ -516,6 +529,11 @@ static int action_queue(ffb_conn *conn, const uint8_t *spb, size_t len,
     if ((!spb && len) || len == 0 || len > 65535)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "the start block must be 1 to 65535 bytes");
+    if (io && io->version != FFB_SVC_IO_VERSION)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "ffb_svc_io.version is %u, this library "
+                              "knows %u (use FFB_SVC_IO_INIT)",
+                              io->version, (unsigned)FFB_SVC_IO_VERSION);
     int rc = svc_ready(conn);
     if (rc < 0)
         return rc;
@@ -631,7 +649,7 @@ int ffb__svc_queue_builtin(ffb_conn *conn, const ffb__svc_req *q,
     ffbp_writer w;
     ffbp_spb s;
     ffbp_writer_init(&w, conn->alloc);
-    ffb_svc_io io = {0};
+    ffb_svc_io io = FFB_SVC_IO_INIT;
     io.on_line = q->on_line;
     io.data = q->data;
     int text = 1;

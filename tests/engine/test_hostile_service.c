@@ -155,7 +155,7 @@ static void test_svc_output_malformed(void **state) {
     static const uint8_t bad[] = {0x3F, 0x10, 0x00, 'a', 'b'};
     answer(bad, sizeof(bad));
     size_t n = 0;
-    ffb_svc_io io = {count_line, NULL, NULL, &n, 0};
+    ffb_svc_io io = {FFB_SVC_IO_VERSION, count_line, NULL, NULL, &n, 0};
     expect_proto(c, ffb_svc_run(c, stats_spb, sizeof(stats_spb), &io),
                  "service output");
     assert_int_equal(n, 0);
@@ -229,7 +229,7 @@ static void test_svc_endless_line(void **state) {
     answer(NULL, 0);
     H.gen = endless;
     size_t n = 0;
-    ffb_svc_io io = {count_line, NULL, NULL, &n, 0};
+    ffb_svc_io io = {FFB_SVC_IO_VERSION, count_line, NULL, NULL, &n, 0};
     int rc = ffb_svc_run(c, stats_spb, sizeof(stats_spb), &io);
     /* The script ends with EOF after 40 answers of 60000 bytes. */
     assert_int_equal(rc, FFB_E_CLOSED);

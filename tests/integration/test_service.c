@@ -468,7 +468,7 @@ static void test_one_at_a_time(void **state) {
     /* A queued action on a blocking connection is refused while another
        runs: driven by the queue twin, the second is refused at once. */
     static const uint8_t log[] = {12}; /* isc_action_svc_get_fb_log */
-    ffb_svc_io io = {0};
+    ffb_svc_io io = FFB_SVC_IO_INIT;
     io.on_line = on_line;
     io.data = &l;
     OK(c, ffb_svc_queue_run(c, log, sizeof(log), &io, NULL, NULL));
@@ -558,7 +558,7 @@ static void test_cancel(void **state) {
     lines l = {0};
     l.conn = c;
     l.cancel_at = 1;
-    ffb_svc_io io = {0};
+    ffb_svc_io io = FFB_SVC_IO_INIT;
     io.on_line = on_line;
     io.data = &l;
     io.wait_s = 1;
@@ -566,10 +566,11 @@ static void test_cancel(void **state) {
     assert_int_equal(l.cancel_rc, 0);
     assert_non_null(strstr(l.text, "Trace session ID"));
     /* Firebird 4.0.5 closes the service attachment once the cancelled
-       service has ended: the next request sees the end of the stream. */
+       service has ended, reporting isc_att_shutdown with the cancel: the
+       next request sees the end of the stream, or the shutdown. */
     ffb_svc_info si;
     int rc = ffb_svc_server_info(c, &si, sizeof(si));
-    assert_true(rc == 0 || rc == FFB_E_CLOSED);
+    assert_true(rc == 0 || rc == FFB_E_CLOSED || rc == FFB_E_SHUTDOWN);
     ffb_conn_free(c);
     /* The trace session is gone: a new attachment lists none named so. */
     c = svc_open(t);
