@@ -1350,7 +1350,9 @@ enum ffb_op {
     FFB_OP_DROP_DATABASE,
     FFB_OP_CONNECT,
     FFB_OP_CREATE_DATABASE,
-    FFB_OP_RESET
+    FFB_OP_RESET,
+    FFB_OP_FETCH_SCROLL, /* ffb_stmt_queue_fetch_scroll() */
+    FFB_OP_RECORD_COUNT  /* ffb_stmt_queue_record_count() */
 };
 
 /**
@@ -1966,6 +1968,95 @@ FFB_API int ffb_pool_error(const ffb_pool *pool, ffb_pool_error_info *out,
  * Since: 0.2
  */
 FFB_API void ffb_pool_free(ffb_pool *pool);
+
+/* ==== scrollable cursors (protocol 18, Firebird 5) ======================= */
+
+/**
+ * Where ffb_stmt_fetch_scroll() moves (P_FETCH of the wire protocol).
+ * Positions are the server's: 1-based row numbers; after a move past either
+ * end the cursor is before the first / after the last row.
+ */
+enum ffb_fetch_op {
+    FFB_FETCH_NEXT = 0,     /* the next `rows` rows */
+    FFB_FETCH_PRIOR = 1,    /* the previous `rows` rows, backwards */
+    FFB_FETCH_FIRST = 2,    /* row 1 */
+    FFB_FETCH_LAST = 3,     /* the last row */
+    FFB_FETCH_ABSOLUTE = 4, /* row `pos`; pos < 0 counts from the end (-1 =
+                               the last row); 0 = before the first (no row) */
+    FFB_FETCH_RELATIVE = 5  /* `pos` rows from the current one (0 = re-read
+                               it) */
+};
+
+/**
+ * Make the statement's next executions open a scrollable cursor (cursor
+ * flags CURSOR_TYPE_SCROLLABLE in op_execute); `on` 0 goes back to
+ * forward-only. A scrollable cursor's result is materialised on the
+ * server as it is read. The execution's first fetch still travels with
+ * it (fetch_next of ffb_stmt_set_fetch_size() rows, 1 round trip); the
+ * buffered rows are then read with ffb_stmt_fetch(), which on a scrollable
+ * cursor never reads ahead: when they run out it fetches again in the
+ * direction of the last move (next, or prior after FFB_FETCH_PRIOR).
+ * With auto-commit (`tx` NULL) the transaction is committed when the
+ * cursor is closed, not at a move past the end.
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (not attached), FFB_E_UNSUPPORTED
+ * (protocol below 18: Firebird 3 and 4; nothing is sent and the
+ * connection stays usable).
+ * Since: 0.2
+ */
+FFB_API int ffb_stmt_set_scrollable(ffb_stmt *stmt, int on);
+
+/** 1 if the statement has an open scrollable cursor, else 0. Since: 0.2 */
+FFB_API int ffb_stmt_is_scrollable(const ffb_stmt *stmt);
+
+/**
+ * Move the scrollable cursor (op_fetch_scroll) and make the first row
+ * received current. `pos` is used by FFB_FETCH_ABSOLUTE and
+ * FFB_FETCH_RELATIVE only; `rows` (0 = 1, at most 65535) by
+ * FFB_FETCH_NEXT and FFB_FETCH_PRIOR only - the server sends one row for
+ * the others. Rows after the first of a next/prior are read with
+ * ffb_stmt_fetch(). Rows still buffered and unread are dropped: moves are
+ * counted from the last row the server sent, which with next/prior of
+ * several rows is the last of them.
+ * Round trips: 1.
+ * Returns: 1 (a row is current), 0 (no row there: past either end; the
+ * cursor stays open and may move back), FFB_E_INVAL (bad `op` or `rows`),
+ * FFB_E_STATE (no open scrollable cursor, or a fetch of it in flight),
+ * FFB_E_UNSUPPORTED (protocol below 18; nothing sent), FFB_E_SERVER,
+ * fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_stmt_fetch_scroll(ffb_stmt *stmt, int op, int32_t pos,
+                                  unsigned rows);
+
+/**
+ * The number of records of the open scrollable cursor (op_info_cursor,
+ * INF_RECORD_COUNT); the server reads the whole result to count it. Only
+ * after the execution's first fetch has been answered: asked before, it
+ * spoils the cursor on Firebird 5 (every later fetch fails), so the call
+ * refuses with FFB_E_STATE then (after ffb_stmt_execute() returns, or the
+ * execution's result has arrived, it is always allowed).
+ * Round trips: 1.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (no open scrollable cursor, its
+ * first fetch not answered, a fetch in flight), FFB_E_UNSUPPORTED
+ * (protocol below 18; nothing sent), FFB_E_SERVER, fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_stmt_record_count(ffb_stmt *stmt, int64_t *out);
+
+/**
+ * Queue twins of ffb_stmt_fetch_scroll() (result FFB_OP_FETCH_SCROLL; once
+ * it is in, ffb_stmt_fetch() returns the rows received, 0 at once when the
+ * move found none) and ffb_stmt_record_count() (result FFB_OP_RECORD_COUNT;
+ * the count is ffb_result_rows_affected() of the result). Same checks,
+ * same errors, nothing sent when they fail.
+ * Round trips: 0 (queue only).
+ * Since: 0.2
+ */
+FFB_API int ffb_stmt_queue_fetch_scroll(ffb_stmt *stmt, int op, int32_t pos,
+                                        unsigned rows, ffb_cb cb, void *data);
+FFB_API int ffb_stmt_queue_record_count(ffb_stmt *stmt, ffb_cb cb,
+                                        void *data);
 
 #ifdef __cplusplus
 }

@@ -424,6 +424,37 @@ int ffb_stmt_fetch(ffb_stmt *stmt) {
     return send_ahead(conn, rc);
 }
 
+int ffb_stmt_fetch_scroll(ffb_stmt *stmt, int op, int32_t pos,
+                          unsigned rows) {
+    if (!stmt)
+        return FFB_E_INVAL;
+    ffb_conn *conn = stmt->conn;
+    ffb__conn_error_clear(conn);
+    int rc = ffb__blocking(conn);
+    if (rc < 0)
+        return rc;
+    ffb__sync sync = {0};
+    rc = ffb__await(conn, ffb__stmt_queue_scroll(stmt, op, pos, rows, &sync),
+                    &sync);
+    /* The rows are buffered: the first becomes current (0 when none). */
+    return rc < 0 ? rc : ffb__stmt_fetch(stmt);
+}
+
+int ffb_stmt_record_count(ffb_stmt *stmt, int64_t *out) {
+    if (!stmt || !out)
+        return FFB_E_INVAL;
+    ffb_conn *conn = stmt->conn;
+    ffb__conn_error_clear(conn);
+    int rc = ffb__blocking(conn);
+    if (rc < 0)
+        return rc;
+    ffb__sync sync = {0};
+    rc = ffb__await(conn, ffb__stmt_queue_record_count(stmt, &sync), &sync);
+    if (rc == 0)
+        *out = sync.rows;
+    return rc;
+}
+
 int ffb_stmt_close_cursor(ffb_stmt *stmt) {
     if (!stmt)
         return FFB_E_INVAL;

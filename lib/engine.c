@@ -449,7 +449,8 @@ static int dispatch(ffb_conn *conn, const ffbp_packet *pkt) {
         const ffb__pending *h =
             conn->fifo_len ? &conn->fifo[conn->fifo_head] : NULL;
         int ok = conn->protocol >= 19 && h && h->off &&
-                 (h->op == FFBP_OP_FETCH || h->op == FFBP_OP_EXECUTE2);
+                 (h->op == FFBP_OP_FETCH || h->op == FFBP_OP_FETCH_SCROLL ||
+                  h->op == FFBP_OP_EXECUTE2);
         const ffb_tx *t = conn->txs;
         while (ok && t && !(t->state == FFB__TX_ACTIVE && t->handle == ib->tx))
             t = t->next;

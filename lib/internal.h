@@ -562,6 +562,12 @@ struct ffb_stmt {
     char *plan;          /* the last plan read (ffb_stmt_plan) */
     int plan_kind;       /* 1 legacy, 2 explained */
     uint32_t plan_gen;   /* prep_gen it belongs to */
+    /* scrollable cursors (lib/scroll.c, protocol 18) */
+    int scroll_want;     /* the next execution opens a scrollable cursor */
+    int scroll_open;     /* the open cursor is scrollable */
+    int scroll_blr_sent; /* its first op_fetch_scroll carried the BLR */
+    int scroll_dir;      /* FFBP_FETCH_NEXT or _PRIOR: where ffb_stmt_fetch
+                            goes when the buffered rows run out */
 };
 
 /* Resolve the transaction field of a request: the handle, or 0xFFFF for a
@@ -570,6 +576,12 @@ struct ffb_stmt {
 int ffb__tx_handle(ffb_tx *tx, uint16_t *out);
 void ffb__tx_unref(ffb_tx *tx);
 void ffb__stmt_unref(ffb_stmt *stmt);
+/* Queue one fetch of `count` rows (lib/stmt.c): op_fetch on a forward-only
+   cursor, op_fetch_scroll(fetch_op, pos) on a scrollable one (its buffered
+   rows are dropped: the server's position is where the answer starts).
+   `sync` (may be NULL) completes with it when `completes`. */
+int ffb__stmt_queue_fetch_one(ffb_stmt *stmt, int fetch_op, int32_t pos,
+                              uint16_t count, ffb__sync *sync, int completes);
 /* Commit/rollback closed the cursors of tx. */
 void ffb__stmts_tx_ended(ffb_conn *conn, ffb_tx *tx);
 /* Connection teardown: release objects still held (by replies owed or by
@@ -836,6 +848,11 @@ int ffb__stmt_rows_ready(ffb_conn *conn, const void *stmt);
    is held behind the execution. */
 int ffb__stmt_close_cursor(ffb_stmt *stmt, int behind);
 int ffb__stmt_exec_sent(ffb_conn *conn, const void *stmt);
+/* Scrollable cursors (lib/scroll.c): queue op_fetch_scroll, op_info_cursor
+   (the count in sync->rows). */
+int ffb__stmt_queue_scroll(ffb_stmt *stmt, int op, int32_t pos,
+                           unsigned rows, ffb__sync *sync);
+int ffb__stmt_queue_record_count(ffb_stmt *stmt, ffb__sync *sync);
 const char *ffb__stmt_plan_known(const ffb_stmt *stmt, int explain);
 /* The blocking execute's retries: after an execution that ended with *rc,
    done, run again, or prepare again and run (isc_obsolete_metadata once:
