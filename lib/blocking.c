@@ -587,3 +587,114 @@ int ffb_batch_execute(ffb_batch *b, ffb_tx *tx) {
     ffb__sync sync = {0};
     return ffb__await(conn, ffb__batch_queue_execute(b, tx, &sync), &sync);
 }
+
+/* ---- arrays ---- */
+
+/* A transaction whose start is still owed (lazy): flush it and wait for
+   its answer, so that a slice can name its handle. */
+static int tx_started(ffb_conn *conn, const void *arg) {
+    (void)conn;
+    return ((const ffb_tx *)arg)->state != FFB__TX_PENDING;
+}
+
+static int array_tx_ready(ffb_conn *conn, ffb_tx *tx) {
+    if (!tx || tx->conn != conn || tx->state != FFB__TX_PENDING)
+        return 0;
+    int rc = ffb__engine_flush(conn);
+    if (rc < 0)
+        return ffb__engine_fail(conn, rc);
+    return ffb__run(conn, tx_started, tx);
+}
+
+int ffb_array_lookup(ffb_conn *conn, ffb_tx *tx, const char *relation,
+                     const char *field, ffb_array_desc *out,
+                     size_t out_size) {
+    if (!conn || !relation || !field || !out ||
+        out_size < sizeof(ffb_array_desc))
+        return FFB_E_INVAL;
+    int rc = ffb__blocking(conn);
+    if (rc < 0)
+        return rc;
+    size_t rl = strlen(relation), fl = strlen(field);
+    if (rl > 252 || fl > 252)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "a name over 252 bytes");
+    if (ffb__array_cache_find(conn, relation, field, out))
+        return 0;
+    ffb_array_desc d;
+    memset(&d, 0, sizeof(d));
+    memcpy(d.relation, relation, rl + 1);
+    memcpy(d.field, field, fl + 1);
+    /* Prepare (1 round trip), then execute with the first fetch (1). */
+    ffb_stmt *s;
+    if ((rc = ffb_stmt_new(conn, &s)) < 0)
+        return rc;
+    int found = 0;
+    if ((rc = ffb_stmt_prepare(s, tx, ffb__ARRAY_LOOKUP_SQL,
+                               sizeof(ffb__ARRAY_LOOKUP_SQL) - 1)) == 0 &&
+        (rc = ffb_stmt_bind_text(s, 0, relation, rl)) == 0 &&
+        (rc = ffb_stmt_bind_text(s, 1, field, fl)) == 0 &&
+        (rc = ffb_stmt_set_fetch_size(s, FFB_ARRAY_MAX_DIMS + 1)) == 0 &&
+        (rc = ffb_stmt_execute(s, tx)) == 0) {
+        while ((rc = ffb_stmt_fetch(s)) == 1) {
+            found = 1;
+            if ((rc = ffb__array_lookup_row(s, &d)) < 0)
+                break;
+        }
+    }
+    ffb_stmt_free(s); /* its drop rides with the next request */
+    if (rc == 0)
+        rc = ffb__array_lookup_done(conn, &d, found);
+    if (rc == 0)
+        *out = d;
+    return rc;
+}
+
+int ffb_stmt_array_desc(ffb_stmt *stmt, unsigned col, ffb_tx *tx,
+                        ffb_array_desc *out, size_t out_size) {
+    if (!stmt)
+        return FFB_E_INVAL;
+    ffb_column_info ci;
+    int rc = ffb_stmt_column_info(stmt, col, &ci, sizeof(ci));
+    if (rc < 0)
+        return rc;
+    if (ci.sqltype != FFB_SQL_ARRAY || !ci.relation[0] || !ci.field[0])
+        return ffb__error_set(&stmt->conn->err, FFB_E_INVAL,
+                              "column %u is not an array column of a table",
+                              col + 1);
+    return ffb_array_lookup(stmt->conn, tx, ci.relation, ci.field, out,
+                            out_size);
+}
+
+int ffb_array_get(ffb_conn *conn, ffb_tx *tx, const ffb_array_desc *desc,
+                  const uint8_t id[8], void *buf, size_t size,
+                  size_t *out_len) {
+    if (!conn)
+        return FFB_E_INVAL;
+    int rc = ffb__blocking(conn);
+    if (rc == 0)
+        rc = array_tx_ready(conn, tx);
+    if (rc < 0)
+        return rc;
+    ffb__sync sync = {0};
+    return ffb__await(conn,
+                      ffb__array_queue_get(conn, tx, desc, id, buf, size,
+                                           out_len, &sync),
+                      &sync);
+}
+
+int ffb_array_put(ffb_conn *conn, ffb_tx *tx, const ffb_array_desc *desc,
+                  const void *buf, size_t len, uint8_t id_out[8]) {
+    if (!conn)
+        return FFB_E_INVAL;
+    int rc = ffb__blocking(conn);
+    if (rc == 0)
+        rc = array_tx_ready(conn, tx);
+    if (rc < 0)
+        return rc;
+    ffb__sync sync = {0};
+    return ffb__await(conn,
+                      ffb__array_queue_put(conn, tx, desc, buf, len, id_out,
+                                           &sync),
+                      &sync);
+}

@@ -601,6 +601,19 @@ void ffb__sync_fail(ffb_conn *conn, ffb__sync *sync, int rc) {
 static int decode(ffb_conn *conn, ffbp_reader *r, ffbp_packet *pkt) {
     if (ffbp_reader_left(r) >= 4) {
         int32_t op = (int32_t)ffbp_be32_get(r->p + r->pos);
+        if (op == FFBP_OP_SLICE) {
+            /* The elements of op_get_slice's answer: the type and count
+               asked for are in the request (lib/array.c). */
+            pkt->op = op;
+            const ffb__pending *p =
+                conn->state == FFB__ST_READY && conn->fifo_len
+                    ? &conn->fifo[conn->fifo_head]
+                    : NULL;
+            if (!p || p->op != FFBP_OP_GET_SLICE || !p->items)
+                return FFBP_EBAD; /* nobody asked for a slice */
+            return ffbp_get_slice(r, p->items[0].blr, p->items[0].length,
+                                  p->limit, &pkt->u.slice);
+        }
         if (op == FFBP_OP_FETCH_RESPONSE || op == FFBP_OP_SQL_RESPONSE) {
             pkt->op = op;
             const ffb__pending *p =

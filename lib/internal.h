@@ -414,6 +414,8 @@ struct ffb_conn {
     ffb_stmt *stmts;
     struct ffb_blob *blobs;          /* lib/blob.c */
     struct ffb_batch *batches;       /* lib/batch.c */
+    struct ffb__array_op *array_ops; /* slices in flight (lib/array.c) */
+    struct ffb__array_cached *arrays; /* array descriptors looked up */
     struct ffb__inline *inl;         /* inline blob cache */
     size_t inl_bytes;
     int write_blobs_open;  /* created blobs not yet closed on the server */
@@ -853,6 +855,29 @@ int ffb__stmt_exec_sent(ffb_conn *conn, const void *stmt);
 int ffb__stmt_queue_scroll(ffb_stmt *stmt, int op, int32_t pos,
                            unsigned rows, ffb__sync *sync);
 int ffb__stmt_queue_record_count(ffb_stmt *stmt, ffb__sync *sync);
+/* Arrays (lib/array.c): op_get_slice / op_put_slice; the descriptor cache;
+   one row of the lookup query (ffb__ARRAY_LOOKUP_SQL) into `d`. */
+int ffb__array_queue_get(ffb_conn *conn, ffb_tx *tx, const ffb_array_desc *d,
+                         const uint8_t id[8], void *buf, size_t size,
+                         size_t *out_len, ffb__sync *sync);
+int ffb__array_queue_put(ffb_conn *conn, ffb_tx *tx, const ffb_array_desc *d,
+                         const void *buf, size_t len, uint8_t id_out[8],
+                         ffb__sync *sync);
+void ffb__arrays_free_all(ffb_conn *conn);
+void ffb__array_cache_clear(ffb_conn *conn);
+int ffb__array_cache_find(ffb_conn *conn, const char *relation,
+                          const char *field, ffb_array_desc *out);
+void ffb__array_cache_add(ffb_conn *conn, const ffb_array_desc *d);
+int ffb__array_sqltype(int field_type);
+int ffb__array_lookup_row(ffb_stmt *stmt, ffb_array_desc *d);
+int ffb__array_lookup_done(ffb_conn *conn, ffb_array_desc *d, int found);
+#define ffb__ARRAY_LOOKUP_SQL                                                  \
+    "SELECT F.RDB$FIELD_TYPE, F.RDB$FIELD_SCALE, F.RDB$FIELD_LENGTH, "        \
+    "F.RDB$DIMENSIONS, F.RDB$CHARACTER_SET_ID, D.RDB$LOWER_BOUND, "           \
+    "D.RDB$UPPER_BOUND FROM RDB$RELATION_FIELDS RF JOIN RDB$FIELDS F ON "     \
+    "F.RDB$FIELD_NAME = RF.RDB$FIELD_SOURCE LEFT JOIN RDB$FIELD_DIMENSIONS "  \
+    "D ON D.RDB$FIELD_NAME = F.RDB$FIELD_NAME WHERE RF.RDB$RELATION_NAME = ? " \
+    "AND RF.RDB$FIELD_NAME = ? ORDER BY D.RDB$DIMENSION"
 const char *ffb__stmt_plan_known(const ffb_stmt *stmt, int explain);
 /* The blocking execute's retries: after an execution that ended with *rc,
    done, run again, or prepare again and run (isc_obsolete_metadata once:
