@@ -1354,7 +1354,8 @@ enum ffb_op {
     FFB_OP_FETCH_SCROLL, /* ffb_stmt_queue_fetch_scroll() */
     FFB_OP_RECORD_COUNT, /* ffb_stmt_queue_record_count() */
     FFB_OP_ARRAY_GET,    /* ffb_array_queue_get() */
-    FFB_OP_ARRAY_PUT     /* ffb_array_queue_put() */
+    FFB_OP_ARRAY_PUT,    /* ffb_array_queue_put() */
+    FFB_OP_ARRAY_LOOKUP  /* ffb_array_queue_lookup() */
 };
 
 /**
@@ -2089,9 +2090,11 @@ typedef struct ffb_array_desc {
  * and RDB$FIELD_DIMENSIONS, in `tx`. The answer is cached per connection
  * (until a DDL statement runs on it, or the connection is freed): asking
  * again costs nothing.
- * Round trips: 1 (allocate, prepare, execute and fetch in one write; plus
- * the lazy start of `tx`), 0 when cached.
- * Returns: 0, FFB_E_INVAL (NULL arguments, names over 252 bytes),
+ * One query, the names as literals: its prepare (with the allocation) goes
+ * in one write, the execution with its fetch in the next, sent when the
+ * prepare is answered.
+ * Round trips: 2 (plus the lazy start of `tx`), 0 when cached.
+ * Returns: 0, FFB_E_INVAL (NULL arguments, `tx` NULL, names over 252 bytes),
  * FFB_E_STATE, FFB_E_SERVER (no such column: isc_fldnotdef; not an array),
  * FFB_E_UNSUPPORTED (an element type libfastfb cannot move), fatal codes.
  * Since: 0.2
@@ -2099,6 +2102,18 @@ typedef struct ffb_array_desc {
 FFB_API int ffb_array_lookup(ffb_conn *conn, ffb_tx *tx, const char *relation,
                              const char *field, ffb_array_desc *out,
                              size_t out_size);
+
+/**
+ * Queue twin of ffb_array_lookup(): returns 1 when the cache answered
+ * (`out` is filled, nothing queued, no result), else queues the prepare and
+ * the execution and returns 0; `out` (kept valid by the caller) is filled
+ * when the result (FFB_OP_ARRAY_LOOKUP) is delivered.
+ * Round trips: 0 (queue only). Since: 0.2
+ */
+FFB_API int ffb_array_queue_lookup(ffb_conn *conn, ffb_tx *tx,
+                                   const char *relation, const char *field,
+                                   ffb_array_desc *out, size_t out_size,
+                                   ffb_cb cb, void *data);
 
 /**
  * Elements of one array: how many, and the bytes of one in the buffers of

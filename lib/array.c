@@ -616,11 +616,63 @@ int ffb_stmt_bind_array_id(ffb_stmt *stmt, unsigned idx, const uint8_t id[8]) {
     return ffb_stmt_bind_blob_id(stmt, idx, id);
 }
 
-/* ---- the lookup's rows (the query is ffb__ARRAY_LOOKUP_SQL; the blocking
-   call in lib/blocking.c runs it) ------------------------------------------ */
+/* ---- the descriptor lookup, as requests ------------------------------------
+ * One query without parameters (the names go in as string literals), so its
+ * prepare and its execution are queued together: the execution waits in the
+ * hold queue for the prepare's answer and is sent then, with its fetch.
+ * The rows (at most 16 + the end) come in that one fetch. */
+
+#define LOOKUP_SQL_HEAD                                                        \
+    "SELECT F.RDB$FIELD_TYPE, F.RDB$FIELD_SCALE, F.RDB$FIELD_LENGTH, "        \
+    "F.RDB$DIMENSIONS, F.RDB$CHARACTER_SET_ID, D.RDB$LOWER_BOUND, "           \
+    "D.RDB$UPPER_BOUND FROM RDB$RELATION_FIELDS RF JOIN RDB$FIELDS F ON "     \
+    "F.RDB$FIELD_NAME = RF.RDB$FIELD_SOURCE LEFT JOIN RDB$FIELD_DIMENSIONS "  \
+    "D ON D.RDB$FIELD_NAME = F.RDB$FIELD_NAME WHERE RF.RDB$RELATION_NAME = "
+
+/* 'name' with quotes doubled. */
+static size_t put_literal_sql(char *o, const char *s) {
+    size_t n = 0;
+    o[n++] = '\'';
+    for (; *s; s++) {
+        if (*s == '\'')
+            o[n++] = '\'';
+        o[n++] = *s;
+    }
+    o[n++] = '\'';
+    return n;
+}
+
+int ffb__array_queue_lookup(ffb_conn *conn, ffb_tx *tx, ffb_array_desc *d,
+                            ffb__sync *sync, ffb_stmt **out) {
+    if (!tx)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "the lookup needs a transaction");
+    char sql[sizeof(LOOKUP_SQL_HEAD) + 2 * 2 * 256 + 64];
+    size_t n = sizeof(LOOKUP_SQL_HEAD) - 1;
+    memcpy(sql, LOOKUP_SQL_HEAD, n);
+    n += put_literal_sql(sql + n, d->relation);
+    memcpy(sql + n, " AND RF.RDB$FIELD_NAME = ", 25);
+    n += 25;
+    n += put_literal_sql(sql + n, d->field);
+    static const char tail[] = " ORDER BY D.RDB$DIMENSION";
+    memcpy(sql + n, tail, sizeof(tail) - 1);
+    n += sizeof(tail) - 1;
+    ffb_stmt *s;
+    int rc = ffb_stmt_new(conn, &s);
+    if (rc < 0)
+        return rc;
+    s->fetch_size = FFB_ARRAY_MAX_DIMS + 1; /* every row and the end */
+    if ((rc = ffb__stmt_queue_prepare(s, tx, sql, n, NULL)) < 0 ||
+        (rc = ffb__stmt_queue_execute(s, tx, sync)) < 0) {
+        ffb_stmt_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
 
 /* One row: type, scale, length, dimensions, charset, lower, upper. */
-int ffb__array_lookup_row(ffb_stmt *stmt, ffb_array_desc *d) {
+static int lookup_row(ffb_stmt *stmt, ffb_array_desc *d) {
     int64_t v[7] = {0, 0, 0, 0, -1, 1, 0};
     for (unsigned i = 0; i < 7; i++) {
         if (ffb_stmt_is_null(stmt, i) == 1)
@@ -643,7 +695,19 @@ int ffb__array_lookup_row(ffb_stmt *stmt, ffb_array_desc *d) {
     return 0;
 }
 
-int ffb__array_lookup_done(ffb_conn *conn, ffb_array_desc *d, int found) {
+int ffb__array_lookup_finish(ffb_conn *conn, ffb_stmt *s, int rc,
+                             ffb_array_desc *d) {
+    int found = 0;
+    while (rc == 0 && (rc = ffb__stmt_fetch(s)) == 1) {
+        found = 1;
+        rc = lookup_row(s, d);
+    }
+    ffb_stmt_free(s); /* its drop rides with the next request */
+    if (rc == FFB_E_AGAIN) /* cannot happen: the end came with the rows */
+        rc = ffb__error_set(&conn->err, FFB_E_PROTO,
+                            "the lookup's rows did not end in one fetch");
+    if (rc < 0)
+        return rc;
     if (!found)
         return ffb__error_set(&conn->err, FFB_E_SERVER,
                               "column \"%s\" of table \"%s\" does not exist",
@@ -661,4 +725,56 @@ int ffb__array_lookup_done(ffb_conn *conn, ffb_array_desc *d, int found) {
         d->length = (int)ffb_array_element_size(d);
     ffb__array_cache_add(conn, d);
     return 0;
+}
+
+int ffb__array_lookup_begin(ffb_conn *conn, const char *relation,
+                            const char *field, ffb_array_desc *out,
+                            size_t out_size) {
+    if (!relation || !field || !out || out_size < sizeof(ffb_array_desc))
+        return ffb__error_set(&conn->err, FFB_E_INVAL, "bad arguments");
+    size_t rl = strlen(relation), fl = strlen(field);
+    if (rl > 252 || fl > 252)
+        return ffb__error_set(&conn->err, FFB_E_INVAL,
+                              "a name over 252 bytes");
+    if (ffb__array_cache_find(conn, relation, field, out))
+        return 1;
+    memset(out, 0, sizeof(*out));
+    memcpy(out->relation, relation, rl + 1);
+    memcpy(out->field, field, fl + 1);
+    return 0;
+}
+
+static void lookup_finish(ffb_conn *conn, struct ffb_result *r) {
+    ffb_array_desc *d = (ffb_array_desc *)(void *)r->simple.data;
+    int rc = ffb__array_lookup_finish(conn, r->stmt, r->sync.rc, d);
+    if (rc < 0 && r->sync.rc == 0) {
+        ffb_error *e = ffb__sync_error(conn, &r->sync);
+        if (e != &conn->err)
+            *e = conn->err;
+        r->sync.rc = rc;
+    }
+}
+
+int ffb_array_queue_lookup(ffb_conn *conn, ffb_tx *tx, const char *relation,
+                           const char *field, ffb_array_desc *out,
+                           size_t out_size, ffb_cb cb, void *data) {
+    if (!conn)
+        return FFB_E_INVAL;
+    ffb__conn_error_clear(conn);
+    int rc = ffb__array_lookup_begin(conn, relation, field, out, out_size);
+    if (rc != 0)
+        return rc; /* 1: from the cache */
+    struct ffb_result *r = array_result(conn, FFB_OP_ARRAY_LOOKUP, cb, data,
+                                        tx);
+    if (!r)
+        return FFB_E_NOMEM;
+    ffb_stmt *s = NULL;
+    rc = ffb__array_queue_lookup(conn, tx, out, &r->sync, &s);
+    if (rc == 0) {
+        r->stmt = s; /* its reference: the one ffb_stmt_new gave */
+        s->refs++;
+        r->simple.data = (uint8_t *)(void *)out;
+        r->finish = lookup_finish;
+    }
+    return array_queued(conn, r, rc);
 }

@@ -609,45 +609,28 @@ static int array_tx_ready(ffb_conn *conn, ffb_tx *tx) {
 int ffb_array_lookup(ffb_conn *conn, ffb_tx *tx, const char *relation,
                      const char *field, ffb_array_desc *out,
                      size_t out_size) {
-    if (!conn || !relation || !field || !out ||
-        out_size < sizeof(ffb_array_desc))
+    if (!conn)
         return FFB_E_INVAL;
     int rc = ffb__blocking(conn);
     if (rc < 0)
         return rc;
-    size_t rl = strlen(relation), fl = strlen(field);
-    if (rl > 252 || fl > 252)
-        return ffb__error_set(&conn->err, FFB_E_INVAL,
-                              "a name over 252 bytes");
-    if (ffb__array_cache_find(conn, relation, field, out))
-        return 0;
     ffb_array_desc d;
-    memset(&d, 0, sizeof(d));
-    memcpy(d.relation, relation, rl + 1);
-    memcpy(d.field, field, fl + 1);
-    /* Prepare (1 round trip), then execute with the first fetch (1). */
-    ffb_stmt *s;
-    if ((rc = ffb_stmt_new(conn, &s)) < 0)
+    if ((rc = ffb__array_lookup_begin(conn, relation, field, &d,
+                                      out_size < sizeof(d) ? 0
+                                                           : sizeof(d))) < 0)
         return rc;
-    int found = 0;
-    if ((rc = ffb_stmt_prepare(s, tx, ffb__ARRAY_LOOKUP_SQL,
-                               sizeof(ffb__ARRAY_LOOKUP_SQL) - 1)) == 0 &&
-        (rc = ffb_stmt_bind_text(s, 0, relation, rl)) == 0 &&
-        (rc = ffb_stmt_bind_text(s, 1, field, fl)) == 0 &&
-        (rc = ffb_stmt_set_fetch_size(s, FFB_ARRAY_MAX_DIMS + 1)) == 0 &&
-        (rc = ffb_stmt_execute(s, tx)) == 0) {
-        while ((rc = ffb_stmt_fetch(s)) == 1) {
-            found = 1;
-            if ((rc = ffb__array_lookup_row(s, &d)) < 0)
-                break;
-        }
+    if (rc == 0) {
+        ffb__sync sync = {0};
+        ffb_stmt *s = NULL;
+        rc = ffb__await(conn, ffb__array_queue_lookup(conn, tx, &d, &sync, &s),
+                        &sync);
+        if (s)
+            rc = ffb__array_lookup_finish(conn, s, rc, &d);
+        if (rc < 0)
+            return rc;
     }
-    ffb_stmt_free(s); /* its drop rides with the next request */
-    if (rc == 0)
-        rc = ffb__array_lookup_done(conn, &d, found);
-    if (rc == 0)
-        *out = d;
-    return rc;
+    *out = d;
+    return 0;
 }
 
 int ffb_stmt_array_desc(ffb_stmt *stmt, unsigned col, ffb_tx *tx,

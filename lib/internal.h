@@ -869,15 +869,16 @@ int ffb__array_cache_find(ffb_conn *conn, const char *relation,
                           const char *field, ffb_array_desc *out);
 void ffb__array_cache_add(ffb_conn *conn, const ffb_array_desc *d);
 int ffb__array_sqltype(int field_type);
-int ffb__array_lookup_row(ffb_stmt *stmt, ffb_array_desc *d);
-int ffb__array_lookup_done(ffb_conn *conn, ffb_array_desc *d, int found);
-#define ffb__ARRAY_LOOKUP_SQL                                                  \
-    "SELECT F.RDB$FIELD_TYPE, F.RDB$FIELD_SCALE, F.RDB$FIELD_LENGTH, "        \
-    "F.RDB$DIMENSIONS, F.RDB$CHARACTER_SET_ID, D.RDB$LOWER_BOUND, "           \
-    "D.RDB$UPPER_BOUND FROM RDB$RELATION_FIELDS RF JOIN RDB$FIELDS F ON "     \
-    "F.RDB$FIELD_NAME = RF.RDB$FIELD_SOURCE LEFT JOIN RDB$FIELD_DIMENSIONS "  \
-    "D ON D.RDB$FIELD_NAME = F.RDB$FIELD_NAME WHERE RF.RDB$RELATION_NAME = ? " \
-    "AND RF.RDB$FIELD_NAME = ? ORDER BY D.RDB$DIMENSION"
+/* The lookup: begin (1 = answered from the cache into `out`, which else
+   gets the names), queue (prepare + execution; `sync` completes with the
+   execution), finish (the rows into `d`, the statement freed, cached). */
+int ffb__array_lookup_begin(ffb_conn *conn, const char *relation,
+                            const char *field, ffb_array_desc *out,
+                            size_t out_size);
+int ffb__array_queue_lookup(ffb_conn *conn, ffb_tx *tx, ffb_array_desc *d,
+                            ffb__sync *sync, ffb_stmt **out);
+int ffb__array_lookup_finish(ffb_conn *conn, ffb_stmt *s, int rc,
+                             ffb_array_desc *d);
 const char *ffb__stmt_plan_known(const ffb_stmt *stmt, int explain);
 /* The blocking execute's retries: after an execution that ended with *rc,
    done, run again, or prepare again and run (isc_obsolete_metadata once:

@@ -433,8 +433,36 @@ static void test_refusals(void **state) {
     assert_int_equal(ffb_array_lookup(c, tx, t->table, "NO_SUCH", &d,
                                       sizeof(d)),
                      FFB_E_SERVER);
-    OK(c, ffb_array_lookup(c, tx, t->table, "A_BOOL", &d, sizeof(d)));
+    /* The queue twin: prepare, then execute + fetch (2 round trips); asked
+       again, the cache answers at once (1, nothing queued). */
     uint64_t b = it_rts(c);
+    assert_int_equal(ffb_array_queue_lookup(c, tx, t->table, "A_BOOL", &d,
+                                            sizeof(d), NULL, NULL),
+                     0);
+    OK(c, ffb_conn_flush(c));
+    const ffb_result *res;
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_int_equal(ffb_result_op(res), FFB_OP_ARRAY_LOOKUP);
+    assert_int_equal(ffb_result_status(res), 0);
+    assert_int_equal(it_rts(c) - b, 2);
+    assert_int_equal(d.element, FFB_SQL_BOOLEAN);
+    assert_int_equal(d.dims, 1);
+    assert_int_equal(d.upper[0], 4);
+    ffb_array_desc d2;
+    assert_int_equal(ffb_array_queue_lookup(c, tx, t->table, "A_BOOL", &d2,
+                                            sizeof(d2), NULL, NULL),
+                     1);
+    assert_memory_equal(&d, &d2, sizeof(d));
+    assert_int_equal(ffb_conn_pending(c), 0);
+    /* A failing queued lookup reports through its result. */
+    assert_int_equal(ffb_array_queue_lookup(c, tx, t->table, "NOPE", &d2,
+                                            sizeof(d2), NULL, NULL),
+                     0);
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_int_equal(ffb_result_status(res), FFB_E_SERVER);
+    assert_non_null(strstr(ffb_error_message(ffb_result_error(res)),
+                           "does not exist"));
+    b = it_rts(c);
     uint8_t bad[4] = {0, 1, 2, 0}, id[8];
     assert_int_equal(ffb_array_put(c, tx, &d, bad, sizeof(bad), id),
                      FFB_E_INVAL);
