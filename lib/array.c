@@ -56,9 +56,9 @@ static int text_elem(int sqltype) {
 size_t ffb_array_element_size(const ffb_array_desc *d) {
     if (!d || (text_elem(d->element) && (d->length <= 0 || d->length > 32765)))
         return 0;
-    return ffbp_slice_native_size(elem_blr(d->element),
-                                  (uint16_t)(text_elem(d->element) ? d->length
-                                                                   : 0));
+    return ffbp_slice_native_size(
+        elem_blr(d->element),
+        (uint16_t)(text_elem(d->element) ? d->length : 0));
 }
 
 size_t ffb_array_element_count(const ffb_array_desc *d) {
@@ -258,11 +258,11 @@ static void get_elem(uint8_t blr, uint16_t length, const uint8_t *p,
 typedef struct ffb__array_op {
     struct ffb__array_op *next;
     ffb__sync *sync;
-    ffbp_item item;   /* element type, for the engine's op_slice decoder */
+    ffbp_item item; /* element type, for the engine's op_slice decoder */
     uint32_t count;
-    uint8_t *buf;     /* get: the application's buffer */
+    uint8_t *buf; /* get: the application's buffer */
     size_t *out_len;
-    uint8_t *id_out;  /* put */
+    uint8_t *id_out; /* put */
 } ffb__array_op;
 
 static void op_unlink(ffb_conn *conn, ffb__array_op *op) {
@@ -330,8 +330,7 @@ static int tx_known(ffb_conn *conn, ffb_tx *tx, uint16_t *h) {
 
 static uint64_t quad_of(const uint8_t id[8]) { return get_be(id, 8); }
 
-static int get_reply(ffb_conn *conn, const ffbp_packet *pkt,
-                     ffb__pending *p) {
+static int get_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
     ffb__array_op *op = p->ctx;
     int rc = 0;
     if (pkt->op == FFBP_OP_SLICE) {
@@ -365,8 +364,7 @@ static int get_reply(ffb_conn *conn, const ffbp_packet *pkt,
     return rc;
 }
 
-static int put_reply(ffb_conn *conn, const ffbp_packet *pkt,
-                     ffb__pending *p) {
+static int put_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
     ffb__array_op *op = p->ctx;
     int rc = 0;
     const ffbp_response *r = ffb__reply_response(conn, pkt, p);
@@ -427,8 +425,8 @@ int ffb__array_queue_get(ffb_conn *conn, ffb_tx *tx, const ffb_array_desc *d,
         goto out;
     if (size < esize * count) {
         rc = ffb__error_set(&conn->err, FFB_E_INVAL,
-                            "the buffer holds %zu bytes, the array %zu",
-                            size, esize * count);
+                            "the buffer holds %zu bytes, the array %zu", size,
+                            esize * count);
         goto out;
     }
     ffb__array_op *op = ffb__malloc(conn->alloc, sizeof(*op));
@@ -504,9 +502,8 @@ int ffb__array_queue_put(ffb_conn *conn, ffb_tx *tx, const ffb_array_desc *d,
     op->id_out = id_out;
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
-    ffbp_put_slice_request(&w, FFBP_OP_PUT_SLICE, h, 0, (uint32_t)len,
-                           sdl.data, sdl.len, (uint32_t)len, elems.data,
-                           elems.len);
+    ffbp_put_slice_request(&w, FFBP_OP_PUT_SLICE, h, 0, (uint32_t)len, sdl.data,
+                           sdl.len, (uint32_t)len, elems.data, elems.len);
     rc = queue_slice(conn, &w, FFBP_OP_PUT_SLICE, put_reply, op);
 out:
     ffbp_writer_free(&sdl);
@@ -551,21 +548,11 @@ void ffb__array_cache_add(ffb_conn *conn, const ffb_array_desc *d) {
 
 /* ---- queue twins -------------------------------------------------------- */
 
+/* A result of this file; `tx` is referenced while it is queued. */
 static struct ffb_result *array_result(ffb_conn *conn, int op, ffb_cb cb,
                                        void *data, ffb_tx *tx) {
-    ffb__conn_error_clear(conn);
-    struct ffb_result *r = ffb__result_new(conn, op, cb, data);
-    if (r && tx && tx->conn == conn) {
-        r->tx = tx;
-        tx->refs++;
-    }
-    return r;
-}
-
-static int array_queued(ffb_conn *conn, struct ffb_result *r, int rc) {
-    if (rc != 0 && !r->sync.done)
-        ffb__result_drop(conn, r);
-    return rc;
+    return ffb__result_for(conn, op, cb, data, NULL,
+                           tx && tx->conn == conn ? tx : NULL);
 }
 
 int ffb_array_queue_get(ffb_conn *conn, ffb_tx *tx, const ffb_array_desc *desc,
@@ -576,9 +563,9 @@ int ffb_array_queue_get(ffb_conn *conn, ffb_tx *tx, const ffb_array_desc *desc,
     struct ffb_result *r = array_result(conn, FFB_OP_ARRAY_GET, cb, data, tx);
     if (!r)
         return FFB_E_NOMEM;
-    return array_queued(conn, r,
-                        ffb__array_queue_get(conn, tx, desc, id, buf, size,
-                                             out_len, &r->sync));
+    return ffb__result_queued(
+        conn, r,
+        ffb__array_queue_get(conn, tx, desc, id, buf, size, out_len, &r->sync));
 }
 
 int ffb_array_queue_put(ffb_conn *conn, ffb_tx *tx, const ffb_array_desc *desc,
@@ -589,15 +576,14 @@ int ffb_array_queue_put(ffb_conn *conn, ffb_tx *tx, const ffb_array_desc *desc,
     struct ffb_result *r = array_result(conn, FFB_OP_ARRAY_PUT, cb, data, tx);
     if (!r)
         return FFB_E_NOMEM;
-    return array_queued(conn, r,
-                        ffb__array_queue_put(conn, tx, desc, buf, len, id_out,
-                                             &r->sync));
+    return ffb__result_queued(
+        conn, r,
+        ffb__array_queue_put(conn, tx, desc, buf, len, id_out, &r->sync));
 }
 
 /* ---- statement columns -------------------------------------------------- */
 
-int ffb_stmt_get_array_id(const ffb_stmt *stmt, unsigned col,
-                          uint8_t out[8]) {
+int ffb_stmt_get_array_id(const ffb_stmt *stmt, unsigned col, uint8_t out[8]) {
     if (!stmt || !out)
         return FFB_E_INVAL;
     if (col < stmt->out.n && stmt->out.cols[col].sqltype != FFBP_SQL_ARRAY)
@@ -623,10 +609,10 @@ int ffb_stmt_bind_array_id(ffb_stmt *stmt, unsigned idx, const uint8_t id[8]) {
  * The rows (at most 16 + the end) come in that one fetch. */
 
 #define LOOKUP_SQL_HEAD                                                        \
-    "SELECT F.RDB$FIELD_TYPE, F.RDB$FIELD_SCALE, F.RDB$FIELD_LENGTH, "        \
-    "F.RDB$DIMENSIONS, F.RDB$CHARACTER_SET_ID, D.RDB$LOWER_BOUND, "           \
-    "D.RDB$UPPER_BOUND FROM RDB$RELATION_FIELDS RF JOIN RDB$FIELDS F ON "     \
-    "F.RDB$FIELD_NAME = RF.RDB$FIELD_SOURCE LEFT JOIN RDB$FIELD_DIMENSIONS "  \
+    "SELECT F.RDB$FIELD_TYPE, F.RDB$FIELD_SCALE, F.RDB$FIELD_LENGTH, "         \
+    "F.RDB$DIMENSIONS, F.RDB$CHARACTER_SET_ID, D.RDB$LOWER_BOUND, "            \
+    "D.RDB$UPPER_BOUND FROM RDB$RELATION_FIELDS RF JOIN RDB$FIELDS F ON "      \
+    "F.RDB$FIELD_NAME = RF.RDB$FIELD_SOURCE LEFT JOIN RDB$FIELD_DIMENSIONS "   \
     "D ON D.RDB$FIELD_NAME = F.RDB$FIELD_NAME WHERE RF.RDB$RELATION_NAME = "
 
 /* 'name' with quotes doubled. */
@@ -702,7 +688,7 @@ int ffb__array_lookup_finish(ffb_conn *conn, ffb_stmt *s, int rc,
         found = 1;
         rc = lookup_row(s, d);
     }
-    ffb_stmt_free(s); /* its drop rides with the next request */
+    ffb_stmt_free(s);      /* its drop rides with the next request */
     if (rc == FFB_E_AGAIN) /* cannot happen: the end came with the rows */
         rc = ffb__error_set(&conn->err, FFB_E_PROTO,
                             "the lookup's rows did not end in one fetch");
@@ -734,8 +720,7 @@ int ffb__array_lookup_begin(ffb_conn *conn, const char *relation,
         return ffb__error_set(&conn->err, FFB_E_INVAL, "bad arguments");
     size_t rl = strlen(relation), fl = strlen(field);
     if (rl > 252 || fl > 252)
-        return ffb__error_set(&conn->err, FFB_E_INVAL,
-                              "a name over 252 bytes");
+        return ffb__error_set(&conn->err, FFB_E_INVAL, "a name over 252 bytes");
     if (ffb__array_cache_find(conn, relation, field, out))
         return 1;
     memset(out, 0, sizeof(*out));
@@ -764,8 +749,8 @@ int ffb_array_queue_lookup(ffb_conn *conn, ffb_tx *tx, const char *relation,
     int rc = ffb__array_lookup_begin(conn, relation, field, out, out_size);
     if (rc != 0)
         return rc; /* 1: from the cache */
-    struct ffb_result *r = array_result(conn, FFB_OP_ARRAY_LOOKUP, cb, data,
-                                        tx);
+    struct ffb_result *r =
+        array_result(conn, FFB_OP_ARRAY_LOOKUP, cb, data, tx);
     if (!r)
         return FFB_E_NOMEM;
     ffb_stmt *s = NULL;
@@ -776,5 +761,5 @@ int ffb_array_queue_lookup(ffb_conn *conn, ffb_tx *tx, const char *relation,
         r->simple.data = (uint8_t *)(void *)out;
         r->finish = lookup_finish;
     }
-    return array_queued(conn, r, rc);
+    return ffb__result_queued(conn, r, rc);
 }

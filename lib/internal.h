@@ -803,6 +803,13 @@ struct ffb_result {
    any request: the caller passes &res->sync to the queue functions). */
 struct ffb_result *ffb__result_new(ffb_conn *conn, int op, ffb_cb cb,
                                    void *data);
+/* ffb__result_new for a request about to be queued, referencing `stmt`
+   and `tx` (may be NULL) while it is; the connection's error cleared. */
+struct ffb_result *ffb__result_for(ffb_conn *conn, int op, ffb_cb cb,
+                                   void *data, ffb_stmt *stmt, ffb_tx *tx);
+/* The queueing call returned rc: a result nobody will complete is
+   dropped. Returns rc. */
+int ffb__result_queued(ffb_conn *conn, struct ffb_result *r, int rc);
 /* Undo ffb__result_new when queueing failed before anything was sent. */
 void ffb__result_drop(ffb_conn *conn, struct ffb_result *res);
 /* Deliver completed results (callbacks, or the list for next_result). */

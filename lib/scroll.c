@@ -64,8 +64,8 @@ static int cursor_ready(ffb_stmt *stmt, const char *what) {
     return 0;
 }
 
-int ffb__stmt_queue_scroll(ffb_stmt *stmt, int op, int32_t pos,
-                           unsigned rows, ffb__sync *sync) {
+int ffb__stmt_queue_scroll(ffb_stmt *stmt, int op, int32_t pos, unsigned rows,
+                           ffb__sync *sync) {
     ffb_conn *conn = stmt->conn;
     if (op < FFB_FETCH_NEXT || op > FFB_FETCH_RELATIVE)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
@@ -140,41 +140,25 @@ int ffb__stmt_queue_record_count(ffb_stmt *stmt, ffb__sync *sync) {
 
 /* ---- queue twins ------------------------------------------------------- */
 
-static struct ffb_result *stmt_result(ffb_stmt *stmt, int op, ffb_cb cb,
-                                      void *data) {
-    ffb_conn *conn = stmt->conn;
-    ffb__conn_error_clear(conn);
-    struct ffb_result *r = ffb__result_new(conn, op, cb, data);
-    if (r) {
-        r->stmt = stmt;
-        stmt->refs++;
-    }
-    return r;
-}
-
-static int stmt_queued(ffb_conn *conn, struct ffb_result *r, int rc) {
-    if (rc != 0 && !r->sync.done)
-        ffb__result_drop(conn, r);
-    return rc;
-}
-
 int ffb_stmt_queue_fetch_scroll(ffb_stmt *stmt, int op, int32_t pos,
                                 unsigned rows, ffb_cb cb, void *data) {
     if (!stmt)
         return FFB_E_INVAL;
-    struct ffb_result *r = stmt_result(stmt, FFB_OP_FETCH_SCROLL, cb, data);
+    struct ffb_result *r =
+        ffb__result_for(stmt->conn, FFB_OP_FETCH_SCROLL, cb, data, stmt, NULL);
     if (!r)
         return FFB_E_NOMEM;
-    return stmt_queued(stmt->conn, r,
-                       ffb__stmt_queue_scroll(stmt, op, pos, rows, &r->sync));
+    return ffb__result_queued(
+        stmt->conn, r, ffb__stmt_queue_scroll(stmt, op, pos, rows, &r->sync));
 }
 
 int ffb_stmt_queue_record_count(ffb_stmt *stmt, ffb_cb cb, void *data) {
     if (!stmt)
         return FFB_E_INVAL;
-    struct ffb_result *r = stmt_result(stmt, FFB_OP_RECORD_COUNT, cb, data);
+    struct ffb_result *r =
+        ffb__result_for(stmt->conn, FFB_OP_RECORD_COUNT, cb, data, stmt, NULL);
     if (!r)
         return FFB_E_NOMEM;
-    return stmt_queued(stmt->conn, r,
-                       ffb__stmt_queue_record_count(stmt, &r->sync));
+    return ffb__result_queued(stmt->conn, r,
+                              ffb__stmt_queue_record_count(stmt, &r->sync));
 }

@@ -151,8 +151,8 @@ void ffbp_put_slice_request(ffbp_writer *w, int32_t op, uint16_t tx,
 
 static size_t pad4(size_t n) { return (n + 3) & ~(size_t)3; }
 
-int ffbp_slice_elem(const uint8_t *p, size_t left, uint8_t blr,
-                    uint16_t length, size_t *size) {
+int ffbp_slice_elem(const uint8_t *p, size_t left, uint8_t blr, uint16_t length,
+                    size_t *size) {
     size_t n;
     switch (blr) {
     case FFBP_BLR_TEXT:

@@ -22,15 +22,15 @@
 #define FFBP_SDL_MAX_DIMS 16 /* gen_sdl: isc_invalid_dimension above */
 
 typedef struct ffbp_sdl {
-    uint8_t blr;      /* element type: FFBP_BLR_SHORT ... (RDB$FIELD_TYPE) */
-    int8_t scale;     /* SHORT, LONG, INT64, INT128 */
-    uint16_t length;  /* TEXT, VARYING: bytes */
-    int charset;      /* TEXT, VARYING: >= 0 writes blr_text2/varying2 with
-                         this character set (else the attachment's, which
-                         sizes a UTF8 connection's text in 4-byte units) */
+    uint8_t blr;     /* element type: FFBP_BLR_SHORT ... (RDB$FIELD_TYPE) */
+    int8_t scale;    /* SHORT, LONG, INT64, INT128 */
+    uint16_t length; /* TEXT, VARYING: bytes */
+    int charset;     /* TEXT, VARYING: >= 0 writes blr_text2/varying2 with
+                        this character set (else the attachment's, which
+                        sizes a UTF8 connection's text in 4-byte units) */
     const char *relation; /* may be "" */
     const char *field;
-    unsigned dims;    /* 1..16 */
+    unsigned dims; /* 1..16 */
     int32_t lower[FFBP_SDL_MAX_DIMS], upper[FFBP_SDL_MAX_DIMS];
 } ffbp_sdl;
 
@@ -62,13 +62,13 @@ void ffbp_put_slice_request(ffbp_writer *w, int32_t op, uint16_t tx,
  * FFBP_INCOMPLETE when it does not fit, FFBP_EBAD for a VARCHAR longer
  * than `length` or an unknown type.
  */
-int ffbp_slice_elem(const uint8_t *p, size_t left, uint8_t blr,
-                    uint16_t length, size_t *size);
+int ffbp_slice_elem(const uint8_t *p, size_t left, uint8_t blr, uint16_t length,
+                    size_t *size);
 
 typedef struct ffbp_slice {
-    uint32_t length;       /* p_slr_length: native bytes returned */
-    uint32_t count;        /* elements */
-    const uint8_t *elems;  /* their encoding (view into the input) */
+    uint32_t length;      /* p_slr_length: native bytes returned */
+    uint32_t count;       /* elements */
+    const uint8_t *elems; /* their encoding (view into the input) */
     size_t elems_len;
 } ffbp_slice;
 

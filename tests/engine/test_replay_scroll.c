@@ -12,8 +12,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -52,8 +52,8 @@ static void expect_row(ffb_stmt *s, int64_t id) {
 
 /* One move: exactly 1 round trip, then the row `first` (0: none) and the
    buffered rows `more...` (0-terminated) read without I/O. */
-static void move(ffb_conn *c, ffb_stmt *s, int op, int32_t pos,
-                 unsigned rows, int64_t first, ...) {
+static void move(ffb_conn *c, ffb_stmt *s, int op, int32_t pos, unsigned rows,
+                 int64_t first, ...) {
     uint64_t b = rts(c);
     int rc = ffb_stmt_fetch_scroll(s, op, pos, rows);
     OK(c, rc);
@@ -130,7 +130,7 @@ static void test_replay_scroll(void **state) {
     move(c, s, FFB_FETCH_PRIOR, 0, 2, 3, (int64_t)2, (int64_t)0);
     move(c, s, FFB_FETCH_FIRST, 0, 1, 1, (int64_t)0);
     move(c, s, FFB_FETCH_LAST, 0, 1, 10, (int64_t)0);
-    move(c, s, FFB_FETCH_NEXT, 0, 1, 0); /* past the end: status 100 */
+    move(c, s, FFB_FETCH_NEXT, 0, 1, 0);    /* past the end: status 100 */
     assert_int_equal(ffb_stmt_fetch(s), 0); /* no row, and no I/O */
     move(c, s, FFB_FETCH_PRIOR, 0, 1, 10, (int64_t)0); /* still open */
     move(c, s, FFB_FETCH_ABSOLUTE, 5, 1, 5, (int64_t)0);

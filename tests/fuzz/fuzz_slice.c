@@ -12,17 +12,17 @@
  */
 #include <string.h>
 
+#include "proto/ops.h"
 #include "proto/slice.h"
 #include "proto/sql.h"
-#include "proto/ops.h"
 #include "tests/fuzz/fuzz.h"
 
 static const uint8_t types[] = {
-    FFBP_BLR_SHORT,    FFBP_BLR_LONG,        FFBP_BLR_INT64,
-    FFBP_BLR_INT128,   FFBP_BLR_FLOAT,       FFBP_BLR_DOUBLE,
-    FFBP_BLR_SQL_DATE, FFBP_BLR_SQL_TIME,    FFBP_BLR_TIMESTAMP,
-    FFBP_BLR_TEXT,     FFBP_BLR_VARYING,     FFBP_BLR_BOOL,
-    FFBP_BLR_DEC64,    FFBP_BLR_DEC128,      FFBP_BLR_SQL_TIME_TZ,
+    FFBP_BLR_SHORT,        FFBP_BLR_LONG,     FFBP_BLR_INT64,
+    FFBP_BLR_INT128,       FFBP_BLR_FLOAT,    FFBP_BLR_DOUBLE,
+    FFBP_BLR_SQL_DATE,     FFBP_BLR_SQL_TIME, FFBP_BLR_TIMESTAMP,
+    FFBP_BLR_TEXT,         FFBP_BLR_VARYING,  FFBP_BLR_BOOL,
+    FFBP_BLR_DEC64,        FFBP_BLR_DEC128,   FFBP_BLR_SQL_TIME_TZ,
     FFBP_BLR_TIMESTAMP_TZ, FFBP_BLR_BLOB2 /* not an element type */};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -23,12 +23,12 @@ typedef it_target target;
 
 typedef struct colspec {
     const char *name;
-    const char *type;    /* element type and dimensions, SQL */
-    int element;         /* expected ffb_array_desc.element */
-    int scale, length;   /* expected (length: text only, else 0) */
+    const char *type;  /* element type and dimensions, SQL */
+    int element;       /* expected ffb_array_desc.element */
+    int scale, length; /* expected (length: text only, else 0) */
     unsigned dims;
     int32_t lower[3], upper[3];
-    int fb4;             /* Firebird 4 and later only */
+    int fb4; /* Firebird 4 and later only */
 } colspec;
 
 static const colspec cols[] = {
@@ -36,17 +36,45 @@ static const colspec cols[] = {
     {"A_INT", "INTEGER[-2:2]", FFB_SQL_LONG, 0, 0, 1, {-2}, {2}, 0},
     {"A_BIG", "BIGINT[0:1, 2:4]", FFB_SQL_INT64, 0, 0, 2, {0, 2}, {1, 4}, 0},
     {"A_FLOAT", "FLOAT[2]", FFB_SQL_FLOAT, 0, 0, 1, {1}, {2}, 0},
-    {"A_DOUBLE", "DOUBLE PRECISION[2, 2, 2]", FFB_SQL_DOUBLE, 0, 0, 3,
-     {1, 1, 1}, {2, 2, 2}, 0},
+    {"A_DOUBLE",
+     "DOUBLE PRECISION[2, 2, 2]",
+     FFB_SQL_DOUBLE,
+     0,
+     0,
+     3,
+     {1, 1, 1},
+     {2, 2, 2},
+     0},
     {"A_NUM", "NUMERIC(9,2)[3]", FFB_SQL_LONG, -2, 0, 1, {1}, {3}, 0},
     {"A_DEC", "DECIMAL(18,4)[10:12]", FFB_SQL_INT64, -4, 0, 1, {10}, {12}, 0},
     {"A_NUM4", "NUMERIC(4,1)[2]", FFB_SQL_SHORT, -1, 0, 1, {1}, {2}, 0},
-    {"A_CHAR", "CHAR(5)[3] CHARACTER SET NONE", FFB_SQL_TEXT, 0, 5, 1, {1},
-     {3}, 0},
-    {"A_CHARU", "CHAR(3)[2] CHARACTER SET UTF8", FFB_SQL_TEXT, 0, 12, 1, {1},
-     {2}, 0},
-    {"A_VC", "VARCHAR(10)[4] CHARACTER SET NONE", FFB_SQL_VARYING, 0, 10, 1,
-     {1}, {4}, 0},
+    {"A_CHAR",
+     "CHAR(5)[3] CHARACTER SET NONE",
+     FFB_SQL_TEXT,
+     0,
+     5,
+     1,
+     {1},
+     {3},
+     0},
+    {"A_CHARU",
+     "CHAR(3)[2] CHARACTER SET UTF8",
+     FFB_SQL_TEXT,
+     0,
+     12,
+     1,
+     {1},
+     {2},
+     0},
+    {"A_VC",
+     "VARCHAR(10)[4] CHARACTER SET NONE",
+     FFB_SQL_VARYING,
+     0,
+     10,
+     1,
+     {1},
+     {4},
+     0},
     {"A_DATE", "DATE[2]", FFB_SQL_TYPE_DATE, 0, 0, 1, {1}, {2}, 0},
     {"A_TIME", "TIME[2]", FFB_SQL_TYPE_TIME, 0, 0, 1, {1}, {2}, 0},
     {"A_TS", "TIMESTAMP[2]", FFB_SQL_TIMESTAMP, 0, 0, 1, {1}, {2}, 0},
@@ -55,10 +83,16 @@ static const colspec cols[] = {
     {"A_N38", "NUMERIC(38,6)[2]", FFB_SQL_INT128, -6, 0, 1, {1}, {2}, 1},
     {"A_DF16", "DECFLOAT(16)[2]", FFB_SQL_DEC16, 0, 0, 1, {1}, {2}, 1},
     {"A_DF34", "DECFLOAT(34)[2]", FFB_SQL_DEC34, 0, 0, 1, {1}, {2}, 1},
-    {"A_TTZ", "TIME WITH TIME ZONE[2]", FFB_SQL_TIME_TZ, 0, 0, 1, {1}, {2},
+    {"A_TTZ", "TIME WITH TIME ZONE[2]", FFB_SQL_TIME_TZ, 0, 0, 1, {1}, {2}, 1},
+    {"A_TSTZ",
+     "TIMESTAMP WITH TIME ZONE[2]",
+     FFB_SQL_TIMESTAMP_TZ,
+     0,
+     0,
+     1,
+     {1},
+     {2},
      1},
-    {"A_TSTZ", "TIMESTAMP WITH TIME ZONE[2]", FFB_SQL_TIMESTAMP_TZ, 0, 0, 1,
-     {1}, {2}, 1},
 };
 #define NCOLS (sizeof(cols) / sizeof(cols[0]))
 
@@ -161,8 +195,8 @@ static void fill(size_t i, size_t k, uint8_t *e, size_t esize) {
     }
     case FFB_SQL_VARYING: {
         char s[16];
-        int n = snprintf(s, sizeof(s), "%.*s", (int)(k * 3 % 11),
-                         "vwxyzabcdef");
+        int n =
+            snprintf(s, sizeof(s), "%.*s", (int)(k * 3 % 11), "vwxyzabcdef");
         u16 = (uint16_t)n;
         memcpy(e, &u16, 2);
         memcpy(e + 2, s, (size_t)n);
@@ -290,9 +324,9 @@ static void test_round_trip(void **state) {
     for (size_t i = 1; i < NCOLS; i++) {
         if (!used(t, i))
             continue;
-        OK(c, ffb_array_queue_put(c, tx, &a[i].d, a[i].data,
-                                  a[i].esize * a[i].count, a[i].id, NULL,
-                                  NULL));
+        OK(c,
+           ffb_array_queue_put(c, tx, &a[i].d, a[i].data,
+                               a[i].esize * a[i].count, a[i].id, NULL, NULL));
         queued++;
     }
     OK(c, ffb_conn_flush(c));
@@ -308,8 +342,8 @@ static void test_round_trip(void **state) {
 
     /* 4. the ids bound to one INSERT: prepare 1 + execute 1. */
     char sql[2048];
-    size_t n = (size_t)snprintf(sql, sizeof(sql), "insert into %s (id",
-                                t->table);
+    size_t n =
+        (size_t)snprintf(sql, sizeof(sql), "insert into %s (id", t->table);
     for (size_t i = 0; i < NCOLS; i++)
         if (used(t, i))
             n += (size_t)snprintf(sql + n, sizeof(sql) - n, ", %s",
@@ -430,9 +464,9 @@ static void test_refusals(void **state) {
     ffb_array_desc d;
     assert_int_equal(ffb_array_lookup(c, tx, t->table, "ID", &d, sizeof(d)),
                      FFB_E_SERVER);
-    assert_int_equal(ffb_array_lookup(c, tx, t->table, "NO_SUCH", &d,
-                                      sizeof(d)),
-                     FFB_E_SERVER);
+    assert_int_equal(
+        ffb_array_lookup(c, tx, t->table, "NO_SUCH", &d, sizeof(d)),
+        FFB_E_SERVER);
     /* The queue twin: prepare, then execute + fetch (2 round trips); asked
        again, the cache answers at once (1, nothing queued). */
     uint64_t b = it_rts(c);
@@ -460,8 +494,8 @@ static void test_refusals(void **state) {
                      0);
     assert_int_equal(ffb_conn_next_result(c, &res), 1);
     assert_int_equal(ffb_result_status(res), FFB_E_SERVER);
-    assert_non_null(strstr(ffb_error_message(ffb_result_error(res)),
-                           "does not exist"));
+    assert_non_null(
+        strstr(ffb_error_message(ffb_result_error(res)), "does not exist"));
     b = it_rts(c);
     uint8_t bad[4] = {0, 1, 2, 0}, id[8];
     assert_int_equal(ffb_array_put(c, tx, &d, bad, sizeof(bad), id),

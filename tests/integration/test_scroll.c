@@ -41,8 +41,8 @@ static uint64_t sent(const ffb_conn *c) {
 static void refused(ffb_conn *c, int rc) {
     assert_int_equal(rc, FFB_E_UNSUPPORTED);
     assert_int_equal(ffb_error_code(ffb_conn_error(c)), FFB_E_UNSUPPORTED);
-    assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)),
-                           "protocol 18"));
+    assert_non_null(
+        strstr(ffb_error_message(ffb_conn_error(c)), "protocol 18"));
     assert_int_equal(ffb_conn_is_broken(c), 0);
 }
 
@@ -72,8 +72,8 @@ static void test_refused_below_protocol_18(void **state) {
     refused(c, ffb_stmt_fetch_scroll(s, FFB_FETCH_LAST, 0, 1));
     int64_t n = 0;
     refused(c, ffb_stmt_record_count(s, &n));
-    refused(c, ffb_stmt_queue_fetch_scroll(s, FFB_FETCH_FIRST, 0, 1, NULL,
-                                           NULL));
+    refused(c,
+            ffb_stmt_queue_fetch_scroll(s, FFB_FETCH_FIRST, 0, 1, NULL, NULL));
     refused(c, ffb_stmt_queue_record_count(s, NULL, NULL));
     assert_int_equal(ffb_conn_pending(c), 0); /* no result was queued */
     assert_int_equal(sent(c), bytes);         /* nothing was written */

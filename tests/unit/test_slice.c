@@ -18,8 +18,7 @@
 #include "proto/slice.h"
 #include "proto/sql.h"
 
-static void expect_bytes(const ffbp_writer *w, const uint8_t *want,
-                         size_t n) {
+static void expect_bytes(const ffbp_writer *w, const uint8_t *want, size_t n) {
     assert_int_equal(w->len, n);
     assert_memory_equal(w->data, want, n);
 }
@@ -31,26 +30,27 @@ static void test_sdl(void **state) {
     /* INTEGER[-2:2] of T.A: do2 with tiny literals. */
     ffbp_sdl s = {FFBP_BLR_LONG, 0, 0, -1, "T", "A", 1, {-2}, {2}};
     assert_int_equal(ffbp_put_sdl(&w, &s), FFBP_OK);
-    static const uint8_t a[] = {1,    6, 1, 8, 0, 2,    1, 'T', 4, 1, 'A',
-                                0x22, 0, 9, 0xFE, 9, 2, 0x24, 1, 8, 0, 1,
-                                7,    0, 0xFF};
+    static const uint8_t a[] = {1, 6,   1,    8, 0, 2,    1,   'T', 4,
+                                1, 'A', 0x22, 0, 9, 0xFE, 9,   2,   0x24,
+                                1, 8,   0,    1, 7, 0,    0xFF};
     expect_bytes(&w, a, sizeof(a));
     /* NUMERIC(9,2)[3, 1000:100000]: do1, short and long literals. */
     ffbp_writer_reset(&w);
-    ffbp_sdl s2 = {FFBP_BLR_LONG, -2, 0, -1, "T", "N", 2, {1, 1000},
-                   {3, 100000}};
+    ffbp_sdl s2 = {FFBP_BLR_LONG, -2, 0,         -1,         "T",
+                   "N",           2,  {1, 1000}, {3, 100000}};
     assert_int_equal(ffbp_put_sdl(&w, &s2), FFBP_OK);
-    static const uint8_t b[] = {1, 6, 1, 8, 0xFE, 2, 1, 'T', 4, 1, 'N',
-                                0x23, 0, 9, 3,
-                                0x22, 1, 10, 0xE8, 3, 11, 0xA0, 0x86, 1, 0,
-                                0x24, 1, 8, 0, 2, 7, 0, 7, 1, 0xFF};
+    static const uint8_t b[] = {1,    6,   1,    8,    0xFE, 2, 1,    'T',  4,
+                                1,    'N', 0x23, 0,    9,    3, 0x22, 1,    10,
+                                0xE8, 3,   11,   0xA0, 0x86, 1, 0,    0x24, 1,
+                                8,    0,   2,    7,    0,    7, 1,    0xFF};
     expect_bytes(&w, b, sizeof(b));
     /* CHAR(3) UTF8 (12 bytes): blr_text2, charset 4, length 12. */
     ffbp_writer_reset(&w);
     ffbp_sdl s3 = {FFBP_BLR_TEXT, 0, 12, 4, "", "C", 1, {1}, {2}};
     assert_int_equal(ffbp_put_sdl(&w, &s3), FFBP_OK);
-    static const uint8_t c[] = {1, 6, 1, 15, 4, 0, 12, 0, 2, 0, 4, 1, 'C',
-                                0x23, 0, 9, 2, 0x24, 1, 8, 0, 1, 7, 0, 0xFF};
+    static const uint8_t c[] = {1, 6, 1, 15,  4,    0, 12,  0, 2,
+                                0, 4, 1, 'C', 0x23, 0, 9,   2, 0x24,
+                                1, 8, 0, 1,   7,    0, 0xFF};
     expect_bytes(&w, c, sizeof(c));
     /* Refused: no dimensions, 17, lower > upper, BLOB elements. */
     ffbp_writer_reset(&w);
@@ -74,11 +74,11 @@ static void test_request(void **state) {
     ffbp_writer_init(&w, NULL);
     static const uint8_t sdl[] = {1, 2, 3};
     static const uint8_t el[] = {0, 0, 0, 7};
-    ffbp_put_slice_request(&w, FFBP_OP_PUT_SLICE, 5, 0x0000000100000002ull,
-                           4, sdl, 3, 4, el, 4);
-    static const uint8_t want[] = {
-        0, 0, 0, 59, 0, 0, 0, 5, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 4,
-        0, 0, 0, 3, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 7};
+    ffbp_put_slice_request(&w, FFBP_OP_PUT_SLICE, 5, 0x0000000100000002ull, 4,
+                           sdl, 3, 4, el, 4);
+    static const uint8_t want[] = {0, 0, 0, 59, 0, 0, 0, 5, 0, 0, 0, 1, 0, 0,
+                                   0, 2, 0, 0,  0, 4, 0, 0, 0, 3, 1, 2, 3, 0,
+                                   0, 0, 0, 0,  0, 0, 0, 4, 0, 0, 0, 7};
     expect_bytes(&w, want, sizeof(want));
     ffbp_writer_free(&w);
 }
@@ -86,9 +86,9 @@ static void test_request(void **state) {
 static void test_get_slice(void **state) {
     (void)state;
     /* SMALLINT x 3 (native 6 bytes), each 4 on the wire. */
-    static const uint8_t pkt[] = {0, 0, 0, 60, 0, 0, 0, 6, 0, 0, 0, 6,
-                                  0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 1,
-                                  0, 0, 0x7F, 0xFF};
+    static const uint8_t pkt[] = {0, 0, 0, 60, 0,    0,    0,    6,
+                                  0, 0, 0, 6,  0xFF, 0xFF, 0xFF, 0xFF,
+                                  0, 0, 0, 1,  0,    0,    0x7F, 0xFF};
     ffbp_reader r;
     ffbp_slice s;
     ffbp_reader_init(&r, pkt, sizeof(pkt));
@@ -109,15 +109,14 @@ static void test_get_slice(void **state) {
     ffbp_reader_init(&r, pkt, sizeof(pkt));
     assert_int_equal(ffbp_get_slice(&r, FFBP_BLR_LONG, 0, 3, &s), FFBP_EBAD);
     /* VARCHAR(2) (native 4): "ab", then a length of 3 (too long). */
-    static const uint8_t v[] = {0, 0, 0, 60, 0, 0, 0, 8, 0, 0, 0, 8,
-                                0, 0, 0, 2, 'a', 'b', 0, 0,
-                                0, 0, 0, 3, 'x', 'y', 'z', 0};
+    static const uint8_t v[] = {0, 0, 0, 60, 0,   0,   0,   8,   0, 0,
+                                0, 8, 0, 0,  0,   2,   'a', 'b', 0, 0,
+                                0, 0, 0, 3,  'x', 'y', 'z', 0};
     ffbp_reader_init(&r, v, sizeof(v));
-    assert_int_equal(ffbp_get_slice(&r, FFBP_BLR_VARYING, 2, 2, &s),
-                     FFBP_EBAD);
+    assert_int_equal(ffbp_get_slice(&r, FFBP_BLR_VARYING, 2, 2, &s), FFBP_EBAD);
     ffbp_reader_init(&r, v, 20);
-    static const uint8_t v1[] = {0, 0, 0, 60, 0, 0, 0, 4, 0, 0, 0, 4,
-                                 0, 0, 0, 2, 'a', 'b', 0, 0};
+    static const uint8_t v1[] = {0, 0, 0, 60, 0, 0, 0,   4,   0, 0,
+                                 0, 4, 0, 0,  0, 2, 'a', 'b', 0, 0};
     ffbp_reader_init(&r, v1, sizeof(v1));
     assert_int_equal(ffbp_get_slice(&r, FFBP_BLR_VARYING, 2, 1, &s), FFBP_OK);
     assert_int_equal(s.count, 1);
