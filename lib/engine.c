@@ -702,7 +702,9 @@ static int parse_packets(ffb_conn *conn) {
                 pkt.op != FFBP_OP_ACCEPT_DATA &&
                 pkt.op != FFBP_OP_COND_ACCEPT &&
                 pkt.op != FFBP_OP_FETCH_RESPONSE &&
-                pkt.op != FFBP_OP_SQL_RESPONSE)
+                pkt.op != FFBP_OP_SQL_RESPONSE &&
+                !(pkt.op == FFBP_OP_SLICE && conn->fifo_len &&
+                  conn->fifo[conn->fifo_head].op == FFBP_OP_GET_SLICE))
                 return ffb__error_set(
                     &conn->err, FFB_E_PROTO,
                     "unexpected packet from the server: %s (op %d) while "
