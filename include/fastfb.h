@@ -2141,7 +2141,8 @@ FFB_API size_t ffb_array_element_count(const ffb_array_desc *desc);
  * is generated from `desc`. *out_len receives the bytes filled (elements
  * the server returned x element size). An array never written reads as
  * zeros/blanks.
- * Round trips: 1 (plus the lazy start of `tx`).
+ * Round trips: 1; 2 when `tx`'s lazy start has not been answered yet (the
+ * slice names the transaction's handle, so the start goes first).
  * Returns: 0, FFB_E_INVAL (buffer too small, bad descriptor), FFB_E_STATE,
  * FFB_E_SERVER, FFB_E_PROTO (an answer that does not match the request),
  * fatal codes.
@@ -2155,7 +2156,7 @@ FFB_API int ffb_array_get(ffb_conn *conn, ffb_tx *tx,
  * Write a whole new array (`len` bytes = count x element size, layout as
  * above) with op_put_slice; `id_out` receives its id, to bind with
  * ffb_stmt_bind_array_id() to the INSERT or UPDATE that stores it in `tx`.
- * Round trips: 1 (plus the lazy start of `tx`).
+ * Round trips: 1; 2 when `tx`'s lazy start has not been answered yet.
  * Returns: 0, FFB_E_INVAL (length not count x element size, a BOOLEAN
  * other than 0/1, a VARCHAR length over `length`), FFB_E_STATE,
  * FFB_E_SERVER, fatal codes.
