@@ -146,12 +146,43 @@ static void test_move_with_too_many_rows(void **state) {
     done(c, s, tx);
 }
 
+/* ffb_stmt_fetch() past the buffered rows of a scrollable cursor goes on in
+   the direction of the last move: op_fetch_scroll(prior) after a prior,
+   without the BLR, and no read-ahead before the rows run out. */
+static void test_fetch_goes_on_backwards(void **state) {
+    (void)state;
+    ffb_conn *c;
+    ffb_tx *tx;
+    ffb_stmt *s = open_cursor(&c, &tx);
+    int_row(9);
+    srv_fetch(&W, 0, 0, NULL, 0);
+    hostile_push(&H, &W);
+    assert_int_equal(ffb_stmt_fetch_scroll(s, FFB_FETCH_PRIOR, 0, 1), 1);
+    size_t before = H.written_len;
+    int_row(8);
+    srv_fetch(&W, 0, 0, NULL, 0);
+    hostile_push(&H, &W);
+    assert_int_equal(ffb_stmt_fetch(s), 1);
+    int64_t v;
+    OK(c, ffb_stmt_get_int64(s, 0, &v));
+    assert_int_equal(v, 8);
+    /* op_fetch_scroll, statement 3, no BLR, message 0, 1 row, prior, 0. */
+    static const uint8_t want[] = {0, 0, 0, 112, 0, 0, 0, STMT, 0, 0,
+                                   0, 0, 0, 0,   0, 0, 0, 0,    0, 1,
+                                   0, 0, 0, 1,   0, 0, 0, 0};
+    assert_int_equal(H.written_len - before, sizeof(want));
+    assert_memory_equal(H.written + before, want, sizeof(want));
+    done(c, s, tx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_good_count_and_move, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_bad_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_move_with_too_many_rows, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_fetch_goes_on_backwards, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
