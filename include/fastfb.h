@@ -1363,7 +1363,12 @@ enum ffb_op {
     FFB_OP_TX_PREPARE, /* ffb_tx_queue_prepare() (0.2) */
     FFB_OP_SVC_INFO,  /* ffb_svc_queue_server_info() */
     FFB_OP_SVC_ACTION, /* ffb_svc_queue_run() */
-    FFB_OP_EVENTS /* ffb_events_queue_register / _unregister */
+    FFB_OP_EVENTS, /* ffb_events_queue_register / _unregister */
+    FFB_OP_FETCH_SCROLL, /* ffb_stmt_queue_fetch_scroll() */
+    FFB_OP_RECORD_COUNT, /* ffb_stmt_queue_record_count() */
+    FFB_OP_ARRAY_GET,    /* ffb_array_queue_get() */
+    FFB_OP_ARRAY_PUT,    /* ffb_array_queue_put() */
+    FFB_OP_ARRAY_LOOKUP  /* ffb_array_queue_lookup() */
 };
 
 /**
@@ -2749,6 +2754,237 @@ FFB_API int ffb_conn_set_statement_timeout(ffb_conn *conn, uint32_t ms);
  * Since: 0.2
  */
 FFB_API int ffb_conn_set_idle_timeout(ffb_conn *conn, uint32_t seconds);
+/* ==== scrollable cursors (protocol 18, Firebird 5) ======================= */
+
+/**
+ * Where ffb_stmt_fetch_scroll() moves (P_FETCH of the wire protocol).
+ * Positions are the server's: 1-based row numbers; after a move past either
+ * end the cursor is before the first / after the last row.
+ */
+enum ffb_fetch_op {
+    FFB_FETCH_NEXT = 0,     /* the next `rows` rows */
+    FFB_FETCH_PRIOR = 1,    /* the previous `rows` rows, backwards */
+    FFB_FETCH_FIRST = 2,    /* row 1 */
+    FFB_FETCH_LAST = 3,     /* the last row */
+    FFB_FETCH_ABSOLUTE = 4, /* row `pos`; pos < 0 counts from the end (-1 =
+                               the last row); 0 = before the first (no row) */
+    FFB_FETCH_RELATIVE = 5  /* `pos` rows from the current one (0 = re-read
+                               it) */
+};
+
+/**
+ * Make the statement's next executions open a scrollable cursor (cursor
+ * flags CURSOR_TYPE_SCROLLABLE in op_execute); `on` 0 goes back to
+ * forward-only. A scrollable cursor's result is materialised on the
+ * server as it is read. The execution's first fetch still travels with
+ * it (fetch_next of ffb_stmt_set_fetch_size() rows, 1 round trip); the
+ * buffered rows are then read with ffb_stmt_fetch(), which on a scrollable
+ * cursor never reads ahead: when they run out it fetches again in the
+ * direction of the last move (next, or prior after FFB_FETCH_PRIOR).
+ * With auto-commit (`tx` NULL) the transaction is committed when the
+ * cursor is closed, not at a move past the end.
+ * Round trips: 0.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (not attached), FFB_E_UNSUPPORTED
+ * (protocol below 18: Firebird 3 and 4; nothing is sent and the
+ * connection stays usable).
+ * Since: 0.2
+ */
+FFB_API int ffb_stmt_set_scrollable(ffb_stmt *stmt, int on);
+
+/** 1 if the statement has an open scrollable cursor, else 0. Since: 0.2 */
+FFB_API int ffb_stmt_is_scrollable(const ffb_stmt *stmt);
+
+/**
+ * Move the scrollable cursor (op_fetch_scroll) and make the first row
+ * received current. `pos` is used by FFB_FETCH_ABSOLUTE and
+ * FFB_FETCH_RELATIVE only; `rows` (0 = 1, at most 65535) by
+ * FFB_FETCH_NEXT and FFB_FETCH_PRIOR only - the server sends one row for
+ * the others. Rows after the first of a next/prior are read with
+ * ffb_stmt_fetch(). Rows still buffered and unread are dropped: moves are
+ * counted from the last row the server sent, which with next/prior of
+ * several rows is the last of them.
+ * Round trips: 1.
+ * Returns: 1 (a row is current), 0 (no row there: past either end; the
+ * cursor stays open and may move back), FFB_E_INVAL (bad `op` or `rows`),
+ * FFB_E_STATE (no open scrollable cursor, or a fetch of it in flight),
+ * FFB_E_UNSUPPORTED (protocol below 18; nothing sent), FFB_E_SERVER,
+ * fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_stmt_fetch_scroll(ffb_stmt *stmt, int op, int32_t pos,
+                                  unsigned rows);
+
+/**
+ * The number of records of the open scrollable cursor (op_info_cursor,
+ * INF_RECORD_COUNT); the server reads the whole result to count it. Only
+ * after the execution's first fetch has been answered: asked before, it
+ * spoils the cursor on Firebird 5 (every later fetch fails), so the call
+ * refuses with FFB_E_STATE then (after ffb_stmt_execute() returns, or the
+ * execution's result has arrived, it is always allowed).
+ * Round trips: 1.
+ * Returns: 0, FFB_E_INVAL, FFB_E_STATE (no open scrollable cursor, its
+ * first fetch not answered, a fetch in flight), FFB_E_UNSUPPORTED
+ * (protocol below 18; nothing sent), FFB_E_SERVER, fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_stmt_record_count(ffb_stmt *stmt, int64_t *out);
+
+/**
+ * Queue twins of ffb_stmt_fetch_scroll() (result FFB_OP_FETCH_SCROLL; once
+ * it is in, ffb_stmt_fetch() returns the rows received, 0 at once when the
+ * move found none) and ffb_stmt_record_count() (result FFB_OP_RECORD_COUNT;
+ * the count is ffb_result_rows_affected() of the result). Same checks,
+ * same errors, nothing sent when they fail.
+ * Round trips: 0 (queue only).
+ * Since: 0.2
+ */
+FFB_API int ffb_stmt_queue_fetch_scroll(ffb_stmt *stmt, int op, int32_t pos,
+                                        unsigned rows, ffb_cb cb, void *data);
+FFB_API int ffb_stmt_queue_record_count(ffb_stmt *stmt, ffb_cb cb,
+                                        void *data);
+
+/* ==== arrays ============================================================= */
+
+/**
+ * The descriptor of an array column: element type, dimensions, bounds.
+ * ffb_array_lookup() fills it from the system tables (what fbclient's
+ * isc_array_lookup_bounds does); an application may also fill it itself.
+ */
+#define FFB_ARRAY_MAX_DIMS 16
+typedef struct ffb_array_desc {
+    int element;      /* enum ffb_sqltype of the elements (FFB_SQL_SHORT,
+                         ..., FFB_SQL_TEXT, FFB_SQL_VARYING, FFB_SQL_BOOLEAN,
+                         FFB_SQL_INT128, FFB_SQL_DEC16/34, FFB_SQL_TIME_TZ,
+                         FFB_SQL_TIMESTAMP_TZ) */
+    int scale;        /* NUMERIC/DECIMAL scale (<= 0), else 0 */
+    int length;       /* CHAR/VARCHAR: bytes (characters x bytes per
+                         character of `charset`), else the element size */
+    int charset;      /* character set id of text elements, else -1 */
+    unsigned dims;    /* 1..16 */
+    int32_t lower[FFB_ARRAY_MAX_DIMS], upper[FFB_ARRAY_MAX_DIMS];
+    char relation[256]; /* table and column, as stored (case-sensitive) */
+    char field[256];
+} ffb_array_desc;
+
+/**
+ * Look up the descriptor of column `field` of table `relation` (names as
+ * stored: unquoted names in upper case) in RDB$RELATION_FIELDS, RDB$FIELDS
+ * and RDB$FIELD_DIMENSIONS, in `tx`. The answer is cached per connection
+ * (until a DDL statement runs on it, or the connection is freed): asking
+ * again costs nothing.
+ * One query, the names as literals: its prepare (with the allocation) goes
+ * in one write, the execution with its fetch in the next, sent when the
+ * prepare is answered.
+ * Round trips: 2 (plus the lazy start of `tx`), 0 when cached.
+ * Returns: 0, FFB_E_INVAL (NULL arguments, `tx` NULL, names over 252 bytes),
+ * FFB_E_STATE, FFB_E_SERVER (no such column: isc_fldnotdef; not an array),
+ * FFB_E_UNSUPPORTED (an element type libfastfb cannot move), fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_array_lookup(ffb_conn *conn, ffb_tx *tx, const char *relation,
+                             const char *field, ffb_array_desc *out,
+                             size_t out_size);
+
+/**
+ * Queue twin of ffb_array_lookup(): returns 1 when the cache answered
+ * (`out` is filled, nothing queued, no result), else queues the prepare and
+ * the execution and returns 0; `out` (kept valid by the caller) is filled
+ * when the result (FFB_OP_ARRAY_LOOKUP) is delivered.
+ * Round trips: 0 (queue only). Since: 0.2
+ */
+FFB_API int ffb_array_queue_lookup(ffb_conn *conn, ffb_tx *tx,
+                                   const char *relation, const char *field,
+                                   ffb_array_desc *out, size_t out_size,
+                                   ffb_cb cb, void *data);
+
+/**
+ * Elements of one array: how many, and the bytes of one in the buffers of
+ * ffb_array_get()/ffb_array_put(), in row-major order (the last dimension
+ * varies fastest). Element layout, host byte order:
+ *   SMALLINT int16_t, INTEGER int32_t, BIGINT int64_t (NUMERIC/DECIMAL:
+ *   the scaled integer), INT128 16 bytes (host-order two's complement),
+ *   FLOAT float, DOUBLE PRECISION double, DATE int32_t (days, as
+ *   ffb_stmt_get_date's wire value), TIME uint32_t (1/10000 s), TIMESTAMP
+ *   {int32_t date; uint32_t time}, TIME WITH TIME ZONE {uint32_t time;
+ *   uint16_t zone; 2 bytes padding}, TIMESTAMP WITH TIME ZONE {int32_t
+ *   date; uint32_t time; uint16_t zone; 2 bytes padding}, BOOLEAN 1 byte (0
+ *   or 1), DECFLOAT(16)/(34) the 8/16 bytes as on the wire (IEEE 754 DPD,
+ *   big-endian), CHAR(n) `length` bytes (blank-padded), VARCHAR(n)
+ *   {uint16_t len; `length` bytes}.
+ * Round trips: 0. Returns 0 for a descriptor libfastfb cannot move.
+ * Since: 0.2
+ */
+FFB_API size_t ffb_array_element_size(const ffb_array_desc *desc);
+FFB_API size_t ffb_array_element_count(const ffb_array_desc *desc);
+
+/**
+ * Read the whole array `id` (from ffb_stmt_get_array_id()) into `buf`
+ * (`size` bytes, at least count x element size) with op_get_slice; the SDL
+ * is generated from `desc`. *out_len receives the bytes filled (elements
+ * the server returned x element size). An array never written reads as
+ * zeros/blanks.
+ * Round trips: 1; 2 when `tx`'s lazy start has not been answered yet (the
+ * slice names the transaction's handle, so the start goes first).
+ * Returns: 0, FFB_E_INVAL (buffer too small, bad descriptor), FFB_E_STATE,
+ * FFB_E_SERVER, FFB_E_PROTO (an answer that does not match the request),
+ * fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_array_get(ffb_conn *conn, ffb_tx *tx,
+                          const ffb_array_desc *desc, const uint8_t id[8],
+                          void *buf, size_t size, size_t *out_len);
+
+/**
+ * Write a whole new array (`len` bytes = count x element size, layout as
+ * above) with op_put_slice; `id_out` receives its id, to bind with
+ * ffb_stmt_bind_array_id() to the INSERT or UPDATE that stores it in `tx`.
+ * Round trips: 1; 2 when `tx`'s lazy start has not been answered yet.
+ * Returns: 0, FFB_E_INVAL (length not count x element size, a BOOLEAN
+ * other than 0/1, a VARCHAR length over `length`), FFB_E_STATE,
+ * FFB_E_SERVER, fatal codes.
+ * Since: 0.2
+ */
+FFB_API int ffb_array_put(ffb_conn *conn, ffb_tx *tx,
+                          const ffb_array_desc *desc, const void *buf,
+                          size_t len, uint8_t id_out[8]);
+
+/**
+ * Queue twins of ffb_array_get() (result FFB_OP_ARRAY_GET; `buf` and
+ * `out_len` are filled when it is in and must stay valid until then) and
+ * ffb_array_put() (result FFB_OP_ARRAY_PUT; `id_out` filled then). `tx`'s
+ * handle must be known (its start answered: FFB_E_STATE otherwise).
+ * Round trips: 0 (queue only).
+ * Since: 0.2
+ */
+FFB_API int ffb_array_queue_get(ffb_conn *conn, ffb_tx *tx,
+                                const ffb_array_desc *desc,
+                                const uint8_t id[8], void *buf, size_t size,
+                                size_t *out_len, ffb_cb cb, void *data);
+FFB_API int ffb_array_queue_put(ffb_conn *conn, ffb_tx *tx,
+                                const ffb_array_desc *desc, const void *buf,
+                                size_t len, uint8_t id_out[8], ffb_cb cb,
+                                void *data);
+
+/**
+ * The id of array column `col` of the current row / bind an array id to
+ * parameter `idx` (an array column: FFB_SQL_ARRAY in the describe).
+ * Returns: 0, FFB_E_INVAL (not an array, NULL value), FFB_E_STATE.
+ * Round trips: 0. Since: 0.2
+ */
+FFB_API int ffb_stmt_get_array_id(const ffb_stmt *stmt, unsigned col,
+                                  uint8_t out[8]);
+FFB_API int ffb_stmt_bind_array_id(ffb_stmt *stmt, unsigned idx,
+                                   const uint8_t id[8]);
+
+/**
+ * The descriptor of array column `col` of a prepared statement: looked up
+ * (ffb_array_lookup()) by the table and column names of its describe.
+ * Round trips: as ffb_array_lookup(). Returns: as ffb_array_lookup(), and
+ * FFB_E_INVAL for a column that is not an array of a table.
+ * Since: 0.2
+ */
+FFB_API int ffb_stmt_array_desc(ffb_stmt *stmt, unsigned col, ffb_tx *tx,
+                                ffb_array_desc *out, size_t out_size);
 
 #ifdef __cplusplus
 }

@@ -454,6 +454,37 @@ int ffb_stmt_fetch(ffb_stmt *stmt) {
     return send_ahead(conn, rc);
 }
 
+int ffb_stmt_fetch_scroll(ffb_stmt *stmt, int op, int32_t pos,
+                          unsigned rows) {
+    if (!stmt)
+        return FFB_E_INVAL;
+    ffb_conn *conn = stmt->conn;
+    ffb__conn_error_clear(conn);
+    int rc = ffb__blocking(conn);
+    if (rc < 0)
+        return rc;
+    ffb__sync sync = {0};
+    rc = ffb__await(conn, ffb__stmt_queue_scroll(stmt, op, pos, rows, &sync),
+                    &sync);
+    /* The rows are buffered: the first becomes current (0 when none). */
+    return rc < 0 ? rc : ffb__stmt_fetch(stmt);
+}
+
+int ffb_stmt_record_count(ffb_stmt *stmt, int64_t *out) {
+    if (!stmt || !out)
+        return FFB_E_INVAL;
+    ffb_conn *conn = stmt->conn;
+    ffb__conn_error_clear(conn);
+    int rc = ffb__blocking(conn);
+    if (rc < 0)
+        return rc;
+    ffb__sync sync = {0};
+    rc = ffb__await(conn, ffb__stmt_queue_record_count(stmt, &sync), &sync);
+    if (rc == 0)
+        *out = sync.rows;
+    return rc;
+}
+
 int ffb_stmt_close_cursor(ffb_stmt *stmt) {
     if (!stmt)
         return FFB_E_INVAL;
@@ -1043,4 +1074,98 @@ void ffb_events_free(ffb_events *ev) {
         ffb__events_forget_sync(conn, &sync);
     }
     ffb__events_destroy(ev);
+}
+
+/* ---- arrays ---- */
+
+/* A transaction whose start is still owed (lazy): flush it and wait for
+   its answer, so that a slice can name its handle. */
+static int tx_started(ffb_conn *conn, const void *arg) {
+    (void)conn;
+    return ((const ffb_tx *)arg)->state != FFB__TX_PENDING;
+}
+
+static int array_tx_ready(ffb_conn *conn, ffb_tx *tx) {
+    if (!tx || tx->conn != conn || tx->state != FFB__TX_PENDING)
+        return 0;
+    int rc = ffb__engine_flush(conn);
+    if (rc < 0)
+        return ffb__engine_fail(conn, rc);
+    return ffb__run(conn, tx_started, tx);
+}
+
+int ffb_array_lookup(ffb_conn *conn, ffb_tx *tx, const char *relation,
+                     const char *field, ffb_array_desc *out,
+                     size_t out_size) {
+    if (!conn)
+        return FFB_E_INVAL;
+    int rc = ffb__blocking(conn);
+    if (rc < 0)
+        return rc;
+    ffb_array_desc d;
+    if ((rc = ffb__array_lookup_begin(conn, relation, field, &d,
+                                      out_size < sizeof(d) ? 0
+                                                           : sizeof(d))) < 0)
+        return rc;
+    if (rc == 0) {
+        ffb__sync sync = {0};
+        ffb_stmt *s = NULL;
+        rc = ffb__await(conn, ffb__array_queue_lookup(conn, tx, &d, &sync, &s),
+                        &sync);
+        if (s)
+            rc = ffb__array_lookup_finish(conn, s, rc, &d);
+        if (rc < 0)
+            return rc;
+    }
+    *out = d;
+    return 0;
+}
+
+int ffb_stmt_array_desc(ffb_stmt *stmt, unsigned col, ffb_tx *tx,
+                        ffb_array_desc *out, size_t out_size) {
+    if (!stmt)
+        return FFB_E_INVAL;
+    ffb_column_info ci;
+    int rc = ffb_stmt_column_info(stmt, col, &ci, sizeof(ci));
+    if (rc < 0)
+        return rc;
+    if (ci.sqltype != FFB_SQL_ARRAY || !ci.relation[0] || !ci.field[0])
+        return ffb__error_set(&stmt->conn->err, FFB_E_INVAL,
+                              "column %u is not an array column of a table",
+                              col + 1);
+    return ffb_array_lookup(stmt->conn, tx, ci.relation, ci.field, out,
+                            out_size);
+}
+
+int ffb_array_get(ffb_conn *conn, ffb_tx *tx, const ffb_array_desc *desc,
+                  const uint8_t id[8], void *buf, size_t size,
+                  size_t *out_len) {
+    if (!conn)
+        return FFB_E_INVAL;
+    int rc = ffb__blocking(conn);
+    if (rc == 0)
+        rc = array_tx_ready(conn, tx);
+    if (rc < 0)
+        return rc;
+    ffb__sync sync = {0};
+    return ffb__await(conn,
+                      ffb__array_queue_get(conn, tx, desc, id, buf, size,
+                                           out_len, &sync),
+                      &sync);
+}
+
+int ffb_array_put(ffb_conn *conn, ffb_tx *tx, const ffb_array_desc *desc,
+                  const void *buf, size_t len, uint8_t id_out[8]) {
+    if (!conn)
+        return FFB_E_INVAL;
+    int rc = ffb__blocking(conn);
+    if (rc == 0)
+        rc = array_tx_ready(conn, tx);
+    if (rc < 0)
+        return rc;
+    ffb__sync sync = {0};
+    return ffb__await(conn,
+                      ffb__array_queue_put(conn, tx, desc, buf, len, id_out,
+                                           &sync),
+                      &sync);
 }

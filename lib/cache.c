@@ -94,6 +94,7 @@ int ffb__cache_release(ffb_stmt *stmt) {
 }
 
 void ffb__cache_invalidate(ffb_conn *conn) {
+    ffb__array_cache_clear(conn); /* array descriptors may have changed too */
     for (size_t i = 0; i < conn->cache_n;) {
         ffb__cache_entry *e = &conn->cache[i];
         if (e->in_use) {

@@ -422,6 +422,7 @@ void ffb__conn_destroy(ffb_conn *conn) {
     attach_end(conn, 1);
     ffb__results_cancel(conn);
     ffb__cache_free_all(conn);
+    ffb__arrays_free_all(conn);
     ffb__engine_reset(conn);
     ffb__results_free_all(conn);
     ffb__blobs_destroy_all(conn);

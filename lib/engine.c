@@ -495,7 +495,8 @@ static int dispatch(ffb_conn *conn, const ffbp_packet *pkt) {
         const ffb__pending *h =
             conn->fifo_len ? &conn->fifo[conn->fifo_head] : NULL;
         int ok = conn->protocol >= 19 && h && h->off &&
-                 (h->op == FFBP_OP_FETCH || h->op == FFBP_OP_EXECUTE2);
+                 (h->op == FFBP_OP_FETCH || h->op == FFBP_OP_FETCH_SCROLL ||
+                  h->op == FFBP_OP_EXECUTE2);
         const ffb_tx *t = conn->txs;
         while (ok && t && !(t->state == FFB__TX_ACTIVE && t->handle == ib->tx))
             t = t->next;
@@ -662,6 +663,19 @@ void ffb__sync_fail(ffb_conn *conn, ffb__sync *sync, int rc) {
 static int decode(ffb_conn *conn, ffbp_reader *r, ffbp_packet *pkt) {
     if (ffbp_reader_left(r) >= 4) {
         int32_t op = (int32_t)ffbp_be32_get(r->p + r->pos);
+        if (op == FFBP_OP_SLICE) {
+            /* The elements of op_get_slice's answer: the type and count
+               asked for are in the request (lib/array.c). */
+            pkt->op = op;
+            const ffb__pending *p =
+                conn->state == FFB__ST_READY && conn->fifo_len
+                    ? &conn->fifo[conn->fifo_head]
+                    : NULL;
+            if (!p || p->op != FFBP_OP_GET_SLICE || !p->items)
+                return FFBP_EBAD; /* nobody asked for a slice */
+            return ffbp_get_slice(r, p->items[0].blr, p->items[0].length,
+                                  p->limit, &pkt->u.slice);
+        }
         if (op == FFBP_OP_FETCH_RESPONSE || op == FFBP_OP_SQL_RESPONSE) {
             pkt->op = op;
             const ffb__pending *p =
@@ -750,7 +764,9 @@ static int parse_packets(ffb_conn *conn) {
                 pkt.op != FFBP_OP_ACCEPT_DATA &&
                 pkt.op != FFBP_OP_COND_ACCEPT &&
                 pkt.op != FFBP_OP_FETCH_RESPONSE &&
-                pkt.op != FFBP_OP_SQL_RESPONSE)
+                pkt.op != FFBP_OP_SQL_RESPONSE &&
+                !(pkt.op == FFBP_OP_SLICE && conn->fifo_len &&
+                  conn->fifo[conn->fifo_head].op == FFBP_OP_GET_SLICE))
                 return ffb__error_set(
                     &conn->err, FFB_E_PROTO,
                     "unexpected packet from the server: %s (op %d) while "

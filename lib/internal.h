@@ -452,6 +452,8 @@ struct ffb_conn {
     ffb_stmt *stmts;
     struct ffb_blob *blobs;          /* lib/blob.c */
     struct ffb_batch *batches;       /* lib/batch.c */
+    struct ffb__array_op *array_ops; /* slices in flight (lib/array.c) */
+    struct ffb__array_cached *arrays; /* array descriptors looked up */
     struct ffb__inline *inl;         /* inline blob cache */
     size_t inl_bytes;
     int write_blobs_open;  /* created blobs not yet closed on the server */
@@ -605,6 +607,12 @@ struct ffb_stmt {
     char *plan;          /* the last plan read (ffb_stmt_plan) */
     int plan_kind;       /* 1 legacy, 2 explained */
     uint32_t plan_gen;   /* prep_gen it belongs to */
+    /* scrollable cursors (lib/scroll.c, protocol 18) */
+    int scroll_want;     /* the next execution opens a scrollable cursor */
+    int scroll_open;     /* the open cursor is scrollable */
+    int scroll_blr_sent; /* its first op_fetch_scroll carried the BLR */
+    int scroll_dir;      /* FFBP_FETCH_NEXT or _PRIOR: where ffb_stmt_fetch
+                            goes when the buffered rows run out */
 };
 
 /* Resolve the transaction field of a request: the handle, or 0xFFFF for a
@@ -613,6 +621,12 @@ struct ffb_stmt {
 int ffb__tx_handle(ffb_tx *tx, uint16_t *out);
 void ffb__tx_unref(ffb_tx *tx);
 void ffb__stmt_unref(ffb_stmt *stmt);
+/* Queue one fetch of `count` rows (lib/stmt.c): op_fetch on a forward-only
+   cursor, op_fetch_scroll(fetch_op, pos) on a scrollable one (its buffered
+   rows are dropped: the server's position is where the answer starts).
+   `sync` (may be NULL) completes with it when `completes`. */
+int ffb__stmt_queue_fetch_one(ffb_stmt *stmt, int fetch_op, int32_t pos,
+                              uint16_t count, ffb__sync *sync, int completes);
 /* Commit/rollback closed the cursors of tx. */
 void ffb__stmts_tx_ended(ffb_conn *conn, ffb_tx *tx);
 /* Connection teardown: release objects still held (by replies owed or by
@@ -832,6 +846,13 @@ struct ffb_result {
    any request: the caller passes &res->sync to the queue functions). */
 struct ffb_result *ffb__result_new(ffb_conn *conn, int op, ffb_cb cb,
                                    void *data);
+/* ffb__result_new for a request about to be queued, referencing `stmt`
+   and `tx` (may be NULL) while it is; the connection's error cleared. */
+struct ffb_result *ffb__result_for(ffb_conn *conn, int op, ffb_cb cb,
+                                   void *data, ffb_stmt *stmt, ffb_tx *tx);
+/* The queueing call returned rc: a result nobody will complete is
+   dropped. Returns rc. */
+int ffb__result_queued(ffb_conn *conn, struct ffb_result *r, int rc);
 /* Undo ffb__result_new when queueing failed before anything was sent. */
 void ffb__result_drop(ffb_conn *conn, struct ffb_result *res);
 /* Deliver completed results (callbacks, or the list for next_result). */
@@ -887,6 +908,35 @@ int ffb__stmt_rows_ready(ffb_conn *conn, const void *stmt);
    is held behind the execution. */
 int ffb__stmt_close_cursor(ffb_stmt *stmt, int behind);
 int ffb__stmt_exec_sent(ffb_conn *conn, const void *stmt);
+/* Scrollable cursors (lib/scroll.c): queue op_fetch_scroll, op_info_cursor
+   (the count in sync->rows). */
+int ffb__stmt_queue_scroll(ffb_stmt *stmt, int op, int32_t pos,
+                           unsigned rows, ffb__sync *sync);
+int ffb__stmt_queue_record_count(ffb_stmt *stmt, ffb__sync *sync);
+/* Arrays (lib/array.c): op_get_slice / op_put_slice; the descriptor cache;
+   one row of the lookup query (ffb__ARRAY_LOOKUP_SQL) into `d`. */
+int ffb__array_queue_get(ffb_conn *conn, ffb_tx *tx, const ffb_array_desc *d,
+                         const uint8_t id[8], void *buf, size_t size,
+                         size_t *out_len, ffb__sync *sync);
+int ffb__array_queue_put(ffb_conn *conn, ffb_tx *tx, const ffb_array_desc *d,
+                         const void *buf, size_t len, uint8_t id_out[8],
+                         ffb__sync *sync);
+void ffb__arrays_free_all(ffb_conn *conn);
+void ffb__array_cache_clear(ffb_conn *conn);
+int ffb__array_cache_find(ffb_conn *conn, const char *relation,
+                          const char *field, ffb_array_desc *out);
+void ffb__array_cache_add(ffb_conn *conn, const ffb_array_desc *d);
+int ffb__array_sqltype(int field_type);
+/* The lookup: begin (1 = answered from the cache into `out`, which else
+   gets the names), queue (prepare + execution; `sync` completes with the
+   execution), finish (the rows into `d`, the statement freed, cached). */
+int ffb__array_lookup_begin(ffb_conn *conn, const char *relation,
+                            const char *field, ffb_array_desc *out,
+                            size_t out_size);
+int ffb__array_queue_lookup(ffb_conn *conn, ffb_tx *tx, ffb_array_desc *d,
+                            ffb__sync *sync, ffb_stmt **out);
+int ffb__array_lookup_finish(ffb_conn *conn, ffb_stmt *s, int rc,
+                             ffb_array_desc *d);
 const char *ffb__stmt_plan_known(const ffb_stmt *stmt, int explain);
 /* The blocking execute's retries: after an execution that ended with *rc,
    done, run again, or prepare again and run (isc_obsolete_metadata once:

@@ -238,6 +238,16 @@ static int queued(ffb_conn *conn, struct ffb_result *r, int rc) {
     return rc;
 }
 
+/* The same for the queue twins of other files (lib/internal.h). */
+struct ffb_result *ffb__result_for(ffb_conn *conn, int op, ffb_cb cb,
+                                   void *data, ffb_stmt *stmt, ffb_tx *tx) {
+    return result_for(conn, op, cb, data, stmt, tx);
+}
+
+int ffb__result_queued(ffb_conn *conn, struct ffb_result *r, int rc) {
+    return queued(conn, r, rc);
+}
+
 int ffb_stmt_queue_execute(ffb_stmt *stmt, ffb_tx *tx, ffb_cb cb, void *data) {
     if (!stmt)
         return FFB_E_INVAL;

@@ -24,6 +24,7 @@
 
 #include "lib/internal.h"
 #include "lib/types.h"
+#include "proto/scroll.h"
 
 #define PREPARE_BUFFER 64384 /* fbclient's MAX_MEDIUM_BLOCK_SIZE */
 #define FIRST_FETCH_MAX 1000
@@ -1536,7 +1537,12 @@ static int fetch_reply(ffb_conn *conn, const ffbp_packet *pkt,
         ffb_tx *end = NULL;
         if (current) {
             stmt->fetches_inflight--;
-            if (f->status == 100) {
+            if (stmt->scroll_open) {
+                /* A move past either end (status 100), or nothing found:
+                   no row, but the cursor stays open and may move back. */
+                if (f->status == 100 || p->got == 0)
+                    stmt->eof = 1;
+            } else if (f->status == 100) {
                 stmt->eof = 1;
                 end = take_auto(stmt); /* the cursor is done */
             }
@@ -1561,7 +1567,8 @@ static int fetch_reply(ffb_conn *conn, const ffbp_packet *pkt,
             stmt->eof = 1;
         }
     }
-    ffb_tx *end = current && stmt->eof ? take_auto(stmt) : NULL;
+    ffb_tx *end =
+        current && stmt->eof && !stmt->scroll_open ? take_auto(stmt) : NULL;
     int rc = done(p, 0);
     if (end)
         auto_commit(conn, end);
@@ -1650,32 +1657,59 @@ static int queue_records(ffb_stmt *stmt, ffb__sync *sync) {
     return 0;
 }
 
-/* Queue `depth` fetches of `count` rows. */
-static int queue_fetches(ffb_stmt *stmt, unsigned depth, uint16_t count,
-                         ffb__sync *sync) {
+int ffb__stmt_queue_fetch_one(ffb_stmt *stmt, int fetch_op, int32_t pos,
+                              uint16_t count, ffb__sync *sync, int completes) {
     ffb_conn *conn = stmt->conn;
-    for (unsigned i = 0; i < depth; i++) {
-        ffbp_writer w;
-        ffbp_writer_init(&w, conn->alloc);
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    int32_t op = FFBP_OP_FETCH;
+    if (stmt->scroll_open) {
+        /* The BLR goes with the first fetch only (what fbclient does); the
+           rows still buffered are no longer where the cursor is. */
+        op = FFBP_OP_FETCH_SCROLL;
+        ffbp_put_fetch_scroll(&w, stmt->handle, stmt->out.blr,
+                              stmt->scroll_blr_sent ? 0 : stmt->out.blr_len,
+                              count, fetch_op, pos);
+        stmt->scroll_blr_sent = 1;
+        if (stmt->nrows || stmt->cur)
+            rows_reset(stmt);
+        stmt->eof = 0;
+        if (fetch_op == FFBP_FETCH_PRIOR || fetch_op == FFBP_FETCH_NEXT)
+            stmt->scroll_dir = fetch_op;
+        else
+            stmt->scroll_dir = FFBP_FETCH_NEXT;
+    } else {
         /* The first fetch after an execute must carry the BLR; sending it
            every time is harmless and keeps the fetches independent. */
         ffbp_put_fetch(&w, stmt->handle, stmt->out.blr, stmt->out.blr_len,
                        count);
-        int rc = ffb__queue_free(conn, &w, 1);
+    }
+    int rc = ffb__queue_free(conn, &w, 1);
+    if (rc < 0)
+        return rc;
+    ffb__pending *p = expect(conn, op, fetch_reply, stmt, sync);
+    if (!p)
+        return FFB_E_NOMEM;
+    p->items = stmt->out.items;
+    p->nitems = stmt->out.n;
+    p->off = stmt->scratch_off;
+    p->len = stmt->scratch_len;
+    /* Only next and prior return more than one row (reference 03, C.8.2). */
+    p->limit = count;
+    p->completes = completes;
+    stmt->fetches_inflight++;
+    return 0;
+}
+
+/* Queue `depth` fetches of `count` rows. */
+static int queue_fetches(ffb_stmt *stmt, unsigned depth, uint16_t count,
+                         ffb__sync *sync) {
+    for (unsigned i = 0; i < depth; i++) {
+        int rc = ffb__stmt_queue_fetch_one(stmt, FFBP_FETCH_NEXT, 0, count,
+                                           i + 1 == depth ? sync : NULL,
+                                           i + 1 == depth);
         if (rc < 0)
             return rc;
-        ffb__pending *p =
-            expect(conn, FFBP_OP_FETCH, fetch_reply, stmt,
-                   i + 1 == depth ? sync : NULL);
-        if (!p)
-            return FFB_E_NOMEM;
-        p->items = stmt->out.items;
-        p->nitems = stmt->out.n;
-        p->off = stmt->scratch_off;
-        p->len = stmt->scratch_len;
-        p->limit = count;
-        p->completes = i + 1 == depth;
-        stmt->fetches_inflight++;
     }
     return 0;
 }
@@ -1847,6 +1881,11 @@ static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
     e.out_blr_len = stmt->out.blr_len;
     e.inline_blob_size = stmt->inline_size;
     e.timeout_ms = stmt->timeout_ms;
+    /* IStatement::CURSOR_TYPE_SCROLLABLE (reference 03, C.8.1). */
+    stmt->scroll_open = cursor && stmt->scroll_want;
+    stmt->scroll_blr_sent = 0;
+    stmt->scroll_dir = FFBP_FETCH_NEXT;
+    e.cursor_flags = stmt->scroll_open ? 1u : 0u;
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_execute(&w, &e, conn->protocol);
@@ -2030,6 +2069,9 @@ int ffb__stmt_execute_next(ffb_stmt *stmt, int *rc, int *retried) {
 /* Queue the next fetches, more and larger ones as the cursor goes on;
    `sync` (may be NULL) completes with the last. */
 static int queue_refill(ffb_stmt *stmt, ffb__sync *sync) {
+    if (stmt->scroll_open) /* one fetch on, in the direction of the last */
+        return ffb__stmt_queue_fetch_one(stmt, stmt->scroll_dir, 0,
+                                         stmt->fetch_count, sync, 1);
     if (stmt->fetch_depth < FETCH_DEPTH_MAX && stmt->rows_seen > 0)
         stmt->fetch_depth = stmt->fetch_depth ? stmt->fetch_depth * 2 : 1;
     if (stmt->fetch_count < FETCH_MAX)
@@ -2066,7 +2108,7 @@ int ffb__stmt_fetch(ffb_stmt *stmt) {
         if (stmt->cur < stmt->nrows) {
             stmt->cur++;
             /* Read-ahead: half the buffer consumed, cursor not finished. */
-            if (stmt->cursor_open && !stmt->eof &&
+            if (stmt->cursor_open && !stmt->eof && !stmt->scroll_open &&
                 stmt->fetches_inflight == 0 && conn->state == FFB__ST_READY &&
                 stmt->cur * 2 >= stmt->nrows) {
                 int rc = refill(stmt);
@@ -2122,7 +2164,8 @@ int ffb__stmt_queue_fetch(ffb_stmt *stmt, ffb__sync *sync) {
         for (size_t i = conn->fifo_len; i-- > 0;) {
             ffb__pending *p =
                 &conn->fifo[(conn->fifo_head + i) % conn->fifo_cap];
-            if (p->op == FFBP_OP_FETCH && p->ctx == stmt) {
+            if ((p->op == FFBP_OP_FETCH || p->op == FFBP_OP_FETCH_SCROLL) &&
+                p->ctx == stmt) {
                 if (p->sync)
                     break;
                 p->sync = sync;

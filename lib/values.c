@@ -896,7 +896,8 @@ int ffb_stmt_bind_blob_id(ffb_stmt *stmt, unsigned idx, const uint8_t id[8]) {
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "parameter %u does not exist", idx + 1);
     if (stmt->in.cols[idx].sqltype != FFBP_SQL_BLOB &&
-        stmt->in.cols[idx].sqltype != FFBP_SQL_QUAD)
+        stmt->in.cols[idx].sqltype != FFBP_SQL_QUAD &&
+        stmt->in.cols[idx].sqltype != FFBP_SQL_ARRAY)
         return bind_fail(stmt, idx, "takes no", "blob id");
     ffb__param *pa = &stmt->params[idx];
     ffb__free(conn->alloc, pa->data);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "proto/ops.h"
+#include "proto/slice.h"
 #include "proto/xdr.h"
 
 /* ---- op_connect --------------------------------------------------------- */
@@ -148,6 +149,7 @@ typedef struct ffbp_packet {
         ffbp_fetch_response fetch; /* op_fetch_response, op_sql_response
                                       (decoded with the message format of
                                       the reply owed, see lib/engine.c) */
+        ffbp_slice slice;          /* op_slice (the same: lib/engine.c) */
     } u;
 } ffbp_packet;
 
