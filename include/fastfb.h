@@ -2723,7 +2723,8 @@ FFB_API int ffb_conn_cancel(ffb_conn *conn, int kind);
  * with FFB_E_STMT_TIMEOUT and the connection stays usable. The timer runs
  * from the execution (or cursor open) until the execution ends or the
  * last row is fetched; a non-zero value replaces the attachment's value
- * (ffb_conn_set_statement_timeout()), even a smaller one.
+ * (ffb_conn_set_statement_timeout()), even a smaller one. A statement
+ * from the connection's cache forgets it when it goes back to the cache.
  * Round trips: 0.
  * Returns: 0, FFB_E_INVAL, FFB_E_UNSUPPORTED (a server below protocol 16,
  * e.g. Firebird 3; ms 0 is always accepted).
@@ -2782,7 +2783,8 @@ enum ffb_fetch_op {
  * cursor never reads ahead: when they run out it fetches again in the
  * direction of the last move (next, or prior after FFB_FETCH_PRIOR).
  * With auto-commit (`tx` NULL) the transaction is committed when the
- * cursor is closed, not at a move past the end.
+ * cursor is closed, not at a move past the end. A statement from the
+ * connection's cache forgets the setting when it goes back to the cache.
  * Round trips: 0.
  * Returns: 0, FFB_E_INVAL, FFB_E_STATE (not attached), FFB_E_UNSUPPORTED
  * (protocol below 18: Firebird 3 and 4; nothing is sent and the

@@ -89,6 +89,9 @@ int ffb__cache_release(ffb_stmt *stmt) {
     }
     ffb__stmt_close_cursor(stmt, 1);
     ffb_stmt_clear_bindings(stmt);
+    /* What one use set for its executions is not the next user's. */
+    stmt->scroll_want = 0;
+    stmt->timeout_ms = 0;
     e->tick = ++conn->cache_tick;
     return 1;
 }
