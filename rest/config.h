@@ -43,6 +43,12 @@ typedef struct rest_config {
     int log_level;             /* 0 crit 1 error 2 warn 3 info */
     long long db_probe_rows;   /* ffb-rest's own: reads without a
                                   limit ask for this + 1 rows */
+    /* JWT (rest/jwt.h): the key is built from these after loading */
+    char *jwt_secret;          /* NULL: no JWT; "@file" reads a file */
+    int jwt_secret_is_base64;
+    char *jwt_aud;
+    char *jwt_role_claim_key;  /* NULL: .role */
+    char *jwt_alg;             /* ffb-rest's own; NULL: HS256 */
 } rest_config;
 
 void rest_config_defaults(rest_config *c);

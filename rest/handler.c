@@ -11,8 +11,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "auth.h"
 #include "buf.h"
 #include "json.h"
+#include "roles.h"
 #include "server.h"
 #include "sql.h"
 #include "url.h"
@@ -45,6 +47,8 @@ struct rreq {
     int commit_queued;
     int overflow; /* more rows than the probe: read again without it */
     ffb_conn *conn;
+    ffb_uv_pool *pool; /* the role's: where the connection goes back */
+    rest_auth auth;
     ffb_tx *tx;
     ffb_stmt *stmt;
     ffb_stmt *cstmt;
@@ -140,6 +144,9 @@ static void send_error(h2o_req_t *req, const rest_app *app, const rest_err *e,
     json_error(&b, e, app->cfg->client_error_minimal);
     snprintf(ps, sizeof ps, "ffb-rest; error=%s", e->code);
     add_header(req, "proxy-status", ps, strlen(ps));
+    char wa[400];
+    if (rest_jwt_www_authenticate(e, wa, sizeof wa))
+        add_header(req, "www-authenticate", wa, strlen(wa));
     if (b.failed)
         send_body(req, 500, "application/json; charset=utf-8", "{}", 2, head);
     else
@@ -241,7 +248,7 @@ static void fail_ffb(rreq *rr, int code, const ffb_error *e) {
     if (rr->failed)
         return;
     rr->failed = 1;
-    rest_err_from_ffb(&rr->err, code, e, 0);
+    rest_err_from_ffb(&rr->err, code, e, rr->auth.has_jwt);
 }
 
 static void respond(rreq *rr, uint64_t rts) {
@@ -384,9 +391,9 @@ static void finish(rreq *rr) {
         rr->stmt = rr->cstmt = NULL;
         rr->tx = NULL;
         if (rr->failed && rr->err.status >= 500)
-            ffb_uv_pool_discard(rr->lp->pool, rr->conn);
+            ffb_uv_pool_discard(rr->pool, rr->conn);
         else
-            ffb_uv_pool_release(rr->lp->pool, rr->conn);
+            ffb_uv_pool_release(rr->pool, rr->conn);
         rr->conn = NULL;
     }
     if (!rr->failed && rr->body.failed) {
@@ -740,10 +747,18 @@ static void on_prepared(ffb_conn *conn, const ffb_result *res, void *data) {
 
 static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
     rreq *rr = data;
+    rr->pool = pool;
     if (status < 0) {
         ffb_pool_error_info pe;
         rr->failed = 1;
-        if (status == FFB_E_TIMEOUT)
+        if (status == REST_E_ROLE_MISSING)
+            rest_err_set(&rr->err, 400, "22023", NULL,
+                         "role \"%s\" does not exist", rr->auth.role);
+        else if (status == REST_E_ROLE_DENIED)
+            rest_err_set(&rr->err, rr->auth.has_jwt ? 403 : 401, "42501", NULL,
+                         "permission denied to set role \"%s\"",
+                         rr->auth.role);
+        else if (status == FFB_E_TIMEOUT)
             rest_err_set(&rr->err, 504, "PGRST003", NULL,
                          "Timed out acquiring connection from connection "
                          "pool.");
@@ -819,6 +834,8 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
     rr->total = -1;
     rarena_init(&rr->arena, 8u << 20);
     rbuf_init(&rr->body, 64u << 20);
+    if (rest_auth_request(app, req, &rr->arena, &rr->auth, &err) < 0)
+        goto fail;
     if (parse_accept(req, &rr->singular, &err) < 0)
         goto fail;
     const char *qs = "";
@@ -859,11 +876,11 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
     }
     rr->slot = h2o_mem_alloc_shared(&req->pool, sizeof *rr->slot, slot_dispose);
     rr->slot->rr = rr;
-    int rc = ffb_uv_pool_acquire(
-        lp->pool, cfg->db_pool_acquisition_timeout * 1000, on_conn, rr);
-    if (rc < 0) {
-        rest_err_set(&err, 503, "PGRST001", NULL, "Database client error: %s",
-                     ffb_strerror(rc));
+    if (rest_roles_acquire(lp, rr->auth.role,
+                           cfg->db_pool_acquisition_timeout * 1000, on_conn, rr,
+                           &err) < 0) {
+        if (strcmp(err.code, "42501") == 0 && !rr->auth.has_jwt)
+            err.status = 401; /* PostgREST: 401 without a token */
         goto fail;
     }
     return 0;

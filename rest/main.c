@@ -28,6 +28,8 @@
 #include <h2o/socket/uv-binding.h>
 
 #include "buf.h"
+#include "jwt.h"
+#include "roles.h"
 #include "config.h"
 #include "schema_load.h"
 #include "server.h"
@@ -143,6 +145,7 @@ static void stop_loop(rest_loop *lp) {
     }
     if (lp->pool)
         ffb_uv_pool_close(lp->pool, pool_closed, lp);
+    rest_roles_close(lp);
     /* keep-alive HTTP connections end with the loop */
     uv_stop(&lp->loop);
 }
@@ -203,6 +206,7 @@ static int loop_init(rest_app *app, rest_loop *lp, int index, char *err,
     po.conn = &app->conn_opts;
     int share = (cfg->db_pool + nloops - 1) / nloops;
     po.max_size = (size_t)(share > 0 ? share : 1);
+    lp->pool_share = po.max_size;
     po.min_size = 0;
     po.acquire_timeout_ms = cfg->db_pool_acquisition_timeout * 1000;
     if (ffb_uv_pool_new(&lp->loop, &po, &lp->pool) < 0) {
@@ -223,7 +227,7 @@ static void run_loop(void *arg) {
     uv_timer_init(&lp->loop, &grace);
     uv_timer_start(&grace, on_grace, 50, 50);
     uint64_t end = uv_now(&lp->loop) + 5000;
-    while (lp->pool && uv_now(&lp->loop) < end)
+    while ((lp->pool || rest_roles_open(lp)) && uv_now(&lp->loop) < end)
         uv_run(&lp->loop, UV_RUN_ONCE);
     uv_close((uv_handle_t *)&grace, NULL);
     uv_run(&lp->loop, UV_RUN_NOWAIT);
@@ -252,6 +256,17 @@ int main(int argc, char **argv) {
     }
     memset(&app, 0, sizeof app);
     app.cfg = &cfg;
+    rest_jwt_key jwt;
+    if (cfg.jwt_secret) {
+        if (rest_jwt_key_init(&jwt, cfg.jwt_secret, cfg.jwt_secret_is_base64,
+                              cfg.jwt_alg, cfg.jwt_aud, cfg.jwt_role_claim_key,
+                              err, sizeof err) < 0) {
+            fprintf(stderr, "ffb-rest: %s\n", err);
+            rest_config_free(&cfg);
+            return 2;
+        }
+        app.jwt = &jwt;
+    }
     ffb_conn_options *co = &app.conn_opts;
     ffb_conn_options_init(co);
     co->host = cfg.db_host;
@@ -333,8 +348,11 @@ int main(int argc, char **argv) {
         uv_run(&loops[i].loop, UV_RUN_NOWAIT);
         /* h2o may leave a handle open: the process ends anyway */
         (void)uv_loop_close(&loops[i].loop);
+        rest_roles_free(&loops[i]);
     }
     free(loops);
+    if (app.jwt)
+        rest_jwt_key_free(&jwt);
     h2o_config_dispose(&app.h2o);
     rest_schema_free(&schema);
     rest_config_free(&cfg);

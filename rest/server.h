@@ -12,6 +12,7 @@
 
 typedef struct rest_app {
     const rest_config *cfg;
+    const struct rest_jwt_key *jwt; /* NULL: no jwt-secret */
     const rest_schema *schema;
     ffb_conn_options conn_opts;
     h2o_globalconf_t h2o;
@@ -31,7 +32,9 @@ typedef struct rest_loop {
     uv_tcp_t listener;
     uv_tcp_t admin_listener;
     int has_admin;
-    ffb_uv_pool *pool;
+    ffb_uv_pool *pool;        /* no role, or db-anon-role */
+    size_t pool_share;        /* connections per pool on this loop */
+    struct rest_roles *roles; /* a pool per JWT role (roles.c) */
     uv_async_t stop;
     uv_signal_t sigterm;
     uv_signal_t sigint;

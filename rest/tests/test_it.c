@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <openssl/hmac.h>
 
 #include "include/fastfb.h"
 #include "tests/support/it.h"
@@ -254,12 +255,18 @@ static int start_server(const target *t, const char *extra_env) {
         setenv("PGRST_SERVER_MAX_IN_LIST", "50", 1);
         setenv("PGRST_SERVER_MAX_URL_LENGTH", "2000", 1);
         setenv("PGRST_DB_PROBE_ROWS", "3", 1);
-        if (extra_env) {
-            char kv[256];
-            snprintf(kv, sizeof kv, "%s", extra_env);
+        /* NAME=value lines */
+        for (const char *e = extra_env; e && *e;) {
+            char kv[1024];
+            const char *nl = strchr(e, '\n');
+            size_t kn = nl ? (size_t)(nl - e) : strlen(e);
+            snprintf(kv, sizeof kv, "%.*s", (int)kn, e);
             char *eq = strchr(kv, '=');
-            *eq = '\0';
-            setenv(kv, eq + 1, 1);
+            if (eq) {
+                *eq = '\0';
+                setenv(kv, eq + 1, 1);
+            }
+            e += kn + (nl != NULL);
         }
         if (lsan_supp) {
             /* h2o's per-thread recycle lists (lsan.supp) */
@@ -1030,8 +1037,9 @@ static void test_rest_bad_start(void **state) {
     assert_int_equal(run_once("PGRST_DB_POOL=0", out, sizeof out), 2);
     assert_non_null(strstr(out, "environment PGRST_DB_POOL: db-pool: "
                                 "expected an integer from 1 to 4096"));
-    assert_int_equal(run_once("PGRST_JWT_SECRET=x", out, sizeof out), 2);
-    assert_non_null(strstr(out, "jwt-secret: not implemented yet"));
+    assert_int_equal(run_once("PGRST_JWT_CACHE_MAX_ENTRIES=5", out, sizeof out),
+                     2);
+    assert_non_null(strstr(out, "jwt-cache-max-entries: not implemented yet"));
     assert_int_equal(run_once("PGRST_SERVER_PORT=3000", out, sizeof out), 2);
     assert_non_null(strstr(out, "db-uri is required"));
     int port = free_port(); /* nothing listens there */
@@ -1040,6 +1048,210 @@ static void test_rest_bad_start(void **state) {
              port);
     assert_int_equal(run_once(uri, out, sizeof out), 1);
     assert_non_null(strstr(out, "schema cache: connect: cannot connect"));
+}
+
+/* ---- JWT and roles (issue 13 item 3) ------------------------------------ */
+
+#define JWT_SECRET "it-secret-it-secret-it-secret-0123456789"
+
+static void b64u(const unsigned char *p, size_t n, char *out) {
+    static const char a[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    size_t o = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)p[i] << 16;
+        v |= i + 1 < n ? (unsigned)p[i + 1] << 8 : 0;
+        v |= i + 2 < n ? p[i + 2] : 0;
+        out[o++] = a[(v >> 18) & 63];
+        out[o++] = a[(v >> 12) & 63];
+        if (i + 1 < n)
+            out[o++] = a[(v >> 6) & 63];
+        if (i + 2 < n)
+            out[o++] = a[v & 63];
+    }
+    out[o] = '\0';
+}
+
+/* "Authorization: Bearer <HS256 token of `claims`>\r\n" */
+static void bearer(const char *alg, const char *claims, const char *key,
+                   char *out, size_t n) {
+    char h[128], c[1024], tok[2048];
+    unsigned char mac[32];
+    unsigned ml = 0;
+    char hj[64];
+    snprintf(hj, sizeof hj, "{\"alg\":\"%s\",\"typ\":\"JWT\"}", alg);
+    b64u((const unsigned char *)hj, strlen(hj), h);
+    b64u((const unsigned char *)claims, strlen(claims), c);
+    snprintf(tok, sizeof tok, "%s.%s", h, c);
+    HMAC(EVP_sha256(), key, (int)strlen(key), (unsigned char *)tok,
+         strlen(tok), mac, &ml);
+    strcat(tok, ".");
+    if (strcmp(alg, "none") != 0)
+        b64u(mac, ml, tok + strlen(tok));
+    snprintf(out, n, "Authorization: Bearer %s\r\n", tok);
+}
+
+/* A non-SYSDBA user (FFBTEST of servers.env) with role <pid>A, granted
+   SELECT on one table only; role <pid>B exists but is not granted. */
+static void test_rest_jwt_roles(void **state) {
+    target *t = *state;
+    char sql[512], ta[80], tb[80], ra[40], rb[40], p[256], h[2400];
+    char host[64], port[16], db[512], env[1400], claims[256], lra[40];
+    resp r;
+    int pid = (int)getpid();
+    snprintf(ta, sizeof ta, "%s_JA", t->table);
+    snprintf(tb, sizeof tb, "%s_JB", t->table);
+    snprintf(ra, sizeof ra, "R%dA", pid);
+    snprintf(rb, sizeof rb, "R%dB", pid);
+    snprintf(lra, sizeof lra, "r%da", pid);
+    ffb_conn *c = open_conn(t);
+    snprintf(sql, sizeof sql, "CREATE TABLE %s (ID INTEGER NOT NULL PRIMARY KEY)", ta);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "CREATE TABLE %s (ID INTEGER NOT NULL PRIMARY KEY)", tb);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (7)", ta);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "CREATE ROLE %s", ra);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "CREATE ROLE %s", rb);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT SELECT ON %s TO ROLE %s", ta, ra);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT %s TO USER FFBTEST", ra);
+    exec_sql(c, sql);
+    assert_int_equal(stop_server(), 0);
+    env_of(t, "HOST", host, sizeof host);
+    env_of(t, "PORT", port, sizeof port);
+    env_of(t, "DB", db, sizeof db);
+    snprintf(env, sizeof env,
+             "PGRST_DB_URI=firebird://FFBTEST:ffbpass@%s:%s/%s\n"
+             "PGRST_JWT_SECRET=" JWT_SECRET,
+             host, port, db);
+    assert_int_equal(start_server(t, env), 0);
+    char la[80], lb[80];
+    snprintf(la, sizeof la, "%s", ta);
+    snprintf(lb, sizeof lb, "%s", tb);
+    for (char *q = la; *q; q++)
+        *q = (char)(*q >= 'A' && *q <= 'Z' ? *q - 'A' + 'a' : *q);
+    for (char *q = lb; *q; q++)
+        *q = (char)(*q >= 'A' && *q <= 'Z' ? *q - 'A' + 'a' : *q);
+
+    /* no token, no db-anon-role: PostgREST's 401, no database work */
+    path(p, sizeof p, la, NULL);
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 401,
+           "{\"code\":\"PGRST302\",\"message\":\"Anonymous access is "
+           "disabled\",\"details\":null,\"hint\":null}");
+    assert_string_equal(hdr(&r, "www-authenticate"), "Bearer");
+    assert_int_equal(rts(&r), -1);
+
+    /* the granted role, named in lower case as PostgreSQL roles are */
+    snprintf(claims, sizeof claims, "{\"role\":\"%s\",\"exp\":%lld}", lra,
+             (long long)time(NULL) + 600);
+    bearer("HS256", claims, JWT_SECRET, h, sizeof h);
+    http("GET", p, h, &r);
+    EXPECT(&r, 200, "[{\"id\":7}]");
+    /* the role's first request on the loop: its pool's first connection
+       is checked (SELECT CURRENT_ROLE, not counted here), then cold: the
+       prepare with the start (FB4 1) or after it (FB3 2), the execute +
+       fetch + commit (1) */
+    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
+    http("GET", p, h, &r);
+    EXPECT(&r, 200, "[{\"id\":7}]");
+    assert_int_equal(rts(&r), 1); /* warm: one write */
+    /* "bearer" in lower case is the same scheme */
+    char hl[2400];
+    snprintf(hl, sizeof hl, "authorization: bearer %s", h + 22);
+    http("GET", p, hl, &r);
+    assert_int_equal(r.status, 200);
+
+    /* the other table: the role has no SELECT on it; with a token that is
+       403 (no_priv, SQLSTATE 28000) */
+    path(p, sizeof p, lb, NULL);
+    http("GET", p, h, &r);
+    if (r.status != 403)
+        fprintf(stderr, "got %d %s\n", r.status, r.body);
+    assert_int_equal(r.status, 403);
+    assert_non_null(strstr(r.body, "\"code\":\"28000\""));
+    if (!strstr(r.body, "no SELECT access to TABLE"))
+        fprintf(stderr, "body %s\n", r.body);
+    assert_non_null(strstr(r.body, "no SELECT access to TABLE"));
+    /* the prepare fails: FB4 1 (with the start), FB3 2 (start, prepare) */
+    assert_int_equal(rts(&r), t->version == 3 ? 2 : 1);
+
+    /* a role that exists but is not granted: Firebird would attach with
+       NONE; ffb-rest refuses (PostgreSQL's SET ROLE error), no fallback */
+    snprintf(claims, sizeof claims, "{\"role\":\"%s\"}", rb);
+    bearer("HS256", claims, JWT_SECRET, h, sizeof h);
+    path(p, sizeof p, la, NULL);
+    for (int i = 0; i < 2; i++) { /* checked, then remembered */
+        http("GET", p, h, &r);
+        char want[200];
+        snprintf(want, sizeof want,
+                 "{\"code\":\"42501\",\"message\":\"permission denied to "
+                 "set role \\\"%s\\\"\",\"details\":null,\"hint\":null}",
+                 rb);
+        EXPECT(&r, 403, want);
+    }
+    /* a role that does not exist */
+    snprintf(claims, sizeof claims, "{\"role\":\"nosuch%d\"}", pid);
+    bearer("HS256", claims, JWT_SECRET, h, sizeof h);
+    http("GET", p, h, &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "\"code\":\"22023\""));
+    assert_non_null(strstr(r.body, "does not exist"));
+    /* a role name Firebird could not take unquoted */
+    bearer("HS256", "{\"role\":\"a b\"}", JWT_SECRET, h, sizeof h);
+    http("GET", p, h, &r);
+    assert_int_equal(r.status, 400);
+
+    /* refusals of the token itself: 401 with WWW-Authenticate */
+    snprintf(claims, sizeof claims, "{\"role\":\"%s\",\"exp\":%lld}", lra,
+             (long long)time(NULL) - 60);
+    bearer("HS256", claims, JWT_SECRET, h, sizeof h);
+    http("GET", p, h, &r);
+    EXPECT(&r, 401,
+           "{\"code\":\"PGRST303\",\"message\":\"JWT expired\","
+           "\"details\":null,\"hint\":null}");
+    assert_string_equal(hdr(&r, "www-authenticate"),
+                        "Bearer error=\"invalid_token\", "
+                        "error_description=\"JWT expired\"");
+    assert_string_equal(hdr(&r, "proxy-status"), "ffb-rest; error=PGRST303");
+    snprintf(claims, sizeof claims, "{\"role\":\"%s\"}", lra);
+    bearer("none", claims, JWT_SECRET, h, sizeof h);
+    http("GET", p, h, &r);
+    assert_int_equal(r.status, 401);
+    assert_non_null(strstr(r.body, "Wrong or unsupported encoding algorithm"));
+    bearer("HS256", claims, "wrong-secret-wrong-secret-wrong-secret", h,
+           sizeof h);
+    http("GET", p, h, &r);
+    assert_int_equal(r.status, 401);
+    assert_non_null(strstr(r.body, "JWT cryptographic operation failed"));
+    assert_string_equal(hdr(&r, "www-authenticate"),
+                        "Bearer error=\"invalid_token\", "
+                        "error_description=\"JWT cryptographic operation "
+                        "failed\"");
+    /* no role claim and no db-anon-role */
+    bearer("HS256", "{\"sub\":\"x\"}", JWT_SECRET, h, sizeof h);
+    http("GET", p, h, &r);
+    assert_int_equal(r.status, 401);
+    assert_non_null(strstr(r.body, "PGRST302"));
+    http("GET", p, "Authorization: Bearer a.b\r\n", &r);
+    assert_int_equal(r.status, 401);
+    assert_non_null(strstr(r.body, "Expected 3 parts in JWT; got 2"));
+
+    assert_int_equal(stop_server(), 0);
+    assert_int_equal(start_server(t, NULL), 0);
+    snprintf(sql, sizeof sql, "DROP TABLE %s", ta);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "DROP TABLE %s", tb);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "DROP ROLE %s", ra);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "DROP ROLE %s", rb);
+    exec_sql(c, sql);
+    ffb_conn_close(c);
+    ffb_conn_free(c);
 }
 
 int main(int argc, char **argv) {
@@ -1059,6 +1271,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_two_threads),
         cmocka_unit_test(test_rest_bad_start),
         cmocka_unit_test(test_rest_schema_cache),
+        cmocka_unit_test(test_rest_jwt_roles),
     };
     if (argc != 2 && argc != 3) {
         fprintf(stderr, "usage: test_rest_it <ffb-rest> [lsan.supp]\n");

@@ -1,0 +1,26 @@
+/*
+ * ffb-rest: who a request runs as (spec rest.md A8.2, A11), PostgREST's
+ * rules: `Authorization: Bearer <jwt>` verified with the configuration's
+ * key gives the token's role (or db-anon-role when it names none); no
+ * token (or another scheme) is anonymous: db-anon-role. With a jwt-secret
+ * and no db-anon-role an anonymous request is 401 PGRST302; a token
+ * without a jwt-secret is 500 PGRST300. Without jwt-secret and
+ * db-anon-role, requests run as the db-uri user without a role (ffb-rest
+ * before JWT did so; PostgREST would refuse them).
+ */
+#ifndef FFB_REST_AUTH_H
+#define FFB_REST_AUTH_H
+
+#include "jwt.h"
+#include "server.h"
+
+typedef struct rest_auth {
+    const char *role; /* NULL: no role */
+    int has_jwt;      /* a verified token came: permission errors are 403 */
+    rest_jwt_claims claims;
+} rest_auth;
+
+int rest_auth_request(const rest_app *app, h2o_req_t *req, rarena *a,
+                      rest_auth *out, rest_err *err);
+
+#endif
