@@ -1,6 +1,8 @@
 /* ffb-rest: who a request runs as (auth.h). */
 #include "auth.h"
 
+#include "context.h"
+
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -48,4 +50,40 @@ int rest_auth_request(const rest_app *app, h2o_req_t *req, rarena *a,
     }
     out->role = cfg->db_anon_role;
     return 0;
+}
+
+int rest_ctx_request(const rest_app *app, h2o_req_t *req, const rest_auth *au,
+                     rarena *a, rest_ctx *ctx, const char **sql,
+                     size_t *sql_len) {
+    const rest_config *cfg = app->cfg;
+    int mode = cfg->db_request_context;
+    int names = mode == 1 || (mode == 0 && app->schema->reads_request_context);
+    memset(ctx, 0, sizeof *ctx);
+    if (!names && !cfg->db_pre_request)
+        return 0;
+    if (names) {
+        rest_ctx_add(ctx, a, "request.method", "", 0, 0, req->method.base,
+                     req->method.len);
+        rest_ctx_add(ctx, a, "request.path", "", 0, 0,
+                     req->path_normalized.base, req->path_normalized.len);
+        if (au->claims.claims)
+            rest_ctx_add_claims(ctx, a, au->claims.claims,
+                                au->claims.claims_len);
+        for (size_t i = 0; i < req->headers.size; i++) {
+            const h2o_header_t *h = &req->headers.entries[i];
+            if (h->name->len == 6 && memcmp(h->name->base, "cookie", 6) == 0)
+                rest_ctx_add_cookies(ctx, a, h->value.base, h->value.len);
+            else
+                rest_ctx_add(ctx, a, "request.header.", h->name->base,
+                             h->name->len, 1, h->value.base, h->value.len);
+        }
+    }
+    rbuf b;
+    rbuf_init(&b, 0);
+    rest_ctx_sql(&b, ctx->n, cfg->db_pre_request);
+    const char *t = rbuf_cstr(&b);
+    *sql = t ? rarena_strndup(a, t, b.len) : NULL;
+    *sql_len = b.len;
+    rbuf_free(&b);
+    return *sql ? 1 : -1;
 }

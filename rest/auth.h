@@ -20,6 +20,13 @@ typedef struct rest_auth {
     rest_jwt_claims claims;
 } rest_auth;
 
+struct rest_ctx;
+/* The request context of `req` (context.h) when the configuration and the
+   schema cache ask for it: 1 with `sql` set (in the arena), else 0. */
+int rest_ctx_request(const rest_app *app, h2o_req_t *req, const rest_auth *au,
+                     rarena *a, struct rest_ctx *ctx, const char **sql,
+                     size_t *sql_len);
+
 int rest_auth_request(const rest_app *app, h2o_req_t *req, rarena *a,
                       rest_auth *out, rest_err *err);
 

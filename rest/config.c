@@ -59,6 +59,7 @@ void rest_config_free(rest_config *c) {
     free(c->jwt_aud);
     free(c->jwt_role_claim_key);
     free(c->jwt_alg);
+    free(c->db_pre_request);
     memset(c, 0, sizeof *c);
 }
 
@@ -223,10 +224,8 @@ static int set_uri(rest_config *c, const char *v, const char *origin, char *err,
    is safer than running without (a JWT secret ignored would let every
    request in). */
 static const char *const later[] = {"jwt-cache-max-entries",
-                                    "db-pre-request",
                                     "db-tx-end",
                                     "db-prepared-statements",
-                                    "db-request-context",
                                     "openapi-mode",
                                     "server-cors-allowed-origins",
                                     "db-plan-enabled",
@@ -267,6 +266,18 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
             return fail(err, errlen, origin, key, "expected true or false");
         c->jwt_secret_is_base64 = b;
         return 0;
+    }
+    if (strcmp(key, "db-pre-request") == 0)
+        return replace(&c->db_pre_request, v, strlen(v));
+    if (strcmp(key, "db-request-context") == 0) {
+        static const char *const m[] = {"auto", "always", "never"};
+        for (int i = 0; i < 3; i++)
+            if (strcmp(v, m[i]) == 0) {
+                c->db_request_context = i;
+                return 0;
+            }
+        return fail(err, errlen, origin, key,
+                    "expected auto, always or never");
     }
     if (strcmp(key, "db-pool") == 0) {
         if (parse_int(v, 1, 4096, &x) < 0)

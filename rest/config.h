@@ -49,6 +49,8 @@ typedef struct rest_config {
     char *jwt_aud;
     char *jwt_role_claim_key;  /* NULL: .role */
     char *jwt_alg;             /* ffb-rest's own; NULL: HS256 */
+    int db_request_context;    /* 0 auto, 1 always, 2 never (A8.3) */
+    char *db_pre_request;      /* a procedure run before each request */
 } rest_config;
 
 void rest_config_defaults(rest_config *c);

@@ -13,6 +13,7 @@
 
 #include "auth.h"
 #include "buf.h"
+#include "context.h"
 #include "json.h"
 #include "roles.h"
 #include "server.h"
@@ -49,6 +50,10 @@ struct rreq {
     ffb_conn *conn;
     ffb_uv_pool *pool; /* the role's: where the connection goes back */
     rest_auth auth;
+    rest_ctx ctx;     /* the request context (context.h) */
+    const char *xsql; /* its EXECUTE BLOCK; NULL: none */
+    size_t xsql_len;
+    ffb_stmt *xstmt;
     ffb_tx *tx;
     ffb_stmt *stmt;
     ffb_stmt *cstmt;
@@ -358,8 +363,9 @@ static void finish(rreq *rr) {
         free_blobs(rr);
         ffb_stmt_free(rr->stmt);
         ffb_stmt_free(rr->cstmt);
+        ffb_stmt_free(rr->xstmt);
         ffb_tx_free(rr->tx);
-        rr->stmt = rr->cstmt = NULL;
+        rr->stmt = rr->cstmt = rr->xstmt = NULL;
         rr->tx = NULL;
         rest_plan_free(&rr->plan);
         rr->has_plan = 0;
@@ -387,8 +393,9 @@ static void finish(rreq *rr) {
         }
         ffb_stmt_free(rr->stmt);
         ffb_stmt_free(rr->cstmt);
+        ffb_stmt_free(rr->xstmt);
         ffb_tx_free(rr->tx);
-        rr->stmt = rr->cstmt = NULL;
+        rr->stmt = rr->cstmt = rr->xstmt = NULL;
         rr->tx = NULL;
         if (rr->failed && rr->err.status >= 500)
             ffb_uv_pool_discard(rr->pool, rr->conn);
@@ -696,15 +703,50 @@ static int bind_params(rreq *rr, ffb_stmt *st, size_t n) {
    can go in the same write. */
 #define REST_MAX_FETCH 10000
 
+static void on_ctx(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    rreq *rr = data;
+    /* db-pre-request may refuse the request (a PSQL exception); the
+       statements behind it were sent anyway, their answers follow */
+    if (ffb_result_status(res) < 0)
+        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
+}
+
+/* The request context's block, in front of the statements (same write). */
+static int queue_ctx(rreq *rr) {
+    if (!rr->xstmt)
+        return 0;
+    for (size_t i = 0; i < rr->ctx.n; i++) {
+        int rc = ffb_stmt_bind_text(rr->xstmt, (unsigned)(2 * i),
+                                    rr->ctx.name[i], rr->ctx.name_len[i]);
+        if (rc == 0)
+            rc = ffb_stmt_bind_text(rr->xstmt, (unsigned)(2 * i + 1),
+                                    rr->ctx.value[i], rr->ctx.value_len[i]);
+        if (rc < 0)
+            return rc;
+    }
+    return ffb_stmt_queue_execute(rr->xstmt, rr->tx, on_ctx, rr);
+}
+
 /* Both statements are usable: bind, execute, count, commit: one write. */
 static void run(rreq *rr) {
-    int rc = bind_params(rr, rr->stmt, rr->plan.nparams);
+    int rc = queue_ctx(rr);
+    if (rc < 0) {
+        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+        finish(rr);
+        return;
+    }
+    rc = bind_params(rr, rr->stmt, rr->plan.nparams);
     if (rc == 0 && rr->cstmt)
         rc = bind_params(rr, rr->cstmt, rr->plan.nwhere);
     if (rc < 0) {
-        /* a value the column's type refuses: nothing was sent */
+        /* a value the column's type refuses: nothing was sent but the
+           context block, whose answer comes with the commit's */
         fail_ffb(rr, rc, ffb_conn_error(rr->conn));
-        finish(rr);
+        if (rr->xstmt)
+            queue_commit(rr);
+        else
+            finish(rr);
         return;
     }
     int64_t page = rr->plan.probe > 0 ? rr->plan.probe + 1 : rr->plan.limit;
@@ -756,8 +798,7 @@ static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
                          "role \"%s\" does not exist", rr->auth.role);
         else if (status == REST_E_ROLE_DENIED)
             rest_err_set(&rr->err, rr->auth.has_jwt ? 403 : 401, "42501", NULL,
-                         "permission denied to set role \"%s\"",
-                         rr->auth.role);
+                         "permission denied to set role \"%s\"", rr->auth.role);
         else if (status == FFB_E_TIMEOUT)
             rest_err_set(&rr->err, 504, "PGRST003", NULL,
                          "Timed out acquiring connection from connection "
@@ -785,7 +826,12 @@ static void start(rreq *rr) {
     to.isolation = FFB_ISO_READ_COMMITTED;
     to.lock_timeout = 10;
     int rc = ffb_tx_begin(conn, &to, &rr->tx);
-    int r1 = 0, r2 = 1;
+    int r0 = 1, r1 = 1, r2 = 1; /* 1: nothing queued, no callback */
+    if (rc == 0 && rr->xsql) {
+        r0 = ffb_conn_queue_prepare(conn, rr->tx, rr->xsql, rr->xsql_len,
+                                    &rr->xstmt, on_prepared, rr);
+        rc = r0 < 0 ? r0 : 0;
+    }
     if (rc == 0) {
         r1 = ffb_conn_queue_prepare(conn, rr->tx, rr->plan.sql.p,
                                     rr->plan.sql.len, &rr->stmt, on_prepared,
@@ -800,12 +846,12 @@ static void start(rreq *rr) {
     }
     if (rc < 0) {
         fail_ffb(rr, rc, ffb_conn_error(conn));
-        rr->waiting_prepares = (r1 == 0) + (r2 == 0);
+        rr->waiting_prepares = (r0 == 0) + (r1 == 0) + (r2 == 0);
         if (rr->waiting_prepares == 0)
             finish(rr);
         return;
     }
-    rr->waiting_prepares = (r1 == 0) + (r2 == 0);
+    rr->waiting_prepares = (r0 == 0) + (r1 == 0) + (r2 == 0);
     if (rr->waiting_prepares == 0)
         run(rr); /* both cached: one write for everything */
 }
@@ -836,6 +882,9 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
     rbuf_init(&rr->body, 64u << 20);
     if (rest_auth_request(app, req, &rr->arena, &rr->auth, &err) < 0)
         goto fail;
+    if (rest_ctx_request(app, req, &rr->auth, &rr->arena, &rr->ctx, &rr->xsql,
+                         &rr->xsql_len) < 0)
+        goto nomem;
     if (parse_accept(req, &rr->singular, &err) < 0)
         goto fail;
     const char *qs = "";

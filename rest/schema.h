@@ -51,6 +51,9 @@ typedef struct rest_schema {
     rest_table *tables;
     size_t ntables;
     size_t cap;
+    /* a source text of the database mentions `request.` (spec A8.3:
+       db-request-context = auto sends the request context) */
+    int reads_request_context;
 } rest_schema;
 
 void rest_schema_init(rest_schema *s);

@@ -42,12 +42,37 @@ static const char q_keys[] =
     "ORDER BY rc.RDB$RELATION_NAME, rc.RDB$CONSTRAINT_NAME, "
     "s.RDB$FIELD_POSITION";
 
+/* Spec A8.3, db-request-context = auto: does any source text of the
+   database mention `request.` (a view, trigger, routine, package, default
+   or COMPUTED BY that reads RDB$GET_CONTEXT('USER_TRANSACTION',
+   'request....'))? One row: the count. */
+static const char q_context[] =
+    "SELECT COUNT(*) FROM ("
+    "SELECT RDB$PROCEDURE_SOURCE s FROM RDB$PROCEDURES "
+    "WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0 "
+    "UNION ALL SELECT RDB$FUNCTION_SOURCE FROM RDB$FUNCTIONS "
+    "WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0 "
+    "UNION ALL SELECT RDB$TRIGGER_SOURCE FROM RDB$TRIGGERS "
+    "WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0 "
+    "UNION ALL SELECT RDB$VIEW_SOURCE FROM RDB$RELATIONS "
+    "WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0 "
+    "UNION ALL SELECT RDB$PACKAGE_BODY_SOURCE FROM RDB$PACKAGES "
+    "WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0 "
+    "UNION ALL SELECT RDB$DEFAULT_SOURCE FROM RDB$FIELDS "
+    "WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0 "
+    "UNION ALL SELECT RDB$COMPUTED_SOURCE FROM RDB$FIELDS "
+    "WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0 "
+    "UNION ALL SELECT RDB$DEFAULT_SOURCE FROM RDB$RELATION_FIELDS "
+    "WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0"
+    ") WHERE s CONTAINING 'request.'";
+
 typedef struct loader {
     rest_schema *schema;
     ffb_conn *conn;
     ffb_tx *tx;
     ffb_stmt *cols;
     ffb_stmt *keys;
+    ffb_stmt *ctx;
     int pending; /* statements whose rows are not all read */
     int rc;
     int done;
@@ -135,6 +160,13 @@ static int key_row(loader *l) {
     return rest_table_add_fk(t, cname, rrel, col, rcol) < 0 ? FFB_E_NOMEM : 0;
 }
 
+static int context_row(loader *l) {
+    int64_t n = 0;
+    if (ffb_stmt_get_int64(l->ctx, 0, &n) == 0)
+        l->schema->reads_request_context = n > 0;
+    return 0;
+}
+
 static void on_closed(ffb_conn *conn, int status, void *data) {
     (void)conn;
     (void)status;
@@ -148,8 +180,9 @@ static void finish(loader *l) {
     l->rt = st.round_trips - l->rt0;
     ffb_stmt_free(l->cols);
     ffb_stmt_free(l->keys);
+    ffb_stmt_free(l->ctx);
     ffb_tx_free(l->tx);
-    l->cols = l->keys = NULL;
+    l->cols = l->keys = l->ctx = NULL;
     l->tx = NULL;
     ffb_uv_close(l->conn, on_closed, l);
 }
@@ -176,7 +209,9 @@ static void drain(loader *l, ffb_stmt *st) {
     for (;;) {
         int rc = ffb_stmt_fetch(st);
         if (rc == 1) {
-            rc = st == l->cols ? column_row(l) : key_row(l);
+            rc = st == l->cols   ? column_row(l)
+                 : st == l->keys ? key_row(l)
+                                 : context_row(l);
             if (rc < 0) {
                 fail(l, rc, "out of memory");
                 one_done(l);
@@ -235,12 +270,17 @@ static void on_connected(ffb_conn *conn, int status, void *data) {
         rc = ffb_stmt_new(conn, &l->cols);
     if (rc == 0)
         rc = ffb_stmt_new(conn, &l->keys);
-    /* Both prepares go out in one write; both executions in the next. */
+    if (rc == 0)
+        rc = ffb_stmt_new(conn, &l->ctx);
+    /* Every prepare goes out in one write; every execution in the next. */
     if (rc == 0)
         rc = ffb_stmt_queue_prepare(l->cols, l->tx, q_columns, (size_t)-1,
                                     on_prepared, l);
     if (rc == 0)
         rc = ffb_stmt_queue_prepare(l->keys, l->tx, q_keys, (size_t)-1,
+                                    on_prepared, l);
+    if (rc == 0)
+        rc = ffb_stmt_queue_prepare(l->ctx, l->tx, q_context, (size_t)-1,
                                     on_prepared, l);
     if (rc == 0)
         rc = ffb_stmt_queue_execute(l->cols, l->tx, on_rows, l);
@@ -249,6 +289,11 @@ static void on_connected(ffb_conn *conn, int status, void *data) {
         rc = ffb_stmt_queue_execute(l->keys, l->tx, on_rows, l);
         if (rc == 0)
             l->pending = 2;
+    }
+    if (rc == 0) {
+        rc = ffb_stmt_queue_execute(l->ctx, l->tx, on_rows, l);
+        if (rc == 0)
+            l->pending = 3;
     }
     if (rc < 0) {
         fail(l, rc, "queueing the catalog queries");

@@ -1083,8 +1083,8 @@ static void bearer(const char *alg, const char *claims, const char *key,
     b64u((const unsigned char *)hj, strlen(hj), h);
     b64u((const unsigned char *)claims, strlen(claims), c);
     snprintf(tok, sizeof tok, "%s.%s", h, c);
-    HMAC(EVP_sha256(), key, (int)strlen(key), (unsigned char *)tok,
-         strlen(tok), mac, &ml);
+    HMAC(EVP_sha256(), key, (int)strlen(key), (unsigned char *)tok, strlen(tok),
+         mac, &ml);
     strcat(tok, ".");
     if (strcmp(alg, "none") != 0)
         b64u(mac, ml, tok + strlen(tok));
@@ -1097,6 +1097,7 @@ static void test_rest_jwt_roles(void **state) {
     target *t = *state;
     char sql[512], ta[80], tb[80], ra[40], rb[40], p[256], h[2400];
     char host[64], port[16], db[512], env[1400], claims[256], lra[40];
+    memset(env, 0, sizeof env);
     resp r;
     int pid = (int)getpid();
     snprintf(ta, sizeof ta, "%s_JA", t->table);
@@ -1105,9 +1106,11 @@ static void test_rest_jwt_roles(void **state) {
     snprintf(rb, sizeof rb, "R%dB", pid);
     snprintf(lra, sizeof lra, "r%da", pid);
     ffb_conn *c = open_conn(t);
-    snprintf(sql, sizeof sql, "CREATE TABLE %s (ID INTEGER NOT NULL PRIMARY KEY)", ta);
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s (ID INTEGER NOT NULL PRIMARY KEY)", ta);
     exec_sql(c, sql);
-    snprintf(sql, sizeof sql, "CREATE TABLE %s (ID INTEGER NOT NULL PRIMARY KEY)", tb);
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s (ID INTEGER NOT NULL PRIMARY KEY)", tb);
     exec_sql(c, sql);
     snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (7)", ta);
     exec_sql(c, sql);
@@ -1119,14 +1122,49 @@ static void test_rest_jwt_roles(void **state) {
     exec_sql(c, sql);
     snprintf(sql, sizeof sql, "GRANT %s TO USER FFBTEST", ra);
     exec_sql(c, sql);
+    /* the request context: a view reads it (db-request-context = auto
+       finds `request.` in its source), a db-pre-request procedure may
+       refuse the request */
+    char tv[80], tp[80], tx[80];
+    snprintf(tv, sizeof tv, "%s_CV", t->table);
+    snprintf(tp, sizeof tp, "%s_PRE", t->table);
+    snprintf(tx, sizeof tx, "%s_EX", t->table);
+    snprintf(sql, sizeof sql,
+             "CREATE VIEW %s (M, P, SUB, H, L) AS SELECT "
+             "RDB$GET_CONTEXT('USER_TRANSACTION', 'request.method'), "
+             "RDB$GET_CONTEXT('USER_TRANSACTION', 'request.path'), "
+             "RDB$GET_CONTEXT('USER_TRANSACTION', 'request.jwt.claim.sub'), "
+             "RDB$GET_CONTEXT('USER_TRANSACTION', 'request.header.x-test'), "
+             "RDB$GET_CONTEXT('USER_TRANSACTION', 'request.header.x-long') "
+             "FROM RDB$DATABASE",
+             tv);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "CREATE EXCEPTION %s 'denied by pre-request'",
+             tx);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql,
+             "CREATE PROCEDURE %s AS BEGIN IF (RDB$GET_CONTEXT("
+             "'USER_TRANSACTION', 'request.header.x-deny') IS NOT NULL) THEN "
+             "EXCEPTION %s; END",
+             tp, tx);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT SELECT ON %s TO ROLE %s", tv, ra);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT EXECUTE ON PROCEDURE %s TO ROLE %s", tp,
+             ra);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT USAGE ON EXCEPTION %s TO PROCEDURE %s", tx,
+             tp);
+    exec_sql(c, sql);
     assert_int_equal(stop_server(), 0);
     env_of(t, "HOST", host, sizeof host);
     env_of(t, "PORT", port, sizeof port);
     env_of(t, "DB", db, sizeof db);
     snprintf(env, sizeof env,
              "PGRST_DB_URI=firebird://FFBTEST:ffbpass@%s:%s/%s\n"
-             "PGRST_JWT_SECRET=" JWT_SECRET,
-             host, port, db);
+             "PGRST_JWT_SECRET=" JWT_SECRET "\n"
+             "PGRST_DB_PRE_REQUEST=%s",
+             host, port, db, tp);
     assert_int_equal(start_server(t, env), 0);
     char la[80], lb[80];
     snprintf(la, sizeof la, "%s", ta);
@@ -1159,6 +1197,37 @@ static void test_rest_jwt_roles(void **state) {
     http("GET", p, h, &r);
     EXPECT(&r, 200, "[{\"id\":7}]");
     assert_int_equal(rts(&r), 1); /* warm: one write */
+    /* the context rode in those writes: the view sees it */
+    char lv[80], hx[3000], lng[400];
+    snprintf(lv, sizeof lv, "%s", tv);
+    for (char *q = lv; *q; q++)
+        *q = (char)(*q >= 'A' && *q <= 'Z' ? *q - 'A' + 'a' : *q);
+    snprintf(claims, sizeof claims, "{\"role\":\"%s\",\"sub\":\"u1\"}", lra);
+    bearer("HS256", claims, JWT_SECRET, h, sizeof h);
+    memset(lng, 'x', 300);
+    lng[300] = '\0';
+    /* x-long is 300 bytes: more than VARCHAR(255), left out (NULL) */
+    snprintf(hx, sizeof hx, "%sX-Test: hello\r\nX-Long: %s\r\n", h, lng);
+    char pv[256];
+    path(pv, sizeof pv, lv, NULL);
+    http("GET", pv, hx, &r);
+    char want[512];
+    snprintf(want, sizeof want,
+             "[{\"m\":\"GET\",\"p\":\"/%s\",\"sub\":\"u1\",\"h\":\"hello\","
+             "\"l\":null}]",
+             lv);
+    EXPECT(&r, 200, want);
+    /* cold: the block's prepare rides with the view's */
+    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
+    http("GET", pv, hx, &r);
+    EXPECT(&r, 200, want);
+    assert_int_equal(rts(&r), 1); /* warm: block, execute, commit: one write */
+    /* db-pre-request refuses: its exception (isc_except, 400) */
+    snprintf(hx, sizeof hx, "%sX-Deny: 1\r\n", h);
+    http("GET", pv, hx, &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "denied by pre-request"));
+    assert_int_equal(rts(&r), 1); /* all in the same write still */
     /* "bearer" in lower case is the same scheme */
     char hl[2400];
     snprintf(hl, sizeof hl, "authorization: bearer %s", h + 22);
@@ -1240,8 +1309,29 @@ static void test_rest_jwt_roles(void **state) {
     assert_int_equal(r.status, 401);
     assert_non_null(strstr(r.body, "Expected 3 parts in JWT; got 2"));
 
+    /* db-request-context = never: the view sees nothing; the
+       pre-request still runs */
+    assert_int_equal(stop_server(), 0);
+    char env2[1600];
+    snprintf(env2, sizeof env2, "%s\nPGRST_DB_REQUEST_CONTEXT=never", env);
+    assert_int_equal(start_server(t, env2), 0);
+    snprintf(claims, sizeof claims, "{\"role\":\"%s\",\"sub\":\"u1\"}", lra);
+    bearer("HS256", claims, JWT_SECRET, h, sizeof h);
+    http("GET", pv, h, &r);
+    EXPECT(&r, 200,
+           "[{\"m\":null,\"p\":null,\"sub\":null,\"h\":null,\"l\":null}]");
+    snprintf(hx, sizeof hx, "%sX-Deny: 1\r\n", h);
+    http("GET", pv, hx, &r);
+    assert_int_equal(r.status, 200); /* never: the header is not set */
+
     assert_int_equal(stop_server(), 0);
     assert_int_equal(start_server(t, NULL), 0);
+    snprintf(sql, sizeof sql, "DROP VIEW %s", tv);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "DROP PROCEDURE %s", tp);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "DROP EXCEPTION %s", tx);
+    exec_sql(c, sql);
     snprintf(sql, sizeof sql, "DROP TABLE %s", ta);
     exec_sql(c, sql);
     snprintf(sql, sizeof sql, "DROP TABLE %s", tb);

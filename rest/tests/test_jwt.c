@@ -7,6 +7,7 @@
 
 #include <openssl/hmac.h>
 
+#include "context.h"
 #include "jwt.h"
 
 static int fails;
@@ -351,7 +352,56 @@ static void test_config(void) {
     CHECK(rest_jwt_www_authenticate(&e, wa, sizeof wa) == NULL);
 }
 
+/* context.c: the names, the 255-byte rule, the block's text */
+static void test_context(void) {
+    rarena a;
+    rest_ctx c;
+    rbuf b;
+    char big[300];
+    memset(&c, 0, sizeof c);
+    rarena_init(&a, 1 << 20);
+    rest_ctx_add(&c, &a, "request.header.", "X-Test", 6, 1, "v", 1);
+    memset(big, 'x', sizeof big);
+    rest_ctx_add(&c, &a, "request.header.", "x-big", 5, 1, big, 256);
+    rest_ctx_add(&c, &a, "request.header.", "x-255", 5, 1, big, 255);
+    CHECK(c.n == 2 && c.dropped == 1);
+    CHECK(strcmp(c.name[0], "request.header.x-test") == 0);
+    const char *cj = "{\"sub\":\"u\",\"n\":5,\"o\":{},\"b\":true}";
+    rest_ctx_add_claims(&c, &a, cj, strlen(cj));
+    CHECK(c.n == 6);
+    CHECK(strcmp(c.name[2], "request.jwt.claims") == 0);
+    CHECK(strcmp(c.name[3], "request.jwt.claim.sub") == 0 &&
+          strcmp(c.value[3], "u") == 0);
+    CHECK(strcmp(c.name[4], "request.jwt.claim.n") == 0 &&
+          strcmp(c.value[4], "5") == 0);
+    CHECK(strcmp(c.name[5], "request.jwt.claim.b") == 0);
+    rest_ctx_add_cookies(&c, &a, "a=1; b=two;c=", 13);
+    CHECK(c.n == 9 && strcmp(c.name[6], "request.cookie.a") == 0 &&
+          strcmp(c.value[7], "two") == 0 && c.value_len[8] == 0);
+    for (int i = 0; i < 70; i++)
+        rest_ctx_add(&c, &a, "request.header.", "h", 1, 1, "v", 1);
+    CHECK(c.n == REST_CTX_MAX);
+    rbuf_init(&b, 0);
+    rest_ctx_sql(&b, 2, "pre_req");
+    CHECK(strcmp(rbuf_cstr(&b),
+                 "EXECUTE BLOCK (N0 VARCHAR(80) CHARACTER SET UTF8 = ?, V0 "
+                 "VARCHAR(255) CHARACTER SET UTF8 = ?, N1 VARCHAR(80) "
+                 "CHARACTER SET UTF8 = ?, V1 VARCHAR(255) CHARACTER SET UTF8 "
+                 "= ?) AS DECLARE R INTEGER; BEGIN R = "
+                 "RDB$SET_CONTEXT('USER_TRANSACTION', :N0, :V0); R = "
+                 "RDB$SET_CONTEXT('USER_TRANSACTION', :N1, :V1); EXECUTE "
+                 "PROCEDURE \"PRE_REQ\"; END") == 0);
+    rbuf_reset(&b);
+    rest_ctx_sql(&b, 0, "My\"Proc");
+    CHECK(strcmp(rbuf_cstr(&b),
+                 "EXECUTE BLOCK AS BEGIN EXECUTE PROCEDURE \"My\"\"Proc\"; "
+                 "END") == 0);
+    rbuf_free(&b);
+    rarena_free(&a);
+}
+
 int main(void) {
+    test_context();
     test_vectors();
     test_refusals();
     test_config();
