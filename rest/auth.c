@@ -57,7 +57,8 @@ int rest_ctx_request(const rest_app *app, h2o_req_t *req, const rest_auth *au,
                      size_t *sql_len) {
     const rest_config *cfg = app->cfg;
     int mode = cfg->db_request_context;
-    int names = mode == 1 || (mode == 0 && app->schema->reads_request_context);
+    int names =
+        mode == 1 || (mode == 0 && app_schema(app)->reads_request_context);
     memset(ctx, 0, sizeof *ctx);
     if (!names && !cfg->db_pre_request)
         return 0;
@@ -80,7 +81,7 @@ int rest_ctx_request(const rest_app *app, h2o_req_t *req, const rest_auth *au,
     }
     rbuf b;
     rbuf_init(&b, 0);
-    rest_ctx_sql(&b, ctx->n, cfg->db_pre_request);
+    rest_ctx_sql(&b, rest_ctx_slots(ctx->n), cfg->db_pre_request);
     const char *t = rbuf_cstr(&b);
     *sql = t ? rarena_strndup(a, t, b.len) : NULL;
     *sql_len = b.len;

@@ -60,6 +60,7 @@ void rest_config_free(rest_config *c) {
     free(c->jwt_role_claim_key);
     free(c->jwt_alg);
     free(c->db_pre_request);
+    free(c->server_cors_allowed_origins);
     memset(c, 0, sizeof *c);
 }
 
@@ -223,16 +224,10 @@ static int set_uri(rest_config *c, const char *v, const char *origin, char *err,
 /* PostgREST keys that ffb-rest knows but does not do yet: refusing them
    is safer than running without (a JWT secret ignored would let every
    request in). */
-static const char *const later[] = {"jwt-cache-max-entries",
-                                    "db-tx-end",
-                                    "db-prepared-statements",
-                                    "openapi-mode",
-                                    "server-cors-allowed-origins",
-                                    "db-plan-enabled",
-                                    "db-extra-search-path",
-                                    "db-root-spec",
-                                    "db-pre-config",
-                                    "db-channel",
+static const char *const later[] = {"jwt-cache-max-entries",  "db-tx-end",
+                                    "db-prepared-statements", "db-plan-enabled",
+                                    "db-extra-search-path",   "db-root-spec",
+                                    "db-pre-config",          "db-channel",
                                     "db-channel-enabled"};
 
 int rest_config_set(rest_config *c, const char *key, const char *v,
@@ -267,6 +262,22 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
         c->jwt_secret_is_base64 = b;
         return 0;
     }
+    if (strcmp(key, "server-cors-allowed-origins") == 0)
+        return replace(&c->server_cors_allowed_origins, v, strlen(v));
+    if (strcmp(key, "openapi-mode") == 0) {
+        if (strcmp(v, "ignore-privileges") == 0)
+            c->openapi_mode = 0;
+        else if (strcmp(v, "disabled") == 0)
+            c->openapi_mode = 1;
+        else if (strcmp(v, "follow-privileges") == 0)
+            return fail(err, errlen, origin, key,
+                        "follow-privileges is not implemented yet by "
+                        "ffb-rest (ignore-privileges is its default)");
+        else
+            return fail(err, errlen, origin, key,
+                        "expected ignore-privileges or disabled");
+        return 0;
+    }
     if (strcmp(key, "db-pre-request") == 0)
         return replace(&c->db_pre_request, v, strlen(v));
     if (strcmp(key, "db-request-context") == 0) {
@@ -276,8 +287,7 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
                 c->db_request_context = i;
                 return 0;
             }
-        return fail(err, errlen, origin, key,
-                    "expected auto, always or never");
+        return fail(err, errlen, origin, key, "expected auto, always or never");
     }
     if (strcmp(key, "db-pool") == 0) {
         if (parse_int(v, 1, 4096, &x) < 0)

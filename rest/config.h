@@ -44,13 +44,15 @@ typedef struct rest_config {
     long long db_probe_rows;   /* ffb-rest's own: reads without a
                                   limit ask for this + 1 rows */
     /* JWT (rest/jwt.h): the key is built from these after loading */
-    char *jwt_secret;          /* NULL: no JWT; "@file" reads a file */
+    char *jwt_secret; /* NULL: no JWT; "@file" reads a file */
     int jwt_secret_is_base64;
     char *jwt_aud;
-    char *jwt_role_claim_key;  /* NULL: .role */
-    char *jwt_alg;             /* ffb-rest's own; NULL: HS256 */
-    int db_request_context;    /* 0 auto, 1 always, 2 never (A8.3) */
-    char *db_pre_request;      /* a procedure run before each request */
+    char *jwt_role_claim_key;          /* NULL: .role */
+    char *jwt_alg;                     /* ffb-rest's own; NULL: HS256 */
+    int db_request_context;            /* 0 auto, 1 always, 2 never (A8.3) */
+    char *db_pre_request;              /* a procedure run before each request */
+    char *server_cors_allowed_origins; /* NULL: any origin (`*`) */
+    int openapi_mode;                  /* 0 ignore-privileges, 1 disabled */
 } rest_config;
 
 void rest_config_defaults(rest_config *c);

@@ -77,6 +77,10 @@ void rest_ctx_add_cookies(rest_ctx *c, rarena *a, const char *v, size_t n) {
     }
 }
 
+size_t rest_ctx_slots(size_t n) {
+    return (n + REST_CTX_SLOTS - 1) / REST_CTX_SLOTS * REST_CTX_SLOTS;
+}
+
 void rest_ctx_sql(rbuf *out, size_t n, const char *pre) {
     rbuf_adds(out, "EXECUTE BLOCK");
     for (size_t i = 0; i < n; i++)
@@ -88,8 +92,9 @@ void rest_ctx_sql(rbuf *out, size_t n, const char *pre) {
     rbuf_adds(out, n ? ") AS DECLARE R INTEGER; BEGIN" : " AS BEGIN");
     for (size_t i = 0; i < n; i++)
         rbuf_printf(out,
-                    " R = RDB$SET_CONTEXT('USER_TRANSACTION', :N%zu, :V%zu);",
-                    i, i);
+                    " IF (:N%zu IS NOT NULL) THEN R = "
+                    "RDB$SET_CONTEXT('USER_TRANSACTION', :N%zu, :V%zu);",
+                    i, i, i);
     if (pre && *pre) {
         /* an unquoted name is upper case in Firebird; a name that is not
            a plain identifier is used verbatim */

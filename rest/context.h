@@ -11,8 +11,10 @@
  * request.header.<lower-case name> per header, request.cookie.<name> per
  * cookie. A value is VARCHAR(255) in Firebird (RDB$SET_CONTEXT declares
  * it so): longer values are left out, never cut. At most REST_CTX_MAX
- * names. Names and values are parameters, so the text depends only on
- * their count (and the pre-request procedure): a few texts, all cached.
+ * names. Names and values are parameters and the block has room for a
+ * multiple of REST_CTX_SLOTS pairs (the unused ones NULL, skipped), so its
+ * text depends only on that bucket (and the pre-request procedure): a
+ * request with one header more is still warm.
  */
 #ifndef FFB_REST_CONTEXT_H
 #define FFB_REST_CONTEXT_H
@@ -24,6 +26,7 @@
 #define REST_CTX_MAX 64
 #define REST_CTX_VALUE_MAX 255
 #define REST_CTX_NAME_MAX 80
+#define REST_CTX_SLOTS 16
 
 typedef struct rest_ctx {
     size_t n;
@@ -45,8 +48,13 @@ void rest_ctx_add_claims(rest_ctx *c, rarena *a, const char *json, size_t len);
 /* request.cookie.<name> from a Cookie header's value. */
 void rest_ctx_add_cookies(rest_ctx *c, rarena *a, const char *v, size_t n);
 
-/* The EXECUTE BLOCK for `n` pairs, then EXECUTE PROCEDURE `pre_request`
-   (a name; NULL: none). Parameters: name 1, value 1, name 2, ... */
-void rest_ctx_sql(rbuf *out, size_t n, const char *pre_request);
+/* The slots of the block for `n` pairs: 0, or `n` rounded up to a
+   multiple of REST_CTX_SLOTS. */
+size_t rest_ctx_slots(size_t n);
+
+/* The EXECUTE BLOCK with `slots` pairs, then EXECUTE PROCEDURE
+   `pre_request` (a name; NULL: none). Parameters: name 1, value 1, name
+   2, ...; a pair whose name is NULL is skipped. */
+void rest_ctx_sql(rbuf *out, size_t slots, const char *pre_request);
 
 #endif

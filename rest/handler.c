@@ -14,7 +14,10 @@
 #include "auth.h"
 #include "buf.h"
 #include "context.h"
+#include "cors.h"
 #include "json.h"
+#include "openapi.h"
+#include "reload.h"
 #include "roles.h"
 #include "server.h"
 #include "sql.h"
@@ -374,8 +377,8 @@ static void finish(rreq *rr) {
         rr->nrows = 0;
         rr->total = -1;
         rbuf_reset(&rr->body);
-        if (rest_plan_read(&rr->arena, rr->app->schema, rr->name, &rr->q, &po,
-                           &rr->plan, &err) == 0) {
+        if (rest_plan_read(&rr->arena, app_schema(rr->app), rr->name, &rr->q,
+                           &po, &rr->plan, &err) == 0) {
             rr->has_plan = 1;
             start(rr);
             return;
@@ -725,6 +728,13 @@ static int queue_ctx(rreq *rr) {
         if (rc < 0)
             return rc;
     }
+    for (size_t i = rr->ctx.n; i < rest_ctx_slots(rr->ctx.n); i++) {
+        int rc = ffb_stmt_bind_null(rr->xstmt, (unsigned)(2 * i));
+        if (rc == 0)
+            rc = ffb_stmt_bind_null(rr->xstmt, (unsigned)(2 * i + 1));
+        if (rc < 0)
+            return rc;
+    }
     return ffb_stmt_queue_execute(rr->xstmt, rr->tx, on_ctx, rr);
 }
 
@@ -901,8 +911,8 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
     rr->count_exact = prefer_count_exact(req);
     rest_plan_opts po = {cfg->db_max_rows, cfg->db_null_order_pg,
                          rr->count_exact, cfg->db_probe_rows};
-    if (rest_plan_read(&rr->arena, app->schema, name, &rr->q, &po, &rr->plan,
-                       &err) < 0)
+    if (rest_plan_read(&rr->arena, app_schema(app), name, &rr->q, &po,
+                       &rr->plan, &err) < 0)
         goto fail;
     rr->has_plan = 1;
     rr->name = rarena_strndup(&rr->arena, name, strlen(name));
@@ -941,17 +951,97 @@ fail:
     return 0;
 }
 
-/* ---- routing ------------------------------------------------------------- */
+/* ---- OPTIONS and the OpenAPI document (spec A12) ------------------------- */
 
 static int method_is(h2o_req_t *req, const char *m) {
     return h2o_memis(req->method.base, req->method.len, m, strlen(m));
 }
+
+static int send_allow(h2o_req_t *req, const char *allow) {
+    add_header(req, "allow", allow, strlen(allow));
+    send_body(req, 200, NULL, "", 0, 0);
+    return 0;
+}
+
+static int handle_options(rest_app *app, h2o_req_t *req, const char *p,
+                          size_t n) {
+    rest_err err;
+    char name[256];
+    if (n >= 4 && memcmp(p, "rpc/", 4) == 0)
+        return send_allow(req, "OPTIONS,GET,HEAD,POST");
+    if (n >= sizeof name || memchr(p, '/', n)) {
+        rest_err_set(&err, 404, "PGRST125", NULL,
+                     "Invalid path specified in request URL");
+        send_error(req, app, &err, 0);
+        return 0;
+    }
+    memcpy(name, p, n);
+    name[n] = '\0';
+    const rest_table *t = rest_schema_find(app_schema(app), name);
+    if (!t) {
+        rest_err_set(&err, 404, "PGRST205", NULL,
+                     "Could not find the table '%s' in the schema cache", name);
+        send_error(req, app, &err, 0);
+        return 0;
+    }
+    /* PostgREST: a table takes every verb; a view here only reads (its
+       updatability is not in the schema cache yet) */
+    return send_allow(req, t->is_view ? "OPTIONS,GET,HEAD"
+                                      : "OPTIONS,GET,HEAD,POST,PUT,PATCH,"
+                                        "DELETE");
+}
+
+static int handle_root(rest_app *app, h2o_req_t *req, int head) {
+    rest_err err;
+    if (method_is(req, "OPTIONS"))
+        return send_allow(req, "OPTIONS,GET,HEAD");
+    if (!method_is(req, "GET") && !head) {
+        rest_err_set(&err, 405, "PGRST117", NULL,
+                     "Unsupported HTTP method: %.*s", (int)req->method.len,
+                     req->method.base);
+        send_error(req, app, &err, 0);
+        return 0;
+    }
+    if (app->cfg->openapi_mode == 1) {
+        rest_err_set(&err, 404, "PGRST126", NULL,
+                     "Root endpoint metadata is disabled");
+        send_error(req, app, &err, head);
+        return 0;
+    }
+    const h2o_iovec_t *v = header(req, "accept");
+    if (v && v->len && !list_has(v, "application/openapi+json") &&
+        !list_has(v, "application/json") && !list_has(v, "*/*") &&
+        !list_has(v, "application/*")) {
+        rest_err_set(&err, 406, "PGRST107", NULL,
+                     "None of these media types are available: %.*s",
+                     (int)(v->len > 128 ? 128 : v->len), v->base);
+        send_error(req, app, &err, head);
+        return 0;
+    }
+    rbuf b;
+    rbuf_init(&b, 64u << 20);
+    rest_openapi(app_schema(app), app->cfg, &b);
+    if (b.failed) {
+        rbuf_free(&b);
+        rest_err_set(&err, 500, "PGRST000", NULL, "the response is too large");
+        send_error(req, app, &err, head);
+        return 0;
+    }
+    send_body(req, 200, "application/openapi+json; charset=utf-8", b.p, b.len,
+              head);
+    rbuf_free(&b);
+    return 0;
+}
+
+/* ---- routing ------------------------------------------------------------- */
 
 static int on_req(h2o_handler_t *self, h2o_req_t *req) {
     rest_handler *h = (rest_handler *)self;
     rest_app *app = h->app;
     rest_err err;
     int head = method_is(req, "HEAD");
+    if (rest_cors(app->cfg, req))
+        return 0; /* a preflight, answered */
     size_t hsize = 0;
     for (size_t i = 0; i < req->headers.size; i++)
         hsize += req->headers.entries[i].name->len +
@@ -980,12 +1070,10 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
     }
     p++;
     n--;
-    if (n == 0) {
-        rest_err_set(&err, 400, "PGRST127", "OpenAPI at /",
-                     "Feature not implemented");
-        send_error(req, app, &err, head);
-        return 0;
-    }
+    if (n == 0)
+        return handle_root(app, req, head);
+    if (method_is(req, "OPTIONS"))
+        return handle_options(app, req, p, n);
     if (n >= 4 && memcmp(p, "rpc/", 4) == 0) {
         rest_err_set(&err, 400, "PGRST127", "RPC (/rpc/...)",
                      "Feature not implemented");
@@ -1048,8 +1136,38 @@ static void on_ready(ffb_uv_pool *pool, ffb_conn *conn, int status,
     free(r);
 }
 
+/* POST /reload: answered once the new schema cache is in place. */
+static void on_reloaded(void *data, int rc, const char *msg) {
+    ready_req *r = data;
+    if (r->req) {
+        h2o_req_t *req = r->req;
+        *r->slot = NULL;
+        send_body(req, rc == 0 ? 200 : 503, "text/plain; charset=utf-8", msg,
+                  strlen(msg), 0);
+    }
+    free(r);
+}
+
 static int on_admin(h2o_handler_t *self, h2o_req_t *req) {
-    (void)self;
+    rest_handler *h = (rest_handler *)self;
+    if (h2o_memis(req->path_normalized.base, req->path_normalized.len,
+                  H2O_STRLIT("/reload"))) {
+        if (!method_is(req, "POST")) {
+            add_header(req, "allow", "POST", 4);
+            send_body(req, 405, NULL, "", 0, 0);
+            return 0;
+        }
+        ready_req *r = calloc(1, sizeof *r);
+        if (!r)
+            return -1;
+        ready_req **slot =
+            h2o_mem_alloc_shared(&req->pool, sizeof *slot, ready_dispose);
+        *slot = r;
+        r->req = req;
+        r->slot = slot;
+        rest_reload_request(h->app, on_reloaded, r);
+        return 0;
+    }
     if (h2o_memis(req->path_normalized.base, req->path_normalized.len,
                   H2O_STRLIT("/live"))) {
         req->res.status = 200;

@@ -28,9 +28,10 @@
 #include <h2o/socket/uv-binding.h>
 
 #include "buf.h"
-#include "jwt.h"
-#include "roles.h"
 #include "config.h"
+#include "jwt.h"
+#include "reload.h"
+#include "roles.h"
 #include "schema_load.h"
 #include "server.h"
 
@@ -139,9 +140,12 @@ static void stop_loop(rest_loop *lp) {
     if (lp->has_admin)
         uv_close((uv_handle_t *)&lp->admin_listener, on_closed_handle);
     uv_close((uv_handle_t *)&lp->stop, on_closed_handle);
+    uv_close((uv_handle_t *)&lp->reset, on_closed_handle);
     if (lp->index == 0) {
         uv_close((uv_handle_t *)&lp->sigterm, on_closed_handle);
         uv_close((uv_handle_t *)&lp->sigint, on_closed_handle);
+        uv_close((uv_handle_t *)&lp->sigusr1, on_closed_handle);
+        rest_reload_close(lp->app);
     }
     if (lp->pool)
         ffb_uv_pool_close(lp->pool, pool_closed, lp);
@@ -151,6 +155,14 @@ static void stop_loop(rest_loop *lp) {
 }
 
 static void on_stop(uv_async_t *a) { stop_loop(a->data); }
+
+static void on_reset(uv_async_t *a) { rest_reload_reset_loop(a->data); }
+
+static void on_sigusr1(uv_signal_t *s, int signum) {
+    (void)signum;
+    rest_loop *lp0 = s->data;
+    rest_reload_request(lp0->app, NULL, NULL);
+}
 
 static void on_signal(uv_signal_t *s, int signum) {
     (void)signum;
@@ -195,12 +207,21 @@ static int loop_init(rest_app *app, rest_loop *lp, int index, char *err,
     }
     uv_async_init(&lp->loop, &lp->stop, on_stop);
     lp->stop.data = lp;
+    uv_async_init(&lp->loop, &lp->reset, on_reset);
+    lp->reset.data = lp;
     if (index == 0) {
         uv_signal_init(&lp->loop, &lp->sigterm);
         uv_signal_init(&lp->loop, &lp->sigint);
         lp->sigterm.data = lp->sigint.data = lp;
         uv_signal_start(&lp->sigterm, on_signal, SIGTERM);
         uv_signal_start(&lp->sigint, on_signal, SIGINT);
+        uv_signal_init(&lp->loop, &lp->sigusr1);
+        lp->sigusr1.data = lp;
+        uv_signal_start(&lp->sigusr1, on_sigusr1, SIGUSR1);
+        if (rest_reload_init(app, lp) < 0) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
     }
     ffb_pool_options po = FFB_POOL_OPTIONS_INIT;
     po.conn = &app->conn_opts;
@@ -227,7 +248,8 @@ static void run_loop(void *arg) {
     uv_timer_init(&lp->loop, &grace);
     uv_timer_start(&grace, on_grace, 50, 50);
     uint64_t end = uv_now(&lp->loop) + 5000;
-    while ((lp->pool || rest_roles_open(lp)) && uv_now(&lp->loop) < end)
+    while ((lp->pool || rest_roles_open(lp) || rest_reload_open(lp)) &&
+           uv_now(&lp->loop) < end)
         uv_run(&lp->loop, UV_RUN_ONCE);
     uv_close((uv_handle_t *)&grace, NULL);
     uv_run(&lp->loop, UV_RUN_NOWAIT);
@@ -329,6 +351,8 @@ int main(int argc, char **argv) {
     loops = calloc((size_t)nloops, sizeof *loops);
     if (!loops)
         return 1;
+    app.loops = loops;
+    app.nloops = nloops;
     for (int i = 0; i < nloops; i++)
         if (loop_init(&app, &loops[i], i, err, sizeof err) < 0) {
             fprintf(stderr, "ffb-rest: %s\n", err);
@@ -351,6 +375,7 @@ int main(int argc, char **argv) {
         rest_roles_free(&loops[i]);
     }
     free(loops);
+    rest_reload_free(&app);
     if (app.jwt)
         rest_jwt_key_free(&jwt);
     h2o_config_dispose(&app.h2o);

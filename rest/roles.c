@@ -33,7 +33,8 @@ typedef struct rest_role {
 struct rest_roles {
     rest_role *r[REST_MAX_ROLES];
     size_t n;
-    int open; /* pools not yet closed */
+    int open;                 /* pools not yet closed */
+    struct rest_roles *older; /* tables before a reload, closing */
 };
 
 static struct rest_roles *roles_of(rest_loop *lp) {
@@ -281,41 +282,54 @@ int rest_roles_acquire(rest_loop *lp, const char *role, int timeout_ms,
 
 static void on_role_pool_closed(ffb_uv_pool *pool, void *data) {
     (void)pool;
-    rest_loop *lp = data;
-    lp->roles->open--;
+    struct rest_roles *rs = data;
+    rs->open--;
 }
 
-void rest_roles_close(rest_loop *lp) {
-    struct rest_roles *rs = lp->roles;
-    if (!rs)
-        return;
+static void close_table(struct rest_roles *rs) {
     for (size_t i = 0; i < rs->n; i++) {
         rest_role *ro = rs->r[i];
         if (ro->closing || ro->borrowed)
             continue;
         ro->closing = 1;
-        if (ffb_uv_pool_close(ro->pool, on_role_pool_closed, lp) < 0)
+        if (ffb_uv_pool_close(ro->pool, on_role_pool_closed, rs) < 0)
             rs->open--;
     }
 }
 
-int rest_roles_open(const rest_loop *lp) {
-    return lp->roles ? lp->roles->open : 0;
+void rest_roles_close(rest_loop *lp) {
+    for (struct rest_roles *rs = lp->roles; rs; rs = rs->older)
+        close_table(rs);
 }
 
-void rest_roles_forget(rest_loop *lp) {
+void rest_roles_reset(rest_loop *lp) {
     struct rest_roles *rs = lp->roles;
-    for (size_t i = 0; rs && i < rs->n; i++)
-        if (rs->r[i]->state != RS_CHECKING)
-            rs->r[i]->state = RS_UNKNOWN;
+    if (!rs)
+        return;
+    close_table(rs);
+    struct rest_roles *fresh = calloc(1, sizeof *fresh);
+    if (!fresh)
+        return; /* the old table stays: its pools are closing, a request
+                   of its roles gets an error until the next reload */
+    fresh->older = rs;
+    lp->roles = fresh;
+}
+
+int rest_roles_open(const rest_loop *lp) {
+    int n = 0;
+    for (const struct rest_roles *rs = lp->roles; rs; rs = rs->older)
+        n += rs->open;
+    return n;
 }
 
 void rest_roles_free(rest_loop *lp) {
     struct rest_roles *rs = lp->roles;
-    if (!rs)
-        return;
-    for (size_t i = 0; i < rs->n; i++)
-        free(rs->r[i]);
-    free(rs);
+    while (rs) {
+        struct rest_roles *older = rs->older;
+        for (size_t i = 0; i < rs->n; i++)
+            free(rs->r[i]);
+        free(rs);
+        rs = older;
+    }
     lp->roles = NULL;
 }

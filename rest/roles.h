@@ -37,8 +37,9 @@ int rest_roles_acquire(rest_loop *lp, const char *role, int timeout_ms,
 void rest_roles_close(rest_loop *lp);
 /* Pools still closing. */
 int rest_roles_open(const rest_loop *lp);
-/* Forget every verdict (schema reload). */
-void rest_roles_forget(rest_loop *lp);
+/* Schema reload: close every role pool (their cached statements go) and
+   start again with no role known, so each is checked again. */
+void rest_roles_reset(rest_loop *lp);
 /* Free the table once the loop has stopped. */
 void rest_roles_free(rest_loop *lp);
 

@@ -18,6 +18,9 @@ typedef struct rest_app {
     h2o_globalconf_t h2o;
     h2o_hostconf_t *host;
     h2o_hostconf_t *admin_host;
+    struct rest_loop *loops; /* for the reload (reload.c) */
+    int nloops;
+    struct rest_reload *reload;
 } rest_app;
 
 typedef struct rest_loop {
@@ -36,11 +39,21 @@ typedef struct rest_loop {
     size_t pool_share;        /* connections per pool on this loop */
     struct rest_roles *roles; /* a pool per JWT role (roles.c) */
     uv_async_t stop;
+    uv_async_t reset; /* a reload published a new schema cache */
+    uv_signal_t sigusr1;
+    int old_pools_open; /* pools replaced by a reload, still closing */
     uv_signal_t sigterm;
     uv_signal_t sigint;
     int stopping;
     uv_thread_t thread;
 } rest_loop;
+
+/* The schema cache in use: a reload (SIGUSR1, POST /reload on the admin
+   port) publishes a new one; the old ones are kept until exit, so a
+   request may go on with the one it started with. */
+static inline const rest_schema *app_schema(const rest_app *app) {
+    return __atomic_load_n(&app->schema, __ATOMIC_ACQUIRE);
+}
 
 /* The handlers registered on the app's host configurations. */
 void rest_register_handlers(rest_app *app);

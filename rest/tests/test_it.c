@@ -30,6 +30,7 @@
 
 #include <cmocka.h>
 #include <openssl/hmac.h>
+#include <yajl/yajl_tree.h>
 
 #include "include/fastfb.h"
 #include "tests/support/it.h"
@@ -1325,7 +1326,6 @@ static void test_rest_jwt_roles(void **state) {
     assert_int_equal(r.status, 200); /* never: the header is not set */
 
     assert_int_equal(stop_server(), 0);
-    assert_int_equal(start_server(t, NULL), 0);
     snprintf(sql, sizeof sql, "DROP VIEW %s", tv);
     exec_sql(c, sql);
     snprintf(sql, sizeof sql, "DROP PROCEDURE %s", tp);
@@ -1342,6 +1342,172 @@ static void test_rest_jwt_roles(void **state) {
     exec_sql(c, sql);
     ffb_conn_close(c);
     ffb_conn_free(c);
+    /* the view is gone: db-request-context = auto finds nothing again */
+    assert_int_equal(start_server(t, NULL), 0);
+}
+
+/* ---- CORS, OPTIONS, OpenAPI, schema reload (issue 13 item 5) ------------ */
+
+static void admin(const char *method, const char *path, resp *r) {
+    char req[256];
+    int n = snprintf(req, sizeof req,
+                     "%s %s HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                     "Connection: close\r\n\r\n",
+                     method, path);
+    http_raw(srv.admin_port, req, (size_t)n, r);
+}
+
+static void test_rest_cors_options(void **state) {
+    (void)state;
+    resp r;
+    char p[256];
+    path(p, sizeof p, tname, NULL);
+    /* a preflight: answered without the database */
+    http("OPTIONS", p,
+         "Origin: http://example.com\r\nAccess-Control-Request-Method: "
+         "POST\r\nAccess-Control-Request-Headers: Foo, bar, accept\r\n",
+         &r);
+    EXPECT(&r, 200, "");
+    assert_string_equal(hdr(&r, "access-control-allow-origin"), "*");
+    assert_string_equal(hdr(&r, "access-control-allow-methods"),
+                        "GET, POST, PATCH, PUT, DELETE, OPTIONS, HEAD");
+    assert_string_equal(hdr(&r, "access-control-allow-headers"),
+                        "Authorization, Foo, bar, accept, Accept-Language, "
+                        "Content-Language");
+    assert_string_equal(hdr(&r, "access-control-max-age"), "86400");
+    assert_int_equal(rts(&r), -1);
+    /* a read with Origin */
+    path(p, sizeof p, tname, "select=id&id=eq.4");
+    http("GET", p, NULL, &r); /* warms the statement (a restart before) */
+    http("GET", p, "Origin: http://example.com\r\n", &r);
+    EXPECT(&r, 200, "[{\"id\":4}]");
+    assert_string_equal(hdr(&r, "access-control-allow-origin"), "*");
+    assert_string_equal(hdr(&r, "access-control-expose-headers"),
+                        "Content-Encoding, Content-Location, Content-Range, "
+                        "Content-Type, Date, Location, Server, "
+                        "Transfer-Encoding, Range-Unit");
+    assert_int_equal(rts(&r), 1); /* warm: CORS costs nothing */
+    /* errors carry them too */
+    http("GET", "/nosuchtable", "Origin: http://example.com\r\n", &r);
+    assert_int_equal(r.status, 404);
+    assert_string_equal(hdr(&r, "access-control-allow-origin"), "*");
+    /* no Origin: no CORS headers */
+    http("GET", p, NULL, &r);
+    assert_string_equal(hdr(&r, "access-control-allow-origin"), "");
+    /* OPTIONS without a preflight: Allow */
+    path(p, sizeof p, tname, NULL);
+    http("OPTIONS", p, NULL, &r);
+    EXPECT(&r, 200, "");
+    assert_string_equal(hdr(&r, "allow"),
+                        "OPTIONS,GET,HEAD,POST,PUT,PATCH,DELETE");
+    assert_int_equal(rts(&r), -1);
+    http("OPTIONS", "/", NULL, &r);
+    assert_string_equal(hdr(&r, "allow"), "OPTIONS,GET,HEAD");
+    http("OPTIONS", "/nosuchtable", NULL, &r);
+    assert_int_equal(r.status, 404);
+    assert_non_null(strstr(r.body, "PGRST205"));
+}
+
+static void test_rest_openapi(void **state) {
+    (void)state;
+    resp r;
+    http("GET", "/", "Accept: application/openapi+json\r\n", &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(hdr(&r, "content-type"),
+                        "application/openapi+json; charset=utf-8");
+    assert_int_equal(rts(&r), -1); /* from the schema cache alone */
+    char eb[128];
+    yajl_val doc = yajl_tree_parse(r.body, eb, sizeof eb);
+    if (!doc)
+        fprintf(stderr, "not JSON: %s\n%.400s\n", eb, r.body);
+    assert_non_null(doc);
+    const char *sw[] = {"swagger", NULL};
+    yajl_val v = yajl_tree_get(doc, sw, yajl_t_string);
+    assert_non_null(v);
+    assert_string_equal(YAJL_GET_STRING(v), "2.0");
+    char pth[128];
+    snprintf(pth, sizeof pth, "/%s", tname);
+    const char *pp[] = {"paths", pth,           "get", "responses",
+                        "200",   "description", NULL};
+    v = yajl_tree_get(doc, pp, yajl_t_string);
+    assert_non_null(v);
+    const char *pk[] = {"definitions", tname,         "properties",
+                        "id",          "description", NULL};
+    v = yajl_tree_get(doc, pk, yajl_t_string);
+    assert_non_null(v);
+    assert_string_equal(YAJL_GET_STRING(v),
+                        "Note:\nThis is a Primary Key.<pk/>");
+    const char *nm[] = {"definitions", tname,       "properties",
+                        "name",        "maxLength", NULL};
+    v = yajl_tree_get(doc, nm, yajl_t_number);
+    assert_non_null(v);
+    assert_int_equal(YAJL_GET_INTEGER(v), 40);
+    const char *pr[] = {"definitions", tname,    "properties",
+                        "price",       "format", NULL};
+    v = yajl_tree_get(doc, pr, yajl_t_string);
+    assert_string_equal(YAJL_GET_STRING(v), "numeric");
+    const char *rq[] = {"definitions", tname, "required", NULL};
+    v = yajl_tree_get(doc, rq, yajl_t_array);
+    assert_non_null(v);
+    assert_int_equal(v->u.array.len, 2); /* id, name: NOT NULL, no default */
+    assert_string_equal(YAJL_GET_STRING(v->u.array.values[1]), "name");
+    yajl_tree_free(doc);
+    http("GET", "/", "Accept: text/csv\r\n", &r);
+    assert_int_equal(r.status, 406);
+    http("HEAD", "/", NULL, &r);
+    assert_int_equal(r.status, 200);
+}
+
+static void test_rest_reload(void **state) {
+    target *t = *state;
+    resp r;
+    char sql[256], p[256], low[80];
+    ffb_conn *c = open_conn(t);
+    snprintf(sql, sizeof sql, "CREATE TABLE %s_RL (ID INTEGER)", t->table);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "INSERT INTO %s_RL VALUES (1)", t->table);
+    exec_sql(c, sql);
+    snprintf(low, sizeof low, "%s_rl", tname);
+    path(p, sizeof p, low, NULL);
+    http("GET", p, NULL, &r);
+    assert_int_equal(r.status, 404); /* not in the cache yet */
+    admin("GET", "/reload", &r);
+    assert_int_equal(r.status, 405);
+    admin("POST", "/reload", &r);
+    if (r.status != 200)
+        fprintf(stderr, "reload: %d %s\n", r.status, r.body);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "schema cache reloaded:"));
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200, "[{\"id\":1}]");
+    /* a new pool (the reload replaced it: no statement cached): cold */
+    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
+    http("GET", p, NULL, &r);
+    assert_int_equal(rts(&r), 1);
+    /* SIGUSR1 */
+    snprintf(sql, sizeof sql, "CREATE TABLE %s_RM (ID INTEGER)", t->table);
+    exec_sql(c, sql);
+    snprintf(low, sizeof low, "%s_rm", tname);
+    path(p, sizeof p, low, NULL);
+    kill(srv.pid, SIGUSR1);
+    int64_t end = now_ms() + 10000;
+    do {
+        struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+        http("GET", p, NULL, &r);
+    } while (r.status != 200 && now_ms() < end);
+    EXPECT(&r, 200, "[]");
+    /* the live server still serves the rest */
+    http("GET", "/live", NULL, &r);
+    /* the statements of the new tables go with the server */
+    assert_int_equal(stop_server(), 0);
+    snprintf(sql, sizeof sql, "DROP TABLE %s_RL", t->table);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "DROP TABLE %s_RM", t->table);
+    exec_sql(c, sql);
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    assert_int_equal(start_server(t, NULL), 0);
 }
 
 int main(int argc, char **argv) {
@@ -1362,6 +1528,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_bad_start),
         cmocka_unit_test(test_rest_schema_cache),
         cmocka_unit_test(test_rest_jwt_roles),
+        cmocka_unit_test(test_rest_cors_options),
+        cmocka_unit_test(test_rest_openapi),
+        cmocka_unit_test(test_rest_reload),
     };
     if (argc != 2 && argc != 3) {
         fprintf(stderr, "usage: test_rest_it <ffb-rest> [lsan.supp]\n");

@@ -387,10 +387,12 @@ static void test_context(void) {
                  "EXECUTE BLOCK (N0 VARCHAR(80) CHARACTER SET UTF8 = ?, V0 "
                  "VARCHAR(255) CHARACTER SET UTF8 = ?, N1 VARCHAR(80) "
                  "CHARACTER SET UTF8 = ?, V1 VARCHAR(255) CHARACTER SET UTF8 "
-                 "= ?) AS DECLARE R INTEGER; BEGIN R = "
-                 "RDB$SET_CONTEXT('USER_TRANSACTION', :N0, :V0); R = "
-                 "RDB$SET_CONTEXT('USER_TRANSACTION', :N1, :V1); EXECUTE "
-                 "PROCEDURE \"PRE_REQ\"; END") == 0);
+                 "= ?) AS DECLARE R INTEGER; BEGIN IF (:N0 IS NOT NULL) THEN "
+                 "R = RDB$SET_CONTEXT('USER_TRANSACTION', :N0, :V0); IF (:N1 "
+                 "IS NOT NULL) THEN R = RDB$SET_CONTEXT('USER_TRANSACTION', "
+                 ":N1, :V1); EXECUTE PROCEDURE \"PRE_REQ\"; END") == 0);
+    CHECK(rest_ctx_slots(0) == 0 && rest_ctx_slots(1) == 16 &&
+          rest_ctx_slots(16) == 16 && rest_ctx_slots(17) == 32);
     rbuf_reset(&b);
     rest_ctx_sql(&b, 0, "My\"Proc");
     CHECK(strcmp(rbuf_cstr(&b),
