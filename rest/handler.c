@@ -18,7 +18,9 @@
 #include "json.h"
 #include "openapi.h"
 #include "reload.h"
+#include "respond.h"
 #include "roles.h"
+#include "rpc.h"
 #include "server.h"
 #include "sql.h"
 #include "url.h"
@@ -1074,12 +1076,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
         return handle_root(app, req, head);
     if (method_is(req, "OPTIONS"))
         return handle_options(app, req, p, n);
-    if (n >= 4 && memcmp(p, "rpc/", 4) == 0) {
-        rest_err_set(&err, 400, "PGRST127", "RPC (/rpc/...)",
-                     "Feature not implemented");
-        send_error(req, app, &err, head);
-        return 0;
-    }
+    if (n >= 4 && memcmp(p, "rpc/", 4) == 0)
+        return rest_rpc_handle(app, req, p + 4, n - 4);
     if (memchr(p, '/', n)) {
         rest_err_set(&err, 404, "PGRST125", NULL,
                      "Invalid path specified in request URL");
@@ -1214,3 +1212,24 @@ void rest_register_handlers(rest_app *app) {
         a->app = app;
     }
 }
+
+/* ---- for the other handlers (respond.h) ---------------------------------- */
+
+void rest_add_header(h2o_req_t *req, const char *name, const char *value,
+                     size_t vlen) {
+    add_header(req, name, value, vlen);
+}
+
+void rest_send_body(h2o_req_t *req, int status, const char *ctype,
+                    const char *body, size_t len, int head) {
+    send_body(req, status, ctype, body, len, head);
+}
+
+void rest_send_error(h2o_req_t *req, const rest_app *app, const rest_err *e,
+                     int head) {
+    send_error(req, app, e, head);
+}
+
+rest_loop *rest_loop_of(h2o_req_t *req) { return loop_of(req); }
+
+uint64_t rest_conn_rts(const ffb_conn *c) { return conn_rts(c); }
