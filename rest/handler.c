@@ -803,25 +803,9 @@ static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
     rreq *rr = data;
     rr->pool = pool;
     if (status < 0) {
-        ffb_pool_error_info pe;
         rr->failed = 1;
-        if (status == REST_E_ROLE_MISSING)
-            rest_err_set(&rr->err, 400, "22023", NULL,
-                         "role \"%s\" does not exist", rr->auth.role);
-        else if (status == REST_E_ROLE_DENIED)
-            rest_err_set(&rr->err, rr->auth.has_jwt ? 403 : 401, "42501", NULL,
-                         "permission denied to set role \"%s\"", rr->auth.role);
-        else if (status == FFB_E_TIMEOUT)
-            rest_err_set(&rr->err, 504, "PGRST003", NULL,
-                         "Timed out acquiring connection from connection "
-                         "pool.");
-        else {
-            rest_err_set(&rr->err, 503, "PGRST001", NULL,
-                         "Database client error. Retrying the connection.");
-            if (ffb_uv_pool_error(pool, &pe, sizeof pe) == 0)
-                snprintf(rr->err.details, sizeof rr->err.details, "%s",
-                         pe.message);
-        }
+        rest_roles_acquire_error(pool, status, rr->auth.role, rr->auth.has_jwt,
+                                 &rr->err);
         finish(rr);
         return;
     }
@@ -937,13 +921,10 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
     }
     rr->slot = h2o_mem_alloc_shared(&req->pool, sizeof *rr->slot, slot_dispose);
     rr->slot->rr = rr;
-    if (rest_roles_acquire(lp, rr->auth.role,
+    if (rest_roles_acquire(lp, rr->auth.role, rr->auth.has_jwt,
                            cfg->db_pool_acquisition_timeout * 1000, on_conn, rr,
-                           &err) < 0) {
-        if (strcmp(err.code, "42501") == 0 && !rr->auth.has_jwt)
-            err.status = 401; /* PostgREST: 401 without a token */
+                           &err) < 0)
         goto fail;
-    }
     return 0;
 nomem:
     rest_err_set(&err, 500, "PGRST000", NULL, "out of memory");
@@ -1134,6 +1115,19 @@ static void on_ready(ffb_uv_pool *pool, ffb_conn *conn, int status,
     free(r);
 }
 
+/* An admin request answered later, told when its client leaves. */
+static ready_req *ready_new(h2o_req_t *req) {
+    ready_req *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    ready_req **slot =
+        h2o_mem_alloc_shared(&req->pool, sizeof *slot, ready_dispose);
+    *slot = r;
+    r->req = req;
+    r->slot = slot;
+    return r;
+}
+
 /* POST /reload: answered once the new schema cache is in place. */
 static void on_reloaded(void *data, int rc, const char *msg) {
     ready_req *r = data;
@@ -1155,14 +1149,9 @@ static int on_admin(h2o_handler_t *self, h2o_req_t *req) {
             send_body(req, 405, NULL, "", 0, 0);
             return 0;
         }
-        ready_req *r = calloc(1, sizeof *r);
+        ready_req *r = ready_new(req);
         if (!r)
             return -1;
-        ready_req **slot =
-            h2o_mem_alloc_shared(&req->pool, sizeof *slot, ready_dispose);
-        *slot = r;
-        r->req = req;
-        r->slot = slot;
         rest_reload_request(h->app, on_reloaded, r);
         return 0;
     }
@@ -1177,14 +1166,10 @@ static int on_admin(h2o_handler_t *self, h2o_req_t *req) {
     if (h2o_memis(req->path_normalized.base, req->path_normalized.len,
                   H2O_STRLIT("/ready"))) {
         rest_loop *lp = loop_of(req);
-        ready_req *r = calloc(1, sizeof *r);
+        ready_req *r = ready_new(req);
         if (!r)
             return -1;
-        ready_req **slot =
-            h2o_mem_alloc_shared(&req->pool, sizeof *slot, ready_dispose);
-        *slot = r;
-        r->req = req;
-        r->slot = slot;
+        ready_req **slot = r->slot;
         if (ffb_uv_pool_acquire(lp->pool, 2000, on_ready, r) < 0) {
             *slot = NULL;
             free(r);

@@ -2,6 +2,7 @@
 #include "roles.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -224,8 +225,28 @@ static rest_role *find_or_add(rest_loop *lp, const char *name, rest_err *err) {
     return ro;
 }
 
-int rest_roles_acquire(rest_loop *lp, const char *role, int timeout_ms,
-                       ffb_uv_acquire_cb cb, void *data, rest_err *err) {
+void rest_roles_acquire_error(ffb_uv_pool *pool, int status, const char *role,
+                              int has_jwt, rest_err *e) {
+    ffb_pool_error_info pe;
+    if (status == REST_E_ROLE_MISSING)
+        rest_err_set(e, 400, "22023", NULL, "role \"%s\" does not exist", role);
+    else if (status == REST_E_ROLE_DENIED)
+        rest_err_set(e, has_jwt ? 403 : 401, "42501", NULL,
+                     "permission denied to set role \"%s\"", role);
+    else if (status == FFB_E_TIMEOUT)
+        rest_err_set(e, 504, "PGRST003", NULL,
+                     "Timed out acquiring connection from connection pool.");
+    else {
+        rest_err_set(e, 503, "PGRST001", NULL,
+                     "Database client error. Retrying the connection.");
+        if (pool && ffb_uv_pool_error(pool, &pe, sizeof pe) == 0)
+            snprintf(e->details, sizeof e->details, "%s", pe.message);
+    }
+}
+
+int rest_roles_acquire(rest_loop *lp, const char *role, int has_jwt,
+                       int timeout_ms, ffb_uv_acquire_cb cb, void *data,
+                       rest_err *err) {
     if (!role) {
         if (ffb_uv_pool_acquire(lp->pool, timeout_ms, cb, data) < 0) {
             rest_err_set(err, 503, "PGRST001", NULL,
@@ -239,12 +260,11 @@ int rest_roles_acquire(rest_loop *lp, const char *role, int timeout_ms,
         return -1;
     switch (ro->state) {
     case RS_MISSING:
-        rest_err_set(err, 400, "22023", NULL, "role \"%s\" does not exist",
-                     role);
-        return -1;
     case RS_DENIED:
-        rest_err_set(err, 403, "42501", NULL,
-                     "permission denied to set role \"%s\"", role);
+        rest_roles_acquire_error(NULL,
+                                 ro->state == RS_MISSING ? REST_E_ROLE_MISSING
+                                                         : REST_E_ROLE_DENIED,
+                                 role, has_jwt, err);
         return -1;
     case RS_OK:
         if (ffb_uv_pool_acquire(ro->pool, timeout_ms, cb, data) < 0) {

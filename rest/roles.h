@@ -30,8 +30,15 @@
    first argument (give the connection back to it). The first request of a
    role costs the check's round trips before `cb` (not counted in its
    Server-Timing). 0, or -1 with `err` (then `cb` is not called). */
-int rest_roles_acquire(rest_loop *lp, const char *role, int timeout_ms,
-                       ffb_uv_acquire_cb cb, void *data, rest_err *err);
+int rest_roles_acquire(rest_loop *lp, const char *role, int has_jwt,
+                       int timeout_ms, ffb_uv_acquire_cb cb, void *data,
+                       rest_err *err);
+
+/* The error of a failed acquire (`status` of the callback): the role's
+   verdict (22023; 42501, 403 with a token, 401 without), the pool's
+   timeout (504 PGRST003) or its connect error (503 PGRST001). */
+void rest_roles_acquire_error(ffb_uv_pool *pool, int status, const char *role,
+                              int has_jwt, rest_err *e);
 
 /* Close every role pool of the loop (the loop's own pool is main.c's). */
 void rest_roles_close(rest_loop *lp);

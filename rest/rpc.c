@@ -13,6 +13,7 @@
 #include "json.h"
 #include "respond.h"
 #include "roles.h"
+#include "sql.h"
 
 typedef struct rpcreq rpcreq;
 
@@ -381,19 +382,8 @@ static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
     r->pool = pool;
     if (status < 0) {
         r->failed = 1;
-        if (status == REST_E_ROLE_MISSING)
-            rest_err_set(&r->err, 400, "22023", NULL,
-                         "role \"%s\" does not exist", r->auth.role);
-        else if (status == REST_E_ROLE_DENIED)
-            rest_err_set(&r->err, r->auth.has_jwt ? 403 : 401, "42501", NULL,
-                         "permission denied to set role \"%s\"", r->auth.role);
-        else if (status == FFB_E_TIMEOUT)
-            rest_err_set(&r->err, 504, "PGRST003", NULL,
-                         "Timed out acquiring connection from connection "
-                         "pool.");
-        else
-            rest_err_set(&r->err, 503, "PGRST001", NULL,
-                         "Database client error. Retrying the connection.");
+        rest_roles_acquire_error(pool, status, r->auth.role, r->auth.has_jwt,
+                                 &r->err);
         finish(r);
         return;
     }
@@ -587,16 +577,6 @@ static int check_args(rpcreq *r, const unsigned char *setmask, rest_err *err) {
     return rc;
 }
 
-static void quoted(rbuf *b, const char *name) {
-    rbuf_addc(b, '"');
-    for (const char *p = name; *p; p++) {
-        if (*p == '"')
-            rbuf_addc(b, '"');
-        rbuf_addc(b, *p);
-    }
-    rbuf_addc(b, '"');
-}
-
 static void build_sql(rpcreq *r) {
     rbuf *b = &r->sql;
     const rest_routine *rt = r->rt;
@@ -606,7 +586,7 @@ static void build_sql(rpcreq *r) {
         rbuf_adds(b, "EXECUTE PROCEDURE ");
     else
         rbuf_adds(b, "SELECT ");
-    quoted(b, rt->name);
+    rest_sql_quote_ident(b, rt->name);
     if (r->nargs || rt->kind == REST_RT_FUNCTION) {
         rbuf_addc(b, '(');
         for (size_t i = 0; i < r->nargs; i++)
@@ -681,13 +661,10 @@ int rest_rpc_handle(rest_app *app, h2o_req_t *req, const char *name, size_t n) {
     }
     r->slot = h2o_mem_alloc_shared(&req->pool, sizeof *r->slot, slot_gone);
     r->slot->r = r;
-    if (rest_roles_acquire(r->lp, r->auth.role,
+    if (rest_roles_acquire(r->lp, r->auth.role, r->auth.has_jwt,
                            app->cfg->db_pool_acquisition_timeout * 1000,
-                           on_conn, r, &err) < 0) {
-        if (strcmp(err.code, "42501") == 0 && !r->auth.has_jwt)
-            err.status = 401;
+                           on_conn, r, &err) < 0)
         goto fail;
-    }
     return 0;
 fail:
     rest_send_error(req, app, &err, head);

@@ -455,3 +455,5 @@ void rest_plan_dump(const rest_plan *plan, rbuf *b) {
     }
     rbuf_addc(b, '\n');
 }
+
+void rest_sql_quote_ident(rbuf *b, const char *name) { quote_ident(b, name); }

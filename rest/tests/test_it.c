@@ -33,6 +33,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "include/fastfb.h"
+#include "rest/tests/b64url.h"
 #include "tests/support/it.h"
 
 typedef it_target target;
@@ -1056,24 +1057,6 @@ static void test_rest_bad_start(void **state) {
 
 #define JWT_SECRET "it-secret-it-secret-it-secret-0123456789"
 
-static void b64u(const unsigned char *p, size_t n, char *out) {
-    static const char a[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)p[i] << 16;
-        v |= i + 1 < n ? (unsigned)p[i + 1] << 8 : 0;
-        v |= i + 2 < n ? p[i + 2] : 0;
-        out[o++] = a[(v >> 18) & 63];
-        out[o++] = a[(v >> 12) & 63];
-        if (i + 1 < n)
-            out[o++] = a[(v >> 6) & 63];
-        if (i + 2 < n)
-            out[o++] = a[v & 63];
-    }
-    out[o] = '\0';
-}
-
 /* "Authorization: Bearer <HS256 token of `claims`>\r\n" */
 static void bearer(const char *alg, const char *claims, const char *key,
                    char *out, size_t n) {
@@ -1082,14 +1065,14 @@ static void bearer(const char *alg, const char *claims, const char *key,
     unsigned ml = 0;
     char hj[64];
     snprintf(hj, sizeof hj, "{\"alg\":\"%s\",\"typ\":\"JWT\"}", alg);
-    b64u((const unsigned char *)hj, strlen(hj), h);
-    b64u((const unsigned char *)claims, strlen(claims), c);
+    b64url((const unsigned char *)hj, strlen(hj), h);
+    b64url((const unsigned char *)claims, strlen(claims), c);
     snprintf(tok, sizeof tok, "%s.%s", h, c);
     HMAC(EVP_sha256(), key, (int)strlen(key), (unsigned char *)tok, strlen(tok),
          mac, &ml);
     strcat(tok, ".");
     if (strcmp(alg, "none") != 0)
-        b64u(mac, ml, tok + strlen(tok));
+        b64url(mac, ml, tok + strlen(tok));
     snprintf(out, n, "Authorization: Bearer %s\r\n", tok);
 }
 
