@@ -126,11 +126,6 @@ static void finish(rpcreq *r) {
                them all before the commit (same connection) */
             r->overflow = 0;
             r->unbounded = 1;
-            /* another text, so another statement: re-executing the one
-               whose cursor the early commit closed with rows pending
-               never sees the end of the new cursor (libfastfb, seen on
-               FB4: fetch keeps answering FFB_E_AGAIN) */
-            rbuf_adds(&r->sql, " /* all rows */");
             r->commit_queued = 0;
             r->nrows = 0;
             rbuf_reset(&r->body);
