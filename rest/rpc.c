@@ -111,6 +111,7 @@ static void respond(rpcreq *r, uint64_t rts) {
 }
 
 static void start(rpcreq *r);
+static void build_sql(rpcreq *r);
 
 static void finish(rpcreq *r) {
     uint64_t rts = 0;
@@ -122,13 +123,15 @@ static void finish(rpcreq *r) {
         r->stmt = r->xstmt = NULL;
         r->tx = NULL;
         if (r->overflow && !r->failed) {
-            /* more rows than the first fetch held: once more, fetching
+            /* more rows than the probe: once more without it, fetching
                them all before the commit (same connection) */
             r->overflow = 0;
             r->unbounded = 1;
             r->commit_queued = 0;
             r->nrows = 0;
             rbuf_reset(&r->body);
+            rbuf_reset(&r->sql);
+            build_sql(r);
             start(r);
             return;
         }
@@ -217,6 +220,12 @@ static int rows(rpcreq *r) {
             } else if (r->rt->kind == REST_RT_EXECUTABLE) {
                 rc = ncol ? row_object(r, ncol) : 0;
             } else {
+                if (!r->unbounded && r->nrows == r->app->cfg->db_probe_rows) {
+                    /* one row more than the probe: the answer is longer;
+                       its commit is on its way: run again without it */
+                    r->overflow = 1;
+                    return 1;
+                }
                 rbuf_addc(&r->body, r->nrows ? ',' : '[');
                 rc = row_object(r, ncol);
             }
@@ -229,7 +238,10 @@ static int rows(rpcreq *r) {
         }
         if (rc == FFB_E_AGAIN) {
             if (r->commit_queued) {
-                r->overflow = 1; /* the commit closes the cursor */
+                /* cannot happen: the probe's fetch covers its rows */
+                rest_err_set(&r->err, 500, "PGRST000", NULL,
+                             "more rows than the probe asked for");
+                r->failed = 1;
                 return 1;
             }
             rc = ffb_stmt_queue_fetch(r->stmt, on_fetch, r);
@@ -240,7 +252,7 @@ static int rows(rpcreq *r) {
         }
         if (rc < 0)
             fail_ffb(r, rc, ffb_conn_error(r->conn));
-        if (r->rt->kind == REST_RT_SELECTABLE)
+        if (r->rt->kind == REST_RT_SELECTABLE && !r->overflow)
             rbuf_adds(&r->body, r->nrows ? "]" : "[]");
         return 1;
     }
@@ -312,10 +324,17 @@ static void run(rpcreq *r) {
         ffb_stmt_set_fetch_size(r->stmt, RPC_FUNCTION_FETCH);
     else if (r->rt->kind == REST_RT_SELECTABLE) {
         bounded = !r->unbounded;
-        /* bounded: the probe; else big batches (the commit waits for the
-           end) */
-        ffb_stmt_set_fetch_size(
-            r->stmt, bounded ? (int)r->app->cfg->db_probe_rows + 1 : 1000);
+        int64_t probe = r->app->cfg->db_probe_rows;
+        if (bounded)
+            rc = ffb_stmt_bind_int64(r->stmt, (unsigned)r->nargs, probe + 1);
+        /* the probe's rows and the end in one fetch; unbounded: big
+           batches, the commit waits for the end */
+        ffb_stmt_set_fetch_size(r->stmt, bounded ? (int)probe + 2 : 1000);
+        if (rc < 0) {
+            fail_ffb(r, rc, ffb_conn_error(r->conn));
+            queue_commit(r);
+            return;
+        }
     }
     rc = ffb_stmt_queue_execute(r->stmt, r->tx, on_exec, r);
     if (rc < 0) {
@@ -590,6 +609,10 @@ static void build_sql(rpcreq *r) {
     }
     if (rt->kind == REST_RT_FUNCTION)
         rbuf_adds(b, " FROM RDB$DATABASE");
+    /* the probe (db-probe-rows + 1 rows at most): the cursor ends within
+       the first fetch, so the commit can ride with the execute */
+    if (rt->kind == REST_RT_SELECTABLE && !r->unbounded)
+        rbuf_adds(b, " FETCH NEXT ? ROWS ONLY");
 }
 
 int rest_rpc_handle(rest_app *app, h2o_req_t *req, const char *name, size_t n) {

@@ -14,9 +14,10 @@
  * (a routine that writes fails with 25006: 405), POST read-write; other
  * methods 405 PGRST101. Values go as text (the server converts them) or
  * NULL. Warm: 1 round trip (start, execute with its rows, commit in one
- * write); a selectable procedure with more rows than db-probe-rows is run
- * again without the early commit, as reads are. Blob outputs and
- * filters/select/order on the result are not done yet (PGRST127).
+ * write): a selectable procedure is asked for db-probe-rows + 1 rows
+ * (FETCH NEXT ?), all in the first fetch; when they are all there it is
+ * run again without the limit and the early commit, as reads are. Blob outputs
+ * and filters/select/order on the result are not done yet (PGRST127).
  */
 #ifndef FFB_REST_RPC_H
 #define FFB_REST_RPC_H
