@@ -1358,6 +1358,188 @@ static void test_rest_jwt_roles(void **state) {
     assert_int_equal(start_server(t, NULL), 0);
 }
 
+/* ---- JWT and the request context with writes and embeds ------------------ */
+
+static void lower(char *s) {
+    for (; *s; s++)
+        *s = (char)(*s >= 'A' && *s <= 'Z' ? *s - 'A' + 'a' : *s);
+}
+
+/* As FFBTEST with role <pid>W (JWT): a parent table <T>_JW (the role may
+   read and write it; a trigger fills NAME from the request context) and
+   a child <T>_JWC (read only). The combined cases: a write under the
+   token's role, a write with the context block in front, an embed read
+   with a token, each warm in one round trip; with db-pre-request a write
+   waits for the block's answer (2), and a refusal writes nothing. */
+static void test_rest_jwt_writes_embeds(void **state) {
+    target *t = *state;
+    char sql[700], tw[80], twc[80], lw[80], lwc[80], rw[40], lrw[40];
+    char tp[80], tx[80], host[64], port[16], db[512], env[1400], env2[1600];
+    char claims[256], h[2400], hx[2600], p[256], want[512];
+    resp r;
+    int pid = (int)getpid();
+    snprintf(tw, sizeof tw, "%s_JW", t->table);
+    snprintf(twc, sizeof twc, "%s_JWC", t->table);
+    snprintf(tp, sizeof tp, "%s_JPRE", t->table);
+    snprintf(tx, sizeof tx, "%s_JEX", t->table);
+    snprintf(rw, sizeof rw, "R%dW", pid);
+    snprintf(lw, sizeof lw, "%s", tw);
+    snprintf(lwc, sizeof lwc, "%s", twc);
+    snprintf(lrw, sizeof lrw, "%s", rw);
+    lower(lw);
+    lower(lwc);
+    lower(lrw);
+    ffb_conn *c = open_conn(t);
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s (ID INTEGER NOT NULL PRIMARY KEY, NAME "
+             "VARCHAR(40))",
+             tw);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s (ID INTEGER NOT NULL PRIMARY KEY, W_ID INTEGER "
+             "REFERENCES %s (ID))",
+             twc, tw);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql,
+             "CREATE TRIGGER %s_BI FOR %s BEFORE INSERT AS BEGIN IF (NEW.NAME "
+             "IS NULL) THEN NEW.NAME = RDB$GET_CONTEXT('USER_TRANSACTION', "
+             "'request.header.x-who'); END",
+             tw, tw);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (1, 'one')", tw);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (10, 1)", twc);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (11, 1)", twc);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "CREATE EXCEPTION %s 'denied by pre-request'",
+             tx);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql,
+             "CREATE PROCEDURE %s AS BEGIN IF (RDB$GET_CONTEXT("
+             "'USER_TRANSACTION', 'request.header.x-deny') IS NOT NULL) THEN "
+             "EXCEPTION %s; END",
+             tp, tx);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "CREATE ROLE %s", rw);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql,
+             "GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO ROLE %s", tw, rw);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT SELECT ON %s TO ROLE %s", twc, rw);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT EXECUTE ON PROCEDURE %s TO ROLE %s", tp,
+             rw);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT USAGE ON EXCEPTION %s TO PROCEDURE %s", tx,
+             tp);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT %s TO USER FFBTEST", rw);
+    exec_sql(c, sql);
+    assert_int_equal(stop_server(), 0);
+    env_of(t, "HOST", host, sizeof host);
+    env_of(t, "PORT", port, sizeof port);
+    env_of(t, "DB", db, sizeof db);
+    snprintf(env, sizeof env,
+             "PGRST_DB_URI=firebird://FFBTEST:ffbpass@%s:%s/%s\n"
+             "PGRST_JWT_SECRET=" JWT_SECRET "\n"
+             "PGRST_DB_REQUEST_CONTEXT=always",
+             host, port, db);
+    assert_int_equal(start_server(t, env), 0);
+    snprintf(claims, sizeof claims, "{\"role\":\"%s\"}", lrw);
+    bearer("HS256", claims, JWT_SECRET, h, sizeof h);
+
+    /* a write with a token, under the token's role, the context block in
+       front (db-request-context = always): the trigger reads X-Who */
+    path(p, sizeof p, lw, NULL);
+    snprintf(hx, sizeof hx, "%sX-Who: ctx-a\r\n", h);
+    http_json("POST", p, hx, "{\"id\":2}", &r);
+    EXPECT(&r, 201, "");
+    /* the role's first request: its check is not counted; then cold:
+       block and INSERT prepared with the start (FB4 1) or after it (FB3
+       2), then block + execute + commit (1) */
+    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
+    snprintf(hx, sizeof hx, "%sX-Who: ctx-b\r\n", h);
+    http_json("POST", p, hx, "{\"id\":3}", &r);
+    EXPECT(&r, 201, "");
+    /* warm: start, the context block, the INSERT block, the commit in one
+       write */
+    assert_int_equal(rts(&r), 1);
+    /* PATCH and DELETE with the token: warm after their cold first */
+    char pq[256];
+    path(pq, sizeof pq, lw, "id=eq.3");
+    http_json("PATCH", pq, h, "{\"name\":\"patched\"}", &r);
+    EXPECT(&r, 204, "");
+    http_json("PATCH", pq, h, "{\"name\":\"patched2\"}", &r);
+    EXPECT(&r, 204, "");
+    assert_int_equal(rts(&r), 1); /* warm: block, UPDATE, commit */
+    /* the rows: the trigger saw the header of each write */
+    path(p, sizeof p, lw, "select=id,name&order=id");
+    http("GET", p, h, &r);
+    EXPECT(&r, 200,
+           "[{\"id\":1,\"name\":\"one\"},{\"id\":2,\"name\":\"ctx-a\"},"
+           "{\"id\":3,\"name\":\"patched2\"}]");
+    /* the role may not write the child table: the server refuses it under
+       the role (no_priv, 403 with a token) */
+    path(p, sizeof p, lwc, NULL);
+    http_json("POST", p, h, "{\"id\":12,\"w_id\":1}", &r);
+    if (r.status != 403)
+        fprintf(stderr, "got %d %s\n", r.status, r.body);
+    assert_int_equal(r.status, 403);
+    assert_non_null(strstr(r.body, "no INSERT access"));
+
+    /* an embed read with a token: the block in front of the top level,
+       the child level and the commit in the same write */
+    char eq[160];
+    snprintf(eq, sizeof eq, "select=id,%s(id)&id=eq.1", lwc);
+    path(p, sizeof p, lw, eq);
+    http("GET", p, h, &r);
+    snprintf(want, sizeof want, "[{\"id\":1,\"%s\":[{\"id\":10},{\"id\":11}]}]",
+             lwc);
+    EXPECT(&r, 200, want);
+    http("GET", p, h, &r);
+    EXPECT(&r, 200, want);
+    assert_int_equal(rts(&r), 1); /* warm: block, both levels, commit */
+
+    /* with db-pre-request: a write's end waits for the block's answer */
+    assert_int_equal(stop_server(), 0);
+    snprintf(env2, sizeof env2, "%s\nPGRST_DB_PRE_REQUEST=%s", env, tp);
+    assert_int_equal(start_server(t, env2), 0);
+    path(p, sizeof p, lw, NULL);
+    http_json("POST", p, h, "{\"id\":4}", &r);
+    EXPECT(&r, 201, "");
+    http_json("POST", p, h, "{\"id\":5}", &r);
+    EXPECT(&r, 201, "");
+    /* warm: start, block (+ procedure), INSERT block (1); the commit once
+       the block's answer is in (1) */
+    assert_int_equal(rts(&r), 2);
+    /* the procedure refuses: the INSERT sent behind the block is rolled
+       back */
+    snprintf(hx, sizeof hx, "%sX-Deny: 1\r\n", h);
+    http_json("POST", p, hx, "{\"id\":6}", &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "denied by pre-request"));
+    assert_int_equal(rts(&r), 2); /* as above, the end a rollback */
+    http_json("POST", p, hx, "{\"id\":6}", &r);
+    assert_int_equal(r.status, 400);
+    path(p, sizeof p, lw, "select=id&id=gt.3&order=id");
+    http("GET", p, h, &r);
+    EXPECT(&r, 200, "[{\"id\":4},{\"id\":5}]");
+
+    assert_int_equal(stop_server(), 0);
+    const char *drops[] = {"DROP TABLE %s", "DROP TABLE %s",
+                           "DROP PROCEDURE %s", "DROP EXCEPTION %s",
+                           "DROP ROLE %s"};
+    const char *what[] = {twc, tw, tp, tx, rw};
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(sql, sizeof sql, drops[i], what[i]);
+        exec_sql(c, sql);
+    }
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    assert_int_equal(start_server(t, NULL), 0);
+}
+
 /* ---- CORS, OPTIONS, OpenAPI, schema reload (issue 13 item 5) ------------ */
 
 static void admin(const char *method, const char *path, resp *r) {
@@ -1410,8 +1592,7 @@ static void test_rest_cors_options(void **state) {
     path(p, sizeof p, tname, NULL);
     http("OPTIONS", p, NULL, &r);
     EXPECT(&r, 200, "");
-    assert_string_equal(hdr(&r, "allow"),
-                        "OPTIONS,GET,HEAD,POST,PATCH,DELETE");
+    assert_string_equal(hdr(&r, "allow"), "OPTIONS,GET,HEAD,POST,PATCH,DELETE");
     assert_int_equal(rts(&r), -1);
     http("OPTIONS", "/", NULL, &r);
     assert_string_equal(hdr(&r, "allow"), "OPTIONS,GET,HEAD");
@@ -1707,6 +1888,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_schema_cache),
         cmocka_unit_test(test_rest_write),
         cmocka_unit_test(test_rest_jwt_roles),
+        cmocka_unit_test(test_rest_jwt_writes_embeds),
         cmocka_unit_test(test_rest_cors_options),
         cmocka_unit_test(test_rest_openapi),
         cmocka_unit_test(test_rest_reload),
