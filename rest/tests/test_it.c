@@ -1104,12 +1104,47 @@ static void bearer(const char *alg, const char *claims, const char *key,
     snprintf(out, n, "Authorization: Bearer %s\r\n", tok);
 }
 
+/* The exception <tx> and the db-pre-request procedure <tp> that raises it
+   when the request has an X-Deny header, executable by `role`. */
+static void make_pre_request(ffb_conn *c, const char *tp, const char *tx,
+                             const char *role) {
+    char sql[512];
+    snprintf(sql, sizeof sql, "CREATE EXCEPTION %s 'denied by pre-request'",
+             tx);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql,
+             "CREATE PROCEDURE %s AS BEGIN IF (RDB$GET_CONTEXT("
+             "'USER_TRANSACTION', 'request.header.x-deny') IS NOT NULL) THEN "
+             "EXCEPTION %s; END",
+             tp, tx);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT EXECUTE ON PROCEDURE %s TO ROLE %s", tp,
+             role);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT USAGE ON EXCEPTION %s TO PROCEDURE %s", tx,
+             tp);
+    exec_sql(c, sql);
+}
+
+/* PGRST_DB_URI as FFBTEST on `t`'s server, the JWT secret, then `extra`. */
+static void ffbtest_env(const target *t, const char *extra, char *env,
+                        size_t n) {
+    char host[64], port[16], db[512];
+    env_of(t, "HOST", host, sizeof host);
+    env_of(t, "PORT", port, sizeof port);
+    env_of(t, "DB", db, sizeof db);
+    snprintf(env, n,
+             "PGRST_DB_URI=firebird://FFBTEST:ffbpass@%s:%s/%s\n"
+             "PGRST_JWT_SECRET=" JWT_SECRET "\n%s",
+             host, port, db, extra);
+}
+
 /* A non-SYSDBA user (FFBTEST of servers.env) with role <pid>A, granted
    SELECT on one table only; role <pid>B exists but is not granted. */
 static void test_rest_jwt_roles(void **state) {
     target *t = *state;
     char sql[512], ta[80], tb[80], ra[40], rb[40], p[256], h[2400];
-    char host[64], port[16], db[512], env[1400], claims[256], lra[40];
+    char env[1400], claims[256], lra[40];
     memset(env, 0, sizeof env);
     resp r;
     int pid = (int)getpid();
@@ -1152,32 +1187,13 @@ static void test_rest_jwt_roles(void **state) {
              "FROM RDB$DATABASE",
              tv);
     exec_sql(c, sql);
-    snprintf(sql, sizeof sql, "CREATE EXCEPTION %s 'denied by pre-request'",
-             tx);
-    exec_sql(c, sql);
-    snprintf(sql, sizeof sql,
-             "CREATE PROCEDURE %s AS BEGIN IF (RDB$GET_CONTEXT("
-             "'USER_TRANSACTION', 'request.header.x-deny') IS NOT NULL) THEN "
-             "EXCEPTION %s; END",
-             tp, tx);
-    exec_sql(c, sql);
+    make_pre_request(c, tp, tx, ra);
     snprintf(sql, sizeof sql, "GRANT SELECT ON %s TO ROLE %s", tv, ra);
     exec_sql(c, sql);
-    snprintf(sql, sizeof sql, "GRANT EXECUTE ON PROCEDURE %s TO ROLE %s", tp,
-             ra);
-    exec_sql(c, sql);
-    snprintf(sql, sizeof sql, "GRANT USAGE ON EXCEPTION %s TO PROCEDURE %s", tx,
-             tp);
-    exec_sql(c, sql);
     assert_int_equal(stop_server(), 0);
-    env_of(t, "HOST", host, sizeof host);
-    env_of(t, "PORT", port, sizeof port);
-    env_of(t, "DB", db, sizeof db);
-    snprintf(env, sizeof env,
-             "PGRST_DB_URI=firebird://FFBTEST:ffbpass@%s:%s/%s\n"
-             "PGRST_JWT_SECRET=" JWT_SECRET "\n"
-             "PGRST_DB_PRE_REQUEST=%s",
-             host, port, db, tp);
+    char pre[120];
+    snprintf(pre, sizeof pre, "PGRST_DB_PRE_REQUEST=%s", tp);
+    ffbtest_env(t, pre, env, sizeof env);
     assert_int_equal(start_server(t, env), 0);
     char la[80], lb[80];
     snprintf(la, sizeof la, "%s", ta);
@@ -1374,7 +1390,7 @@ static void lower(char *s) {
 static void test_rest_jwt_writes_embeds(void **state) {
     target *t = *state;
     char sql[700], tw[80], twc[80], lw[80], lwc[80], rw[40], lrw[40];
-    char tp[80], tx[80], host[64], port[16], db[512], env[1400], env2[1600];
+    char tp[80], tx[80], env[1400], env2[1600];
     char claims[256], h[2400], hx[2600], p[256], want[512];
     resp r;
     int pid = (int)getpid();
@@ -1412,39 +1428,18 @@ static void test_rest_jwt_writes_embeds(void **state) {
     exec_sql(c, sql);
     snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (11, 1)", twc);
     exec_sql(c, sql);
-    snprintf(sql, sizeof sql, "CREATE EXCEPTION %s 'denied by pre-request'",
-             tx);
-    exec_sql(c, sql);
-    snprintf(sql, sizeof sql,
-             "CREATE PROCEDURE %s AS BEGIN IF (RDB$GET_CONTEXT("
-             "'USER_TRANSACTION', 'request.header.x-deny') IS NOT NULL) THEN "
-             "EXCEPTION %s; END",
-             tp, tx);
-    exec_sql(c, sql);
     snprintf(sql, sizeof sql, "CREATE ROLE %s", rw);
     exec_sql(c, sql);
+    make_pre_request(c, tp, tx, rw);
     snprintf(sql, sizeof sql,
              "GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO ROLE %s", tw, rw);
     exec_sql(c, sql);
     snprintf(sql, sizeof sql, "GRANT SELECT ON %s TO ROLE %s", twc, rw);
     exec_sql(c, sql);
-    snprintf(sql, sizeof sql, "GRANT EXECUTE ON PROCEDURE %s TO ROLE %s", tp,
-             rw);
-    exec_sql(c, sql);
-    snprintf(sql, sizeof sql, "GRANT USAGE ON EXCEPTION %s TO PROCEDURE %s", tx,
-             tp);
-    exec_sql(c, sql);
     snprintf(sql, sizeof sql, "GRANT %s TO USER FFBTEST", rw);
     exec_sql(c, sql);
     assert_int_equal(stop_server(), 0);
-    env_of(t, "HOST", host, sizeof host);
-    env_of(t, "PORT", port, sizeof port);
-    env_of(t, "DB", db, sizeof db);
-    snprintf(env, sizeof env,
-             "PGRST_DB_URI=firebird://FFBTEST:ffbpass@%s:%s/%s\n"
-             "PGRST_JWT_SECRET=" JWT_SECRET "\n"
-             "PGRST_DB_REQUEST_CONTEXT=always",
-             host, port, db);
+    ffbtest_env(t, "PGRST_DB_REQUEST_CONTEXT=always", env, sizeof env);
     assert_int_equal(start_server(t, env), 0);
     snprintf(claims, sizeof claims, "{\"role\":\"%s\"}", lrw);
     bearer("HS256", claims, JWT_SECRET, h, sizeof h);
