@@ -89,8 +89,21 @@ int rest_ctx_request(const rest_app *app, h2o_req_t *req, const rest_auth *au,
     return *sql ? 1 : -1;
 }
 
-int rest_ctx_queue(const rest_ctx *ctx, ffb_stmt *st, ffb_tx *tx, ffb_cb cb,
-                   void *data) {
+int rest_runas_request(const rest_app *app, h2o_req_t *req, rarena *a,
+                       rest_runas *as, rest_err *err) {
+    if (rest_auth_request(app, req, a, &as->auth, err) < 0)
+        return -1;
+    if (rest_ctx_request(app, req, &as->auth, a, &as->ctx, &as->sql,
+                         &as->sql_len) < 0) {
+        rest_err_set(err, 500, "PGRST000", NULL, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+int rest_runas_queue(rest_runas *as, ffb_tx *tx, ffb_cb cb, void *data) {
+    const rest_ctx *ctx = &as->ctx;
+    ffb_stmt *st = as->stmt;
     size_t slots = rest_ctx_slots(ctx->n);
     for (size_t i = 0; i < slots; i++) {
         unsigned k = (unsigned)(2 * i);

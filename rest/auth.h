@@ -27,13 +27,28 @@ int rest_ctx_request(const rest_app *app, h2o_req_t *req, const rest_auth *au,
                      rarena *a, struct rest_ctx *ctx, const char **sql,
                      size_t *sql_len);
 
-/* Bind the pairs of `ctx` to `st`, the prepared block of
-   rest_ctx_request (unused slots NULL), and queue its execute in `tx`
-   with `cb`: 0, or < 0 with nothing queued. */
-int rest_ctx_queue(const struct rest_ctx *ctx, ffb_stmt *st, ffb_tx *tx,
-                   ffb_cb cb, void *data);
-
 int rest_auth_request(const rest_app *app, h2o_req_t *req, rarena *a,
                       rest_auth *out, rest_err *err);
+
+#include "context.h"
+
+/* Who a request runs as and its request context: what every handler
+   (reads, writes, RPC) keeps. */
+typedef struct rest_runas {
+    rest_auth auth;
+    rest_ctx ctx;    /* the request context (context.h) */
+    const char *sql; /* its EXECUTE BLOCK; NULL: none */
+    size_t sql_len;
+    ffb_stmt *stmt; /* the block, prepared with the request's statements */
+} rest_runas;
+
+/* rest_auth_request, then rest_ctx_request: 0, or -1 with `err` (the
+   token's refusal, or no memory). */
+int rest_runas_request(const rest_app *app, h2o_req_t *req, rarena *a,
+                       rest_runas *as, rest_err *err);
+
+/* Bind the context's pairs to `as->stmt` (unused slots NULL) and queue
+   its execute in `tx` with `cb`: 0, or < 0 with nothing queued. */
+int rest_runas_queue(rest_runas *as, ffb_tx *tx, ffb_cb cb, void *data);
 
 #endif

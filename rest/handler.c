@@ -63,11 +63,7 @@ struct rreq {
     int overflow; /* more rows than the probe: read again without it */
     ffb_conn *conn;
     ffb_uv_pool *pool; /* the role's: where the connection goes back */
-    rest_auth auth;
-    rest_ctx ctx;     /* the request context (context.h) */
-    const char *xsql; /* its EXECUTE BLOCK; NULL: none */
-    size_t xsql_len;
-    ffb_stmt *xstmt;
+    rest_runas as;     /* its role and request context (auth.h) */
     ffb_tx *tx;
     ffb_stmt *stmt;
     ffb_stmt *cstmt;
@@ -284,7 +280,7 @@ static void fail_ffb(rreq *rr, int code, const ffb_error *e) {
     if (rr->failed)
         return;
     rr->failed = 1;
-    rest_err_from_ffb(&rr->err, code, e, rr->auth.has_jwt);
+    rest_err_from_ffb(&rr->err, code, e, rr->as.auth.has_jwt);
 }
 
 static void respond(rreq *rr, uint64_t rts) {
@@ -404,9 +400,9 @@ static void finish(rreq *rr) {
         free_estmts(rr);
         ffb_stmt_free(rr->stmt);
         ffb_stmt_free(rr->cstmt);
-        ffb_stmt_free(rr->xstmt);
+        ffb_stmt_free(rr->as.stmt);
         ffb_tx_free(rr->tx);
-        rr->stmt = rr->cstmt = rr->xstmt = NULL;
+        rr->stmt = rr->cstmt = rr->as.stmt = NULL;
         rr->tx = NULL;
         rest_plan_free(&rr->plan);
         rr->has_plan = 0;
@@ -442,9 +438,9 @@ static void finish(rreq *rr) {
         free_estmts(rr);
         ffb_stmt_free(rr->stmt);
         ffb_stmt_free(rr->cstmt);
-        ffb_stmt_free(rr->xstmt);
+        ffb_stmt_free(rr->as.stmt);
         ffb_tx_free(rr->tx);
-        rr->stmt = rr->cstmt = rr->xstmt = NULL;
+        rr->stmt = rr->cstmt = rr->as.stmt = NULL;
         rr->tx = NULL;
         if (rr->failed && rr->err.status >= 500)
             ffb_uv_pool_discard(rr->pool, rr->conn);
@@ -924,14 +920,13 @@ static void on_ctx(ffb_conn *conn, const ffb_result *res, void *data) {
 
 /* The request context's block, in front of the statements (same write). */
 static int queue_ctx(rreq *rr) {
-    return rr->xstmt ? rest_ctx_queue(&rr->ctx, rr->xstmt, rr->tx, on_ctx, rr)
-                     : 0;
+    return rr->as.stmt ? rest_runas_queue(&rr->as, rr->tx, on_ctx, rr) : 0;
 }
 
 /* Nothing of the statements was sent: done, or, when the context block
    went ahead, done once it is answered (with the commit's answer). */
 static void abort_run(rreq *rr) {
-    if (rr->xstmt)
+    if (rr->as.stmt)
         queue_commit(rr);
     else
         finish(rr);
@@ -1015,7 +1010,7 @@ static void run(rreq *rr) {
         /* a value the column's type refuses: nothing was sent but the
            context block, whose answer comes with the commit's */
         fail_ffb(rr, rc, ffb_conn_error(rr->conn));
-        if (rr->xstmt)
+        if (rr->as.stmt)
             queue_commit(rr);
         else
             finish(rr);
@@ -1068,8 +1063,8 @@ static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
     rr->pool = pool;
     if (status < 0) {
         rr->failed = 1;
-        rest_roles_acquire_error(pool, status, rr->auth.role, rr->auth.has_jwt,
-                                 &rr->err);
+        rest_roles_acquire_error(pool, status, rr->as.auth.role,
+                                 rr->as.auth.has_jwt, &rr->err);
         finish(rr);
         return;
     }
@@ -1089,9 +1084,9 @@ static void start(rreq *rr) {
     to.lock_timeout = 10;
     int rc = ffb_tx_begin(conn, &to, &rr->tx);
     int r0 = 1, r1 = 1, r2 = 1; /* 1: nothing queued, no callback */
-    if (rc == 0 && rr->xsql) {
-        r0 = ffb_conn_queue_prepare(conn, rr->tx, rr->xsql, rr->xsql_len,
-                                    &rr->xstmt, on_prepared, rr);
+    if (rc == 0 && rr->as.sql) {
+        r0 = ffb_conn_queue_prepare(conn, rr->tx, rr->as.sql, rr->as.sql_len,
+                                    &rr->as.stmt, on_prepared, rr);
         rc = r0 < 0 ? r0 : 0;
     }
     if (rc == 0) {
@@ -1164,11 +1159,8 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
     rr->total = -1;
     rarena_init(&rr->arena, 8u << 20);
     rbuf_init(&rr->body, 64u << 20);
-    if (rest_auth_request(app, req, &rr->arena, &rr->auth, &err) < 0)
+    if (rest_runas_request(app, req, &rr->arena, &rr->as, &err) < 0)
         goto fail;
-    if (rest_ctx_request(app, req, &rr->auth, &rr->arena, &rr->ctx, &rr->xsql,
-                         &rr->xsql_len) < 0)
-        goto nomem;
     if (parse_accept(req, &rr->singular, &err) < 0)
         goto fail;
     const char *qs = "";
@@ -1200,7 +1192,7 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
         goto nomem;
     rr->slot = h2o_mem_alloc_shared(&req->pool, sizeof *rr->slot, slot_dispose);
     rr->slot->rr = rr;
-    if (rest_roles_acquire(lp, rr->auth.role, rr->auth.has_jwt,
+    if (rest_roles_acquire(lp, rr->as.auth.role, rr->as.auth.has_jwt,
                            cfg->db_pool_acquisition_timeout * 1000, on_conn, rr,
                            &err) < 0)
         goto fail;

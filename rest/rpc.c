@@ -27,10 +27,7 @@ struct rpcreq {
     rest_app *app;
     rest_loop *lp;
     rarena arena;
-    rest_auth auth;
-    rest_ctx ctx;
-    const char *xsql;
-    size_t xsql_len;
+    rest_runas as; /* its role and request context (auth.h) */
     const rest_routine *rt;
     const char **val; /* per input argument in order; NULL: SQL NULL */
     size_t *vlen;
@@ -48,7 +45,6 @@ struct rpcreq {
     ffb_uv_pool *pool;
     ffb_tx *tx;
     ffb_stmt *stmt;
-    ffb_stmt *xstmt;
     uint64_t rt0;
     rbuf body;
     int64_t nrows;
@@ -73,7 +69,7 @@ static void fail_ffb(rpcreq *r, int code, const ffb_error *e) {
     if (r->failed)
         return;
     r->failed = 1;
-    rest_err_from_ffb(&r->err, code, e, r->auth.has_jwt);
+    rest_err_from_ffb(&r->err, code, e, r->as.auth.has_jwt);
 }
 
 static void respond(rpcreq *r, uint64_t rts) {
@@ -118,9 +114,9 @@ static void finish(rpcreq *r) {
     if (r->conn) {
         rts = rest_http_conn_rts(r->conn) - r->rt0;
         ffb_stmt_free(r->stmt);
-        ffb_stmt_free(r->xstmt);
+        ffb_stmt_free(r->as.stmt);
         ffb_tx_free(r->tx);
-        r->stmt = r->xstmt = NULL;
+        r->stmt = r->as.stmt = NULL;
         r->tx = NULL;
         if (r->overflow && !r->failed) {
             /* more rows than the probe: once more without it, fetching
@@ -291,8 +287,8 @@ static void on_ctx(ffb_conn *c, const ffb_result *res, void *data) {
 
 static void run(rpcreq *r) {
     int rc = 0;
-    if (r->xstmt)
-        rc = rest_ctx_queue(&r->ctx, r->xstmt, r->tx, on_ctx, r);
+    if (r->as.stmt)
+        rc = rest_runas_queue(&r->as, r->tx, on_ctx, r);
     for (size_t i = 0; rc == 0 && i < r->nargs; i++)
         rc = r->val[i] ? ffb_stmt_bind_text(r->stmt, (unsigned)i, r->val[i],
                                             r->vlen[i])
@@ -349,9 +345,9 @@ static void start(rpcreq *r) {
     to.lock_timeout = 10;
     int rc = ffb_tx_begin(r->conn, &to, &r->tx);
     int r0 = 1, r1 = 1; /* 1: nothing queued, no callback */
-    if (rc == 0 && r->xsql) {
-        r0 = ffb_conn_queue_prepare(r->conn, r->tx, r->xsql, r->xsql_len,
-                                    &r->xstmt, on_prepared, r);
+    if (rc == 0 && r->as.sql) {
+        r0 = ffb_conn_queue_prepare(r->conn, r->tx, r->as.sql, r->as.sql_len,
+                                    &r->as.stmt, on_prepared, r);
         rc = r0 < 0 ? r0 : 0;
     }
     if (rc == 0) {
@@ -379,8 +375,8 @@ static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
     r->pool = pool;
     if (status < 0) {
         r->failed = 1;
-        rest_roles_acquire_error(pool, status, r->auth.role, r->auth.has_jwt,
-                                 &r->err);
+        rest_roles_acquire_error(pool, status, r->as.auth.role,
+                                 r->as.auth.has_jwt, &r->err);
         finish(r);
         return;
     }
@@ -648,13 +644,8 @@ int rest_rpc_handle(rest_app *app, h2o_req_t *req, const char *name, size_t n) {
               : args_from_query(r, &err, setmask)) < 0 ||
         check_args(r, setmask, &err) < 0)
         goto fail;
-    if (rest_auth_request(app, req, &r->arena, &r->auth, &err) < 0)
+    if (rest_runas_request(app, req, &r->arena, &r->as, &err) < 0)
         goto fail;
-    if (rest_ctx_request(app, req, &r->auth, &r->arena, &r->ctx, &r->xsql,
-                         &r->xsql_len) < 0) {
-        rest_err_set(&err, 500, "PGRST000", NULL, "out of memory");
-        goto fail;
-    }
     build_sql(r);
     if (r->sql.failed) {
         rest_err_set(&err, 500, "PGRST000", NULL, "out of memory");
@@ -662,7 +653,7 @@ int rest_rpc_handle(rest_app *app, h2o_req_t *req, const char *name, size_t n) {
     }
     r->slot = h2o_mem_alloc_shared(&req->pool, sizeof *r->slot, slot_gone);
     r->slot->r = r;
-    if (rest_roles_acquire(r->lp, r->auth.role, r->auth.has_jwt,
+    if (rest_roles_acquire(r->lp, r->as.auth.role, r->as.auth.has_jwt,
                            app->cfg->db_pool_acquisition_timeout * 1000,
                            on_conn, r, &err) < 0)
         goto fail;

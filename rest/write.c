@@ -61,11 +61,7 @@ struct wreq {
     const char *name;
     ffb_conn *conn;
     ffb_uv_pool *pool; /* the role's: where the connection goes back */
-    rest_auth auth;
-    rest_ctx ctx;     /* the request context (context.h) */
-    const char *xsql; /* its EXECUTE BLOCK; NULL: none */
-    size_t xsql_len;
-    ffb_stmt *xstmt;
+    rest_runas as;     /* its role and request context (auth.h) */
     ffb_tx *tx;
     ffb_stmt **stmts;
     wexec *ex;
@@ -103,7 +99,7 @@ static void w_fail(wreq *w, int code, const ffb_error *e) {
     if (w->failed)
         return;
     w->failed = 1;
-    rest_err_from_ffb(&w->err, code, e, w->auth.has_jwt);
+    rest_err_from_ffb(&w->err, code, e, w->as.auth.has_jwt);
 }
 
 /* ---- the response ------------------------------------------------------- */
@@ -196,8 +192,8 @@ static void finish(wreq *w) {
         rts = rest_http_conn_rts(w->conn) - w->rt0;
         for (size_t i = 0; w->stmts && i < w->plan.nstmts; i++)
             ffb_stmt_free(w->stmts[i]);
-        ffb_stmt_free(w->xstmt);
-        w->xstmt = NULL;
+        ffb_stmt_free(w->as.stmt);
+        w->as.stmt = NULL;
         ffb_tx_free(w->tx);
         w->tx = NULL;
         if (w->failed && w->err.status >= 500)
@@ -426,8 +422,8 @@ static void on_ctx(ffb_conn *conn, const ffb_result *res, void *data) {
 
 static void run(wreq *w) {
     size_t n = w->plan.nstmts;
-    if (w->xstmt) {
-        int rc = rest_ctx_queue(&w->ctx, w->xstmt, w->tx, on_ctx, w);
+    if (w->as.stmt) {
+        int rc = rest_runas_queue(&w->as, w->tx, on_ctx, w);
         if (rc < 0) {
             w_fail(w, rc, ffb_conn_error(w->conn));
             w->pending = 0;
@@ -455,7 +451,7 @@ static void run(wreq *w) {
                nothing of this statement went out */
             w_fail(w, rc, ffb_conn_error(w->conn));
             w->pending -= n - i;
-            if (i == 0 && !w->xstmt)
+            if (i == 0 && !w->as.stmt)
                 finish(w); /* nothing was queued */
             else
                 queue_end(w); /* the executes queued before: rolled back */
@@ -466,7 +462,7 @@ static void run(wreq *w) {
        in the same write */
     if (n == 1 && !w->singular &&
         (!w->plan.stmts[0].cursor || w->kind == REST_W_INSERT) &&
-        !(w->xstmt && w->app->cfg->db_pre_request))
+        !(w->as.stmt && w->app->cfg->db_pre_request))
         queue_end(w);
 }
 
@@ -502,9 +498,9 @@ static void start(wreq *w) {
     }
     w->pending = n;
     size_t waiting = 0;
-    if (w->xsql) {
-        int r = ffb_conn_queue_prepare(w->conn, w->tx, w->xsql, w->xsql_len,
-                                       &w->xstmt, on_prepared, w);
+    if (w->as.sql) {
+        int r = ffb_conn_queue_prepare(w->conn, w->tx, w->as.sql, w->as.sql_len,
+                                       &w->as.stmt, on_prepared, w);
         if (r < 0)
             w_fail(w, r, ffb_conn_error(w->conn));
         waiting += r == 0;
@@ -534,8 +530,8 @@ static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
     w->pool = pool;
     if (status < 0) {
         w->failed = 1;
-        rest_roles_acquire_error(pool, status, w->auth.role, w->auth.has_jwt,
-                                 &w->err);
+        rest_roles_acquire_error(pool, status, w->as.auth.role,
+                                 w->as.auth.has_jwt, &w->err);
         finish(w);
         return;
     }
@@ -582,11 +578,8 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
         : h2o_memis(req->method.base, req->method.len, H2O_STRLIT("PATCH"))
             ? REST_W_UPDATE
             : REST_W_DELETE;
-    if (rest_auth_request(app, req, &w->arena, &w->auth, &err) < 0)
+    if (rest_runas_request(app, req, &w->arena, &w->as, &err) < 0)
         goto fail;
-    if (rest_ctx_request(app, req, &w->auth, &w->arena, &w->ctx, &w->xsql,
-                         &w->xsql_len) < 0)
-        goto nomem;
     if (rest_http_accept(req, &w->singular, &err) < 0)
         goto fail;
     const h2o_iovec_t *pv = rest_http_header(req, "prefer");
@@ -650,7 +643,7 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
     }
     w->slot = h2o_mem_alloc_shared(&req->pool, sizeof *w->slot, w_slot_dispose);
     w->slot->w = w;
-    if (rest_roles_acquire(w->lp, w->auth.role, w->auth.has_jwt,
+    if (rest_roles_acquire(w->lp, w->as.auth.role, w->as.auth.has_jwt,
                            cfg->db_pool_acquisition_timeout * 1000, on_conn, w,
                            &err) < 0)
         goto fail;
