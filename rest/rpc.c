@@ -153,7 +153,10 @@ static void queue_commit(rpcreq *r) {
     if (r->commit_queued)
         return;
     r->commit_queued = 1;
-    int rc = ffb_tx_queue_commit(r->tx, on_commit, r);
+    /* a failure keeps nothing: db-pre-request's refusal of a POST whose
+       procedure ran behind it, or a failed call after the block */
+    int rc = r->failed ? ffb_tx_queue_rollback(r->tx, on_commit, r)
+                       : ffb_tx_queue_commit(r->tx, on_commit, r);
     if (rc < 0) {
         fail_ffb(r, rc, ffb_conn_error(r->conn));
         finish(r);
@@ -321,8 +324,11 @@ static void run(rpcreq *r) {
         queue_commit(r);
         return;
     }
-    if (bounded)
-        queue_commit(r); /* rides with the execute: 1 round trip warm */
+    /* the commit rides with the execute: 1 round trip warm; with
+       db-pre-request a POST's waits for the block's answer (the procedure
+       behind it ran whether or not the block refused the request) */
+    if (bounded && !(r->post && r->as.stmt && r->app->cfg->db_pre_request))
+        queue_commit(r);
 }
 
 static void on_prepared(ffb_conn *c, const ffb_result *res, void *data) {

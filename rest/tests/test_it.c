@@ -1431,6 +1431,21 @@ static void test_rest_jwt_writes_embeds(void **state) {
     snprintf(sql, sizeof sql, "CREATE ROLE %s", rw);
     exec_sql(c, sql);
     make_pre_request(c, tp, tx, rw);
+    /* a procedure that writes, for RPC POST */
+    char tr[80], lr[80];
+    snprintf(tr, sizeof tr, "%s_JINS", t->table);
+    snprintf(lr, sizeof lr, "%s", tr);
+    lower(lr);
+    snprintf(sql, sizeof sql,
+             "CREATE PROCEDURE %s (I INTEGER) AS BEGIN INSERT INTO %s (ID, "
+             "NAME) VALUES (:I, 'rpc'); END",
+             tr, tw);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT INSERT ON %s TO PROCEDURE %s", tw, tr);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT EXECUTE ON PROCEDURE %s TO ROLE %s", tr,
+             rw);
+    exec_sql(c, sql);
     snprintf(sql, sizeof sql,
              "GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO ROLE %s", tw, rw);
     exec_sql(c, sql);
@@ -1517,16 +1532,30 @@ static void test_rest_jwt_writes_embeds(void **state) {
     assert_int_equal(rts(&r), 2); /* as above, the end a rollback */
     http_json("POST", p, hx, "{\"id\":6}", &r);
     assert_int_equal(r.status, 400);
+    /* RPC POST of a procedure that writes: the same rule */
+    char rp[120];
+    snprintf(rp, sizeof rp, "/rpc/%s", lr);
+    http_json("POST", rp, h, "{\"i\":7}", &r);
+    EXPECT(&r, 204, "");
+    http_json("POST", rp, h, "{\"i\":8}", &r);
+    EXPECT(&r, 204, "");
+    /* warm: start, block, the call (1); the commit once the block's answer
+       is in (1) */
+    assert_int_equal(rts(&r), 2);
+    http_json("POST", rp, hx, "{\"i\":9}", &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "denied by pre-request"));
+    assert_int_equal(rts(&r), 2); /* the end a rollback */
     path(p, sizeof p, lw, "select=id&id=gt.3&order=id");
     http("GET", p, h, &r);
-    EXPECT(&r, 200, "[{\"id\":4},{\"id\":5}]");
+    EXPECT(&r, 200, "[{\"id\":4},{\"id\":5},{\"id\":7},{\"id\":8}]");
 
     assert_int_equal(stop_server(), 0);
-    const char *drops[] = {"DROP TABLE %s", "DROP TABLE %s",
-                           "DROP PROCEDURE %s", "DROP EXCEPTION %s",
-                           "DROP ROLE %s"};
-    const char *what[] = {twc, tw, tp, tx, rw};
-    for (size_t i = 0; i < 5; i++) {
+    const char *drops[] = {"DROP PROCEDURE %s", "DROP TABLE %s",
+                           "DROP TABLE %s",     "DROP PROCEDURE %s",
+                           "DROP EXCEPTION %s", "DROP ROLE %s"};
+    const char *what[] = {tr, twc, tw, tp, tx, rw};
+    for (size_t i = 0; i < 6; i++) {
         snprintf(sql, sizeof sql, drops[i], what[i]);
         exec_sql(c, sql);
     }
