@@ -7,6 +7,7 @@
  * on) and fb4e (compressed), each in its own table.
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -99,6 +100,96 @@ static int count_rows(ffb_conn *c, ffb_stmt *s) {
         n++;
     OK(c, r);
     return n;
+}
+
+/* ---- a fetch in flight across a commit and a re-execute ---------------- */
+
+typedef struct reexec {
+    ffb_stmt *s;
+    ffb_tx *tx2;
+    int taken;    /* rows taken in the first execute's callback */
+    int requeued; /* the second execute was queued by the commit's */
+    int exec2_status;
+} reexec;
+
+static void on_reexec2(ffb_conn *c, const ffb_result *res, void *data) {
+    (void)c;
+    reexec *x = data;
+    x->exec2_status = ffb_result_status(res);
+}
+
+/* The commit's answer: the same statement executed again at once, while
+   the read-ahead fetch queued behind the commit is still unanswered. */
+static void on_recommit(ffb_conn *c, const ffb_result *res, void *data) {
+    reexec *x = data;
+    if (ffb_result_status(res) < 0)
+        return;
+    if (ffb_tx_begin(c, NULL, &x->tx2) == 0 &&
+        ffb_stmt_queue_execute(x->s, x->tx2, on_reexec2, x) == 0)
+        x->requeued = 1;
+}
+
+/* The first execute's rows: half of the first batch taken, so that
+   ffb_stmt_fetch() queues a read-ahead fetch (behind the commit). */
+static void on_reexec1(ffb_conn *c, const ffb_result *res, void *data) {
+    (void)c;
+    reexec *x = data;
+    if (ffb_result_status(res) < 0)
+        return;
+    while (x->taken < 6 && ffb_stmt_fetch(x->s) == 1)
+        x->taken++;
+}
+
+static void on_alarm(int sig) {
+    (void)sig;
+    static const char m[] = "test_fetch_in_flight_across_reexecute: hung\n";
+    (void)!write(2, m, sizeof m - 1);
+    _exit(1);
+}
+
+/* lib/stmt.c: re-executing a statement zeroes its count of fetches in
+   flight. A read-ahead fetch queued behind an early commit (the cursor
+   had rows pending) is answered after the statement was executed again:
+   its answer belongs to the old cursor and is dropped, so it never
+   counted down, and every fetch of the new cursor waited for it: without
+   the fix the blocking fetch below fails with -103 "waiting for an answer
+   the server holds back" after the first batch (verified on FB3 and FB4;
+   with queued fetches it was FFB_E_AGAIN for good, found by ffb-rest's
+   RPC). The alarm keeps a hang from stalling the suite. */
+static void test_fetch_in_flight_across_reexecute(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_stmt *s = prepare_outside_tx(
+        c,
+        "with recursive r (n) as (select 1 from rdb$database union all "
+        "select n + 1 from r where n < 100) select n from r",
+        t->table);
+    OK(c, ffb_stmt_set_fetch_size(s, 10));
+    reexec x = {s, NULL, 0, 0, 1};
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    OK(c, ffb_stmt_queue_execute(s, tx, on_reexec1, &x));
+    OK(c, ffb_tx_queue_commit(tx, on_recommit, &x));
+    OK(c, ffb_conn_flush(c));
+    signal(SIGALRM, on_alarm);
+    alarm(30);
+    const ffb_result *res;
+    int rc;
+    while ((rc = ffb_conn_next_result(c, &res)) == 1)
+        ;
+    OK(c, rc);
+    assert_int_equal(x.taken, 6);
+    assert_int_equal(x.requeued, 1);
+    assert_int_equal(x.exec2_status, 0);
+    /* the new cursor's 100 rows, fetched to the end */
+    assert_int_equal(count_rows(c, s), 100);
+    alarm(0);
+    OK(c, ffb_tx_commit(x.tx2));
+    ffb_tx_free(x.tx2);
+    ffb_tx_free(tx);
+    ffb_stmt_free(s);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
 }
 
 /* ---- budgets ----------------------------------------------------------------- */
@@ -1245,6 +1336,7 @@ int main(void) {
         cmocka_unit_test(test_budget_fresh_select),
         cmocka_unit_test(test_budget_warm_dml),
         cmocka_unit_test(test_budget_one_shot_select),
+        cmocka_unit_test(test_fetch_in_flight_across_reexecute),
         cmocka_unit_test(test_budget_one_shot_dml),
         cmocka_unit_test(test_budget_two_statements),
         cmocka_unit_test(test_budget_scan_10000),
