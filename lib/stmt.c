@@ -1859,6 +1859,11 @@ static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
         goto out;
     }
     stmt->gen++;
+    /* answers owed to the previous cursor are dropped (not current), so
+       they no longer count: a read-ahead fetch in flight when a commit
+       closed that cursor left this at 1 for good (every later fetch saw
+       FFB_E_AGAIN) */
+    stmt->fetches_inflight = 0;
     rows_reset(stmt);
     stmt->eof = 0;
     stmt->fetch_error = 0;

@@ -56,6 +56,12 @@ void rest_config_free(rest_config *c) {
     free(c->db_schemas);
     free(c->db_anon_role);
     free(c->server_host);
+    free(c->jwt_secret);
+    free(c->jwt_aud);
+    free(c->jwt_role_claim_key);
+    free(c->jwt_alg);
+    free(c->db_pre_request);
+    free(c->server_cors_allowed_origins);
     memset(c, 0, sizeof *c);
 }
 
@@ -219,16 +225,8 @@ static int set_uri(rest_config *c, const char *v, const char *origin, char *err,
 /* PostgREST keys that ffb-rest knows but does not do yet: refusing them
    is safer than running without (a JWT secret ignored would let every
    request in). */
-static const char *const later[] = {"jwt-secret",
-                                    "jwt-secret-is-base64",
-                                    "jwt-aud",
-                                    "jwt-role-claim-key",
-                                    "jwt-cache-max-entries",
-                                    "db-pre-request",
+static const char *const later[] = {"jwt-cache-max-entries",
                                     "db-prepared-statements",
-                                    "db-request-context",
-                                    "openapi-mode",
-                                    "server-cors-allowed-origins",
                                     "db-plan-enabled",
                                     "db-extra-search-path",
                                     "db-root-spec",
@@ -250,6 +248,51 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
     }
     if (strcmp(key, "db-anon-role") == 0)
         return replace(&c->db_anon_role, v, strlen(v));
+    if (strcmp(key, "jwt-secret") == 0)
+        return replace(&c->jwt_secret, v, strlen(v));
+    if (strcmp(key, "jwt-aud") == 0)
+        return replace(&c->jwt_aud, v, strlen(v));
+    if (strcmp(key, "jwt-role-claim-key") == 0)
+        return replace(&c->jwt_role_claim_key, v, strlen(v));
+    if (strcmp(key, "jwt-alg") == 0) {
+        if (strcmp(v, "HS256") && strcmp(v, "HS384") && strcmp(v, "HS512"))
+            return fail(err, errlen, origin, key,
+                        "expected HS256, HS384 or HS512");
+        return replace(&c->jwt_alg, v, strlen(v));
+    }
+    if (strcmp(key, "jwt-secret-is-base64") == 0) {
+        if (parse_bool(v, &b) < 0)
+            return fail(err, errlen, origin, key, "expected true or false");
+        c->jwt_secret_is_base64 = b;
+        return 0;
+    }
+    if (strcmp(key, "server-cors-allowed-origins") == 0)
+        return replace(&c->server_cors_allowed_origins, v, strlen(v));
+    if (strcmp(key, "openapi-mode") == 0) {
+        if (strcmp(v, "ignore-privileges") == 0)
+            c->openapi_mode = 0;
+        else if (strcmp(v, "disabled") == 0)
+            c->openapi_mode = 1;
+        else if (strcmp(v, "follow-privileges") == 0)
+            return fail(err, errlen, origin, key,
+                        "follow-privileges is not implemented yet by "
+                        "ffb-rest (ignore-privileges is its default)");
+        else
+            return fail(err, errlen, origin, key,
+                        "expected ignore-privileges or disabled");
+        return 0;
+    }
+    if (strcmp(key, "db-pre-request") == 0)
+        return replace(&c->db_pre_request, v, strlen(v));
+    if (strcmp(key, "db-request-context") == 0) {
+        static const char *const m[] = {"auto", "always", "never"};
+        for (int i = 0; i < 3; i++)
+            if (strcmp(v, m[i]) == 0) {
+                c->db_request_context = i;
+                return 0;
+            }
+        return fail(err, errlen, origin, key, "expected auto, always or never");
+    }
     if (strcmp(key, "db-pool") == 0) {
         if (parse_int(v, 1, 4096, &x) < 0)
             return fail(err, errlen, origin, key,

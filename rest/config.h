@@ -43,12 +43,22 @@ typedef struct rest_config {
     int log_level;             /* 0 crit 1 error 2 warn 3 info */
     long long db_probe_rows;   /* ffb-rest's own: reads without a
                                   limit ask for this + 1 rows */
-    int db_tx_end; /* db-tx-end: 0 commit, 1 commit-allow-override,
-                      2 rollback, 3 rollback-allow-override */
+    int db_tx_end;             /* db-tx-end: 0 commit, 1 commit-allow-override,
+                                  2 rollback, 3 rollback-allow-override */
 
     /* embeds (ffb-rest's own keys) */
     size_t server_max_embed_depth; /* server-max-embed-depth */
     int db_embed_per_level;        /* db-embed-strategy = per-level */
+    /* JWT (rest/jwt.h): the key is built from these after loading */
+    char *jwt_secret; /* NULL: no JWT; "@file" reads a file */
+    int jwt_secret_is_base64;
+    char *jwt_aud;
+    char *jwt_role_claim_key;          /* NULL: .role */
+    char *jwt_alg;                     /* ffb-rest's own; NULL: HS256 */
+    int db_request_context;            /* 0 auto, 1 always, 2 never (A8.3) */
+    char *db_pre_request;              /* a procedure run before each request */
+    char *server_cors_allowed_origins; /* NULL: any origin (`*`) */
+    int openapi_mode;                  /* 0 ignore-privileges, 1 disabled */
 } rest_config;
 
 void rest_config_defaults(rest_config *c);

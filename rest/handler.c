@@ -11,10 +11,17 @@
 #include <string.h>
 #include <strings.h>
 
+#include "auth.h"
 #include "buf.h"
+#include "context.h"
+#include "cors.h"
 #include "embed.h"
 #include "http.h"
 #include "json.h"
+#include "openapi.h"
+#include "reload.h"
+#include "roles.h"
+#include "rpc.h"
 #include "server.h"
 #include "sql.h"
 #include "url.h"
@@ -55,6 +62,8 @@ struct rreq {
     int commit_queued;
     int overflow; /* more rows than the probe: read again without it */
     ffb_conn *conn;
+    ffb_uv_pool *pool; /* the role's: where the connection goes back */
+    rest_runas as;     /* its role and request context (auth.h) */
     ffb_tx *tx;
     ffb_stmt *stmt;
     ffb_stmt *cstmt;
@@ -164,6 +173,9 @@ static void send_error(h2o_req_t *req, const rest_app *app, const rest_err *e,
     json_error(&b, e, app->cfg->client_error_minimal);
     snprintf(ps, sizeof ps, "ffb-rest; error=%s", e->code);
     add_header(req, "proxy-status", ps, strlen(ps));
+    char wa[400];
+    if (rest_jwt_www_authenticate(e, wa, sizeof wa))
+        add_header(req, "www-authenticate", wa, strlen(wa));
     if (b.failed)
         send_body(req, 500, "application/json; charset=utf-8", "{}", 2, head);
     else
@@ -268,7 +280,7 @@ static void fail_ffb(rreq *rr, int code, const ffb_error *e) {
     if (rr->failed)
         return;
     rr->failed = 1;
-    rest_err_from_ffb(&rr->err, code, e, 0);
+    rest_err_from_ffb(&rr->err, code, e, rr->as.auth.has_jwt);
 }
 
 static void respond(rreq *rr, uint64_t rts) {
@@ -388,8 +400,9 @@ static void finish(rreq *rr) {
         free_estmts(rr);
         ffb_stmt_free(rr->stmt);
         ffb_stmt_free(rr->cstmt);
+        ffb_stmt_free(rr->as.stmt);
         ffb_tx_free(rr->tx);
-        rr->stmt = rr->cstmt = NULL;
+        rr->stmt = rr->cstmt = rr->as.stmt = NULL;
         rr->tx = NULL;
         rest_plan_free(&rr->plan);
         rr->has_plan = 0;
@@ -398,8 +411,8 @@ static void finish(rreq *rr) {
         rr->nrows = 0;
         rr->total = -1;
         rbuf_reset(&rr->body);
-        if (rest_plan_read(&rr->arena, rr->app->schema, rr->name, &rr->q, &po,
-                           &rr->plan, &err) == 0) {
+        if (rest_plan_read(&rr->arena, app_schema(rr->app), rr->name, &rr->q,
+                           &po, &rr->plan, &err) == 0) {
             rr->has_plan = 1;
             if (rr->plan.embed)
                 rr->plan.embed->per_level = rr->app->cfg->db_embed_per_level;
@@ -425,13 +438,14 @@ static void finish(rreq *rr) {
         free_estmts(rr);
         ffb_stmt_free(rr->stmt);
         ffb_stmt_free(rr->cstmt);
+        ffb_stmt_free(rr->as.stmt);
         ffb_tx_free(rr->tx);
-        rr->stmt = rr->cstmt = NULL;
+        rr->stmt = rr->cstmt = rr->as.stmt = NULL;
         rr->tx = NULL;
         if (rr->failed && rr->err.status >= 500)
-            ffb_uv_pool_discard(rr->lp->pool, rr->conn);
+            ffb_uv_pool_discard(rr->pool, rr->conn);
         else
-            ffb_uv_pool_release(rr->lp->pool, rr->conn);
+            ffb_uv_pool_release(rr->pool, rr->conn);
         rr->conn = NULL;
     }
     if (!rr->failed && rr->body.failed) {
@@ -895,6 +909,29 @@ static int bind_params(rreq *rr, ffb_stmt *st, size_t n) {
    can go in the same write. */
 #define REST_MAX_FETCH 10000
 
+static void on_ctx(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    rreq *rr = data;
+    /* db-pre-request may refuse the request (a PSQL exception); the
+       statements behind it were sent anyway, their answers follow */
+    if (ffb_result_status(res) < 0)
+        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
+}
+
+/* The request context's block, in front of the statements (same write). */
+static int queue_ctx(rreq *rr) {
+    return rr->as.stmt ? rest_runas_queue(&rr->as, rr->tx, on_ctx, rr) : 0;
+}
+
+/* Nothing of the statements was sent: done, or, when the context block
+   went ahead, done once it is answered (with the commit's answer). */
+static void abort_run(rreq *rr) {
+    if (rr->as.stmt)
+        queue_commit(rr);
+    else
+        finish(rr);
+}
+
 /* With embeds: every level bound and executed after the top level, each
    asking for REST_MAX_FETCH rows in its first fetch; the commit follows
    in the same write unless a level was longer once (then it waits). */
@@ -914,7 +951,7 @@ static void run_embeds(rreq *rr, int bounded) {
                              "blob columns in a read with embeds",
                              "Feature not implemented");
                 rr->failed = 1;
-                finish(rr);
+                abort_run(rr);
                 return;
             }
         }
@@ -924,7 +961,7 @@ static void run_embeds(rreq *rr, int bounded) {
     }
     if (rc < 0) {
         fail_ffb(rr, rc, ffb_conn_error(rr->conn));
-        finish(rr);
+        abort_run(rr);
         return;
     }
     int per_level = rr->plan.embed->per_level;
@@ -939,7 +976,7 @@ static void run_embeds(rreq *rr, int bounded) {
             fail_ffb(rr, rc, ffb_conn_error(rr->conn));
             rr->epending = i; /* the queued ones answer */
             if (i == 0) {
-                finish(rr);
+                abort_run(rr);
                 return;
             }
             queue_commit(rr);
@@ -960,13 +997,23 @@ static void run_embeds(rreq *rr, int bounded) {
 
 /* Both statements are usable: bind, execute, count, commit: one write. */
 static void run(rreq *rr) {
-    int rc = bind_params(rr, rr->stmt, rr->plan.nparams);
+    int rc = queue_ctx(rr);
+    if (rc < 0) {
+        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+        finish(rr);
+        return;
+    }
+    rc = bind_params(rr, rr->stmt, rr->plan.nparams);
     if (rc == 0 && rr->cstmt)
         rc = bind_params(rr, rr->cstmt, rr->plan.nwhere);
     if (rc < 0) {
-        /* a value the column's type refuses: nothing was sent */
+        /* a value the column's type refuses: nothing was sent but the
+           context block, whose answer comes with the commit's */
         fail_ffb(rr, rc, ffb_conn_error(rr->conn));
-        finish(rr);
+        if (rr->as.stmt)
+            queue_commit(rr);
+        else
+            finish(rr);
         return;
     }
     int64_t page = rr->plan.probe > 0 ? rr->plan.probe + 1 : rr->plan.limit;
@@ -1013,9 +1060,11 @@ static void on_prepared(ffb_conn *conn, const ffb_result *res, void *data) {
 
 static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
     rreq *rr = data;
+    rr->pool = pool;
     if (status < 0) {
         rr->failed = 1;
-        rest_http_pool_failure(pool, status, &rr->err);
+        rest_roles_acquire_error(pool, status, rr->as.auth.role,
+                                 rr->as.auth.has_jwt, &rr->err);
         finish(rr);
         return;
     }
@@ -1034,7 +1083,12 @@ static void start(rreq *rr) {
     to.isolation = rr->plan.embed ? FFB_ISO_SNAPSHOT : FFB_ISO_READ_COMMITTED;
     to.lock_timeout = 10;
     int rc = ffb_tx_begin(conn, &to, &rr->tx);
-    int r1 = 0, r2 = 1;
+    int r0 = 1, r1 = 1, r2 = 1; /* 1: nothing queued, no callback */
+    if (rc == 0 && rr->as.sql) {
+        r0 = ffb_conn_queue_prepare(conn, rr->tx, rr->as.sql, rr->as.sql_len,
+                                    &rr->as.stmt, on_prepared, rr);
+        rc = r0 < 0 ? r0 : 0;
+    }
     if (rc == 0) {
         r1 = ffb_conn_queue_prepare(conn, rr->tx, rr->plan.sql.p,
                                     rr->plan.sql.len, &rr->stmt, on_prepared,
@@ -1071,12 +1125,12 @@ static void start(rreq *rr) {
     }
     if (rc < 0) {
         fail_ffb(rr, rc, ffb_conn_error(conn));
-        rr->waiting_prepares = (r1 == 0) + (r2 == 0) + re;
+        rr->waiting_prepares = (r0 == 0) + (r1 == 0) + (r2 == 0) + re;
         if (rr->waiting_prepares == 0)
             finish(rr);
         return;
     }
-    rr->waiting_prepares = (r1 == 0) + (r2 == 0) + re;
+    rr->waiting_prepares = (r0 == 0) + (r1 == 0) + (r2 == 0) + re;
     if (rr->waiting_prepares == 0)
         run(rr); /* both cached: one write for everything */
 }
@@ -1105,6 +1159,8 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
     rr->total = -1;
     rarena_init(&rr->arena, 8u << 20);
     rbuf_init(&rr->body, 64u << 20);
+    if (rest_runas_request(app, req, &rr->arena, &rr->as, &err) < 0)
+        goto fail;
     if (parse_accept(req, &rr->singular, &err) < 0)
         goto fail;
     const char *qs = "";
@@ -1122,8 +1178,8 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
     rr->count_exact = prefer_count_exact(req);
     rest_plan_opts po = {cfg->db_max_rows, cfg->db_null_order_pg,
                          rr->count_exact, cfg->db_probe_rows};
-    if (rest_plan_read(&rr->arena, app->schema, name, &rr->q, &po, &rr->plan,
-                       &err) < 0)
+    if (rest_plan_read(&rr->arena, app_schema(app), name, &rr->q, &po,
+                       &rr->plan, &err) < 0)
         goto fail;
     rr->has_plan = 1;
     if (rr->plan.embed)
@@ -1136,13 +1192,10 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
         goto nomem;
     rr->slot = h2o_mem_alloc_shared(&req->pool, sizeof *rr->slot, slot_dispose);
     rr->slot->rr = rr;
-    int rc = ffb_uv_pool_acquire(
-        lp->pool, cfg->db_pool_acquisition_timeout * 1000, on_conn, rr);
-    if (rc < 0) {
-        rest_err_set(&err, 503, "PGRST001", NULL, "Database client error: %s",
-                     ffb_strerror(rc));
+    if (rest_roles_acquire(lp, rr->as.auth.role, rr->as.auth.has_jwt,
+                           cfg->db_pool_acquisition_timeout * 1000, on_conn, rr,
+                           &err) < 0)
         goto fail;
-    }
     return 0;
 nomem:
     rest_err_set(&err, 500, "PGRST000", NULL, "out of memory");
@@ -1152,17 +1205,97 @@ fail:
     return 0;
 }
 
-/* ---- routing ------------------------------------------------------------- */
+/* ---- OPTIONS and the OpenAPI document (spec A12) ------------------------- */
 
 static int method_is(h2o_req_t *req, const char *m) {
     return h2o_memis(req->method.base, req->method.len, m, strlen(m));
 }
+
+static int send_allow(h2o_req_t *req, const char *allow) {
+    add_header(req, "allow", allow, strlen(allow));
+    send_body(req, 200, NULL, "", 0, 0);
+    return 0;
+}
+
+static int handle_options(rest_app *app, h2o_req_t *req, const char *p,
+                          size_t n) {
+    rest_err err;
+    char name[256];
+    if (n >= 4 && memcmp(p, "rpc/", 4) == 0)
+        return send_allow(req, "OPTIONS,GET,HEAD,POST");
+    if (n >= sizeof name || memchr(p, '/', n)) {
+        rest_err_set(&err, 404, "PGRST125", NULL,
+                     "Invalid path specified in request URL");
+        send_error(req, app, &err, 0);
+        return 0;
+    }
+    memcpy(name, p, n);
+    name[n] = '\0';
+    const rest_table *t = rest_schema_find(app_schema(app), name);
+    if (!t) {
+        rest_err_set(&err, 404, "PGRST205", NULL,
+                     "Could not find the table '%s' in the schema cache", name);
+        send_error(req, app, &err, 0);
+        return 0;
+    }
+    /* PostgREST: a table takes every verb (PUT is not implemented here);
+       a view here only reads (its updatability is not in the schema cache
+       yet; a write to an updatable view is tried, Firebird decides) */
+    return send_allow(req, t->is_view ? "OPTIONS,GET,HEAD"
+                                      : "OPTIONS,GET,HEAD,POST,PATCH,DELETE");
+}
+
+static int handle_root(rest_app *app, h2o_req_t *req, int head) {
+    rest_err err;
+    if (method_is(req, "OPTIONS"))
+        return send_allow(req, "OPTIONS,GET,HEAD");
+    if (!method_is(req, "GET") && !head) {
+        rest_err_set(&err, 405, "PGRST117", NULL,
+                     "Unsupported HTTP method: %.*s", (int)req->method.len,
+                     req->method.base);
+        send_error(req, app, &err, 0);
+        return 0;
+    }
+    if (app->cfg->openapi_mode == 1) {
+        rest_err_set(&err, 404, "PGRST126", NULL,
+                     "Root endpoint metadata is disabled");
+        send_error(req, app, &err, head);
+        return 0;
+    }
+    const h2o_iovec_t *v = header(req, "accept");
+    if (v && v->len && !list_has(v, "application/openapi+json") &&
+        !list_has(v, "application/json") && !list_has(v, "*/*") &&
+        !list_has(v, "application/*")) {
+        rest_err_set(&err, 406, "PGRST107", NULL,
+                     "None of these media types are available: %.*s",
+                     (int)(v->len > 128 ? 128 : v->len), v->base);
+        send_error(req, app, &err, head);
+        return 0;
+    }
+    rbuf b;
+    rbuf_init(&b, 64u << 20);
+    rest_openapi(app_schema(app), app->cfg, &b);
+    if (b.failed) {
+        rbuf_free(&b);
+        rest_err_set(&err, 500, "PGRST000", NULL, "the response is too large");
+        send_error(req, app, &err, head);
+        return 0;
+    }
+    send_body(req, 200, "application/openapi+json; charset=utf-8", b.p, b.len,
+              head);
+    rbuf_free(&b);
+    return 0;
+}
+
+/* ---- routing ------------------------------------------------------------- */
 
 static int on_req(h2o_handler_t *self, h2o_req_t *req) {
     rest_handler *h = (rest_handler *)self;
     rest_app *app = h->app;
     rest_err err;
     int head = method_is(req, "HEAD");
+    if (rest_cors(app->cfg, req))
+        return 0; /* a preflight, answered */
     size_t hsize = 0;
     for (size_t i = 0; i < req->headers.size; i++)
         hsize += req->headers.entries[i].name->len +
@@ -1191,18 +1324,12 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
     }
     p++;
     n--;
-    if (n == 0) {
-        rest_err_set(&err, 400, "PGRST127", "OpenAPI at /",
-                     "Feature not implemented");
-        send_error(req, app, &err, head);
-        return 0;
-    }
-    if (n >= 4 && memcmp(p, "rpc/", 4) == 0) {
-        rest_err_set(&err, 400, "PGRST127", "RPC (/rpc/...)",
-                     "Feature not implemented");
-        send_error(req, app, &err, head);
-        return 0;
-    }
+    if (n == 0)
+        return handle_root(app, req, head);
+    if (method_is(req, "OPTIONS"))
+        return handle_options(app, req, p, n);
+    if (n >= 4 && memcmp(p, "rpc/", 4) == 0)
+        return rest_rpc_handle(app, req, p + 4, n - 4);
     if (memchr(p, '/', n)) {
         rest_err_set(&err, 404, "PGRST125", NULL,
                      "Invalid path specified in request URL");
@@ -1264,8 +1391,46 @@ static void on_ready(ffb_uv_pool *pool, ffb_conn *conn, int status,
     free(r);
 }
 
+/* An admin request answered later, told when its client leaves. */
+static ready_req *ready_new(h2o_req_t *req) {
+    ready_req *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    ready_req **slot =
+        h2o_mem_alloc_shared(&req->pool, sizeof *slot, ready_dispose);
+    *slot = r;
+    r->req = req;
+    r->slot = slot;
+    return r;
+}
+
+/* POST /reload: answered once the new schema cache is in place. */
+static void on_reloaded(void *data, int rc, const char *msg) {
+    ready_req *r = data;
+    if (r->req) {
+        h2o_req_t *req = r->req;
+        *r->slot = NULL;
+        send_body(req, rc == 0 ? 200 : 503, "text/plain; charset=utf-8", msg,
+                  strlen(msg), 0);
+    }
+    free(r);
+}
+
 static int on_admin(h2o_handler_t *self, h2o_req_t *req) {
-    (void)self;
+    rest_handler *h = (rest_handler *)self;
+    if (h2o_memis(req->path_normalized.base, req->path_normalized.len,
+                  H2O_STRLIT("/reload"))) {
+        if (!method_is(req, "POST")) {
+            add_header(req, "allow", "POST", 4);
+            send_body(req, 405, NULL, "", 0, 0);
+            return 0;
+        }
+        ready_req *r = ready_new(req);
+        if (!r)
+            return -1;
+        rest_reload_request(h->app, on_reloaded, r);
+        return 0;
+    }
     if (h2o_memis(req->path_normalized.base, req->path_normalized.len,
                   H2O_STRLIT("/live"))) {
         req->res.status = 200;
@@ -1277,14 +1442,10 @@ static int on_admin(h2o_handler_t *self, h2o_req_t *req) {
     if (h2o_memis(req->path_normalized.base, req->path_normalized.len,
                   H2O_STRLIT("/ready"))) {
         rest_loop *lp = loop_of(req);
-        ready_req *r = calloc(1, sizeof *r);
+        ready_req *r = ready_new(req);
         if (!r)
             return -1;
-        ready_req **slot =
-            h2o_mem_alloc_shared(&req->pool, sizeof *slot, ready_dispose);
-        *slot = r;
-        r->req = req;
-        r->slot = slot;
+        ready_req **slot = r->slot;
         if (ffb_uv_pool_acquire(lp->pool, 2000, on_ready, r) < 0) {
             *slot = NULL;
             free(r);
@@ -1313,8 +1474,7 @@ void rest_register_handlers(rest_app *app) {
     }
 }
 
-/* ---- shared with write.c (http.h) ------------------------------------------
- */
+/* ---- shared with the other handlers (http.h) ---------------------------- */
 
 void rest_http_add_header(h2o_req_t *req, const char *name, const char *value,
                           size_t vlen) {
@@ -1338,19 +1498,6 @@ const h2o_iovec_t *rest_http_header(h2o_req_t *req, const char *name) {
 }
 
 uint64_t rest_http_conn_rts(const ffb_conn *c) { return conn_rts(c); }
-
-void rest_http_pool_failure(ffb_uv_pool *pool, int status, rest_err *err) {
-    ffb_pool_error_info pe;
-    if (status == FFB_E_TIMEOUT) {
-        rest_err_set(err, 504, "PGRST003", NULL,
-                     "Timed out acquiring connection from connection pool.");
-        return;
-    }
-    rest_err_set(err, 503, "PGRST001", NULL,
-                 "Database client error. Retrying the connection.");
-    if (ffb_uv_pool_error(pool, &pe, sizeof pe) == 0)
-        snprintf(err->details, sizeof err->details, "%s", pe.message);
-}
 
 char **rest_http_keyjson(rarena *a, const char *const *keys, size_t n) {
     char **kj = rarena_alloc(a, (n + 1) * sizeof *kj);

@@ -16,9 +16,6 @@ rest_loop *rest_http_loop(h2o_req_t *req);
 const h2o_iovec_t *rest_http_header(h2o_req_t *req, const char *name);
 uint64_t rest_http_conn_rts(const ffb_conn *c);
 
-/* A failed ffb_uv_pool_acquire() as PostgREST's error: 504 PGRST003
-   (timeout) or 503 PGRST001 with the pool's last error. */
-void rest_http_pool_failure(ffb_uv_pool *pool, int status, rest_err *err);
 /* "\"key\":" of each key, JSON-escaped, in the arena; NULL: no memory. */
 char **rest_http_keyjson(rarena *a, const char *const *keys, size_t n);
 

@@ -29,6 +29,9 @@
 
 #include "buf.h"
 #include "config.h"
+#include "jwt.h"
+#include "reload.h"
+#include "roles.h"
 #include "schema_load.h"
 #include "server.h"
 
@@ -137,17 +140,29 @@ static void stop_loop(rest_loop *lp) {
     if (lp->has_admin)
         uv_close((uv_handle_t *)&lp->admin_listener, on_closed_handle);
     uv_close((uv_handle_t *)&lp->stop, on_closed_handle);
+    uv_close((uv_handle_t *)&lp->reset, on_closed_handle);
     if (lp->index == 0) {
         uv_close((uv_handle_t *)&lp->sigterm, on_closed_handle);
         uv_close((uv_handle_t *)&lp->sigint, on_closed_handle);
+        uv_close((uv_handle_t *)&lp->sigusr1, on_closed_handle);
+        rest_reload_close(lp->app);
     }
     if (lp->pool)
         ffb_uv_pool_close(lp->pool, pool_closed, lp);
+    rest_roles_close(lp);
     /* keep-alive HTTP connections end with the loop */
     uv_stop(&lp->loop);
 }
 
 static void on_stop(uv_async_t *a) { stop_loop(a->data); }
+
+static void on_reset(uv_async_t *a) { rest_reload_reset_loop(a->data); }
+
+static void on_sigusr1(uv_signal_t *s, int signum) {
+    (void)signum;
+    rest_loop *lp0 = s->data;
+    rest_reload_request(lp0->app, NULL, NULL);
+}
 
 static void on_signal(uv_signal_t *s, int signum) {
     (void)signum;
@@ -192,17 +207,27 @@ static int loop_init(rest_app *app, rest_loop *lp, int index, char *err,
     }
     uv_async_init(&lp->loop, &lp->stop, on_stop);
     lp->stop.data = lp;
+    uv_async_init(&lp->loop, &lp->reset, on_reset);
+    lp->reset.data = lp;
     if (index == 0) {
         uv_signal_init(&lp->loop, &lp->sigterm);
         uv_signal_init(&lp->loop, &lp->sigint);
         lp->sigterm.data = lp->sigint.data = lp;
         uv_signal_start(&lp->sigterm, on_signal, SIGTERM);
         uv_signal_start(&lp->sigint, on_signal, SIGINT);
+        uv_signal_init(&lp->loop, &lp->sigusr1);
+        lp->sigusr1.data = lp;
+        uv_signal_start(&lp->sigusr1, on_sigusr1, SIGUSR1);
+        if (rest_reload_init(app, lp) < 0) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
     }
     ffb_pool_options po = FFB_POOL_OPTIONS_INIT;
     po.conn = &app->conn_opts;
     int share = (cfg->db_pool + nloops - 1) / nloops;
     po.max_size = (size_t)(share > 0 ? share : 1);
+    lp->pool_share = po.max_size;
     po.min_size = 0;
     po.acquire_timeout_ms = cfg->db_pool_acquisition_timeout * 1000;
     if (ffb_uv_pool_new(&lp->loop, &po, &lp->pool) < 0) {
@@ -223,7 +248,8 @@ static void run_loop(void *arg) {
     uv_timer_init(&lp->loop, &grace);
     uv_timer_start(&grace, on_grace, 50, 50);
     uint64_t end = uv_now(&lp->loop) + 5000;
-    while (lp->pool && uv_now(&lp->loop) < end)
+    while ((lp->pool || rest_roles_open(lp) || rest_reload_open(lp)) &&
+           uv_now(&lp->loop) < end)
         uv_run(&lp->loop, UV_RUN_ONCE);
     uv_close((uv_handle_t *)&grace, NULL);
     uv_run(&lp->loop, UV_RUN_NOWAIT);
@@ -252,6 +278,17 @@ int main(int argc, char **argv) {
     }
     memset(&app, 0, sizeof app);
     app.cfg = &cfg;
+    rest_jwt_key jwt;
+    if (cfg.jwt_secret) {
+        if (rest_jwt_key_init(&jwt, cfg.jwt_secret, cfg.jwt_secret_is_base64,
+                              cfg.jwt_alg, cfg.jwt_aud, cfg.jwt_role_claim_key,
+                              err, sizeof err) < 0) {
+            fprintf(stderr, "ffb-rest: %s\n", err);
+            rest_config_free(&cfg);
+            return 2;
+        }
+        app.jwt = &jwt;
+    }
     ffb_conn_options *co = &app.conn_opts;
     ffb_conn_options_init(co);
     co->host = cfg.db_host;
@@ -314,6 +351,8 @@ int main(int argc, char **argv) {
     loops = calloc((size_t)nloops, sizeof *loops);
     if (!loops)
         return 1;
+    app.loops = loops;
+    app.nloops = nloops;
     for (int i = 0; i < nloops; i++)
         if (loop_init(&app, &loops[i], i, err, sizeof err) < 0) {
             fprintf(stderr, "ffb-rest: %s\n", err);
@@ -333,8 +372,12 @@ int main(int argc, char **argv) {
         uv_run(&loops[i].loop, UV_RUN_NOWAIT);
         /* h2o may leave a handle open: the process ends anyway */
         (void)uv_loop_close(&loops[i].loop);
+        rest_roles_free(&loops[i]);
     }
     free(loops);
+    rest_reload_free(&app);
+    if (app.jwt)
+        rest_jwt_key_free(&jwt);
     h2o_config_dispose(&app.h2o);
     rest_schema_free(&schema);
     rest_config_free(&cfg);

@@ -53,7 +53,93 @@ void rest_schema_free(rest_schema *s) {
         free(t->exposed);
     }
     free(s->tables);
+    for (size_t i = 0; i < s->nroutines; i++) {
+        rest_routine *r = &s->routines[i];
+        for (size_t a = 0; a < r->nin; a++) {
+            free(r->in[a].name);
+            free(r->in[a].exposed);
+        }
+        free(r->in);
+        free(r->name);
+        free(r->exposed);
+    }
+    free(s->routines);
     memset(s, 0, sizeof *s);
+}
+
+static int upper_eq(const char *given, const char *stored);
+static char *dupstr(const char *s);
+
+rest_routine *rest_schema_routine(rest_schema *s, const char *name, int kind) {
+    for (size_t i = 0; i < s->nroutines; i++)
+        if (s->routines[i].kind == kind &&
+            strcmp(s->routines[i].name, name) == 0)
+            return &s->routines[i];
+    if (s->nroutines == s->cap_routines) {
+        size_t nc = s->cap_routines ? s->cap_routines * 2 : 16;
+        rest_routine *nr = realloc(s->routines, nc * sizeof *nr);
+        if (!nr)
+            return NULL;
+        s->routines = nr;
+        s->cap_routines = nc;
+    }
+    rest_routine *r = &s->routines[s->nroutines];
+    memset(r, 0, sizeof *r);
+    r->name = dupstr(name);
+    r->exposed = rest_expose_name(name);
+    if (!r->name || !r->exposed) {
+        free(r->name);
+        free(r->exposed);
+        return NULL;
+    }
+    r->kind = kind;
+    s->nroutines++;
+    return r;
+}
+
+int rest_routine_add_arg(rest_routine *r, const char *name, int has_default) {
+    if (r->nin == r->cap_in) {
+        size_t nc = r->cap_in ? r->cap_in * 2 : 8;
+        rest_arg *na = realloc(r->in, nc * sizeof *na);
+        if (!na)
+            return -1;
+        r->in = na;
+        r->cap_in = nc;
+    }
+    rest_arg *a = &r->in[r->nin];
+    a->name = dupstr(name);
+    a->exposed = rest_expose_name(name);
+    a->has_default = has_default;
+    if (!a->name || !a->exposed) {
+        free(a->name);
+        free(a->exposed);
+        return -1;
+    }
+    r->nin++;
+    return 0;
+}
+
+const rest_routine *rest_schema_find_routine(const rest_schema *s,
+                                             const char *name) {
+    for (size_t i = 0; i < s->nroutines; i++)
+        if (upper_eq(name, s->routines[i].name))
+            return &s->routines[i];
+    for (size_t i = 0; i < s->nroutines; i++)
+        if (strcmp(name, s->routines[i].name) == 0)
+            return &s->routines[i];
+    return NULL;
+}
+
+const rest_arg *rest_routine_find_arg(const rest_routine *r, const char *name,
+                                      size_t *pos) {
+    for (int exact = 0; exact < 2; exact++)
+        for (size_t i = 0; i < r->nin; i++)
+            if (exact ? strcmp(name, r->in[i].name) == 0
+                      : upper_eq(name, r->in[i].name)) {
+                *pos = i;
+                return &r->in[i];
+            }
+    return NULL;
 }
 
 rest_table *rest_schema_table(rest_schema *s, const char *name, int is_view,

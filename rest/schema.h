@@ -47,10 +47,35 @@ typedef struct rest_table {
     size_t nfks;
 } rest_table;
 
+/* A procedure or a PSQL function (spec A7). */
+typedef struct rest_arg {
+    char *name;    /* stored */
+    char *exposed; /* A4.1 */
+    int has_default;
+} rest_arg;
+
+enum { REST_RT_SELECTABLE = 1, REST_RT_EXECUTABLE = 2, REST_RT_FUNCTION = 3 };
+
+typedef struct rest_routine {
+    char *name;
+    char *exposed;
+    int kind;     /* REST_RT_* */
+    rest_arg *in; /* in RDB$PARAMETER_NUMBER / RDB$ARGUMENT_POSITION order */
+    size_t nin;
+    size_t cap_in;
+    size_t nout; /* procedure outputs (a function: 1) */
+} rest_routine;
+
 typedef struct rest_schema {
     rest_table *tables;
     size_t ntables;
     size_t cap;
+    /* a source text of the database mentions `request.` (spec A8.3:
+       db-request-context = auto sends the request context) */
+    int reads_request_context;
+    rest_routine *routines; /* procedures and functions (outside packages) */
+    size_t nroutines;
+    size_t cap_routines;
 } rest_schema;
 
 void rest_schema_init(rest_schema *s);
@@ -71,6 +96,17 @@ int rest_table_add_fk(rest_table *t, const char *fk, const char *ref_table,
    then exactly). NULL when unknown. */
 const rest_table *rest_schema_find(const rest_schema *s, const char *name);
 const rest_column *rest_table_find(const rest_table *t, const char *name);
+
+/* The routine `name` (stored, with `kind`), created when missing; NULL on
+   no memory. */
+rest_routine *rest_schema_routine(rest_schema *s, const char *name, int kind);
+/* Append an input argument; -1 on no memory. */
+int rest_routine_add_arg(rest_routine *r, const char *name, int has_default);
+/* By the name a client gives (as rest_schema_find). */
+const rest_routine *rest_schema_find_routine(const rest_schema *s,
+                                             const char *name);
+const rest_arg *rest_routine_find_arg(const rest_routine *r, const char *name,
+                                      size_t *pos);
 
 /* The cache as text, a line per table, column and key (ffb-rest
    --schema, tests). */

@@ -42,12 +42,65 @@ static const char q_keys[] =
     "ORDER BY rc.RDB$RELATION_NAME, rc.RDB$CONSTRAINT_NAME, "
     "s.RDB$FIELD_POSITION";
 
+/* Spec A8.3, db-request-context = auto: does any source text of the
+   database mention `request.` (a view, trigger, routine, package, default
+   or COMPUTED BY that reads RDB$GET_CONTEXT('USER_TRANSACTION',
+   'request....'))? One row: the count. */
+static const char q_context[] =
+    "SELECT COUNT(*) FROM ("
+    "SELECT RDB$PROCEDURE_SOURCE s FROM RDB$PROCEDURES "
+    "WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0 "
+    "UNION ALL SELECT RDB$FUNCTION_SOURCE FROM RDB$FUNCTIONS "
+    "WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0 "
+    "UNION ALL SELECT RDB$TRIGGER_SOURCE FROM RDB$TRIGGERS "
+    "WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0 "
+    "UNION ALL SELECT RDB$VIEW_SOURCE FROM RDB$RELATIONS "
+    "WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0 "
+    "UNION ALL SELECT RDB$PACKAGE_BODY_SOURCE FROM RDB$PACKAGES "
+    "WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0 "
+    "UNION ALL SELECT RDB$DEFAULT_SOURCE FROM RDB$FIELDS "
+    "WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0 "
+    "UNION ALL SELECT RDB$COMPUTED_SOURCE FROM RDB$FIELDS "
+    "WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0 "
+    "UNION ALL SELECT RDB$DEFAULT_SOURCE FROM RDB$RELATION_FIELDS "
+    "WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0"
+    ") WHERE s CONTAINING 'request.'";
+
+/* Procedures (RDB$PROCEDURE_TYPE 1 selectable, 2 executable) with their
+   parameters (RDB$PARAMETER_TYPE 0 in, 1 out) in order, and PSQL
+   functions with their arguments (the return value is the argument at
+   RDB$RETURN_ARGUMENT); outside packages. One query, kind 3 a function. */
+static const char q_routines[] =
+    "SELECT TRIM(p.RDB$PROCEDURE_NAME), COALESCE(p.RDB$PROCEDURE_TYPE, 1), "
+    "TRIM(pp.RDB$PARAMETER_NAME), COALESCE(pp.RDB$PARAMETER_TYPE, -1), "
+    "COALESCE(pp.RDB$PARAMETER_NUMBER, -1), "
+    "(pp.RDB$DEFAULT_SOURCE IS NOT NULL OR f.RDB$DEFAULT_SOURCE IS NOT NULL) "
+    "FROM RDB$PROCEDURES p LEFT JOIN RDB$PROCEDURE_PARAMETERS pp "
+    "ON pp.RDB$PROCEDURE_NAME = p.RDB$PROCEDURE_NAME "
+    "AND pp.RDB$PACKAGE_NAME IS NULL "
+    "LEFT JOIN RDB$FIELDS f ON f.RDB$FIELD_NAME = pp.RDB$FIELD_SOURCE "
+    "WHERE COALESCE(p.RDB$SYSTEM_FLAG, 0) = 0 AND p.RDB$PACKAGE_NAME IS NULL "
+    "UNION ALL "
+    "SELECT TRIM(fn.RDB$FUNCTION_NAME), 3, TRIM(a.RDB$ARGUMENT_NAME), "
+    "IIF(a.RDB$ARGUMENT_POSITION = fn.RDB$RETURN_ARGUMENT, 1, 0), "
+    "a.RDB$ARGUMENT_POSITION, "
+    "(a.RDB$DEFAULT_SOURCE IS NOT NULL OR f.RDB$DEFAULT_SOURCE IS NOT NULL) "
+    "FROM RDB$FUNCTIONS fn JOIN RDB$FUNCTION_ARGUMENTS a "
+    "ON a.RDB$FUNCTION_NAME = fn.RDB$FUNCTION_NAME "
+    "AND a.RDB$PACKAGE_NAME IS NULL "
+    "LEFT JOIN RDB$FIELDS f ON f.RDB$FIELD_NAME = a.RDB$FIELD_SOURCE "
+    "WHERE COALESCE(fn.RDB$SYSTEM_FLAG, 0) = 0 AND fn.RDB$PACKAGE_NAME IS NULL "
+    "AND COALESCE(fn.RDB$LEGACY_FLAG, 0) = 0 "
+    "ORDER BY 1, 2, 4, 5";
+
 typedef struct loader {
     rest_schema *schema;
     ffb_conn *conn;
     ffb_tx *tx;
     ffb_stmt *cols;
     ffb_stmt *keys;
+    ffb_stmt *ctx;
+    ffb_stmt *routines;
     int pending; /* statements whose rows are not all read */
     int rc;
     int done;
@@ -135,6 +188,34 @@ static int key_row(loader *l) {
     return rest_table_add_fk(t, cname, rrel, col, rcol) < 0 ? FFB_E_NOMEM : 0;
 }
 
+static int context_row(loader *l) {
+    int64_t n = 0;
+    if (ffb_stmt_get_int64(l->ctx, 0, &n) == 0)
+        l->schema->reads_request_context = n > 0;
+    return 0;
+}
+
+static int routine_row(loader *l) {
+    char name[256], arg[256];
+    ffb_stmt *st = l->routines;
+    text(st, 0, name, sizeof name);
+    int kind = i32(st, 1);
+    text(st, 2, arg, sizeof arg);
+    int ptype = i32(st, 3);
+    if (kind != REST_RT_SELECTABLE && kind != REST_RT_EXECUTABLE &&
+        kind != REST_RT_FUNCTION)
+        return 0;
+    rest_routine *r = rest_schema_routine(l->schema, name, kind);
+    if (!r)
+        return FFB_E_NOMEM;
+    if (ptype == 1)
+        r->nout++;
+    else if (ptype == 0 && arg[0] &&
+             rest_routine_add_arg(r, arg, i32(st, 5)) < 0)
+        return FFB_E_NOMEM;
+    return 0;
+}
+
 static void on_closed(ffb_conn *conn, int status, void *data) {
     (void)conn;
     (void)status;
@@ -148,8 +229,10 @@ static void finish(loader *l) {
     l->rt = st.round_trips - l->rt0;
     ffb_stmt_free(l->cols);
     ffb_stmt_free(l->keys);
+    ffb_stmt_free(l->ctx);
+    ffb_stmt_free(l->routines);
     ffb_tx_free(l->tx);
-    l->cols = l->keys = NULL;
+    l->cols = l->keys = l->ctx = l->routines = NULL;
     l->tx = NULL;
     ffb_uv_close(l->conn, on_closed, l);
 }
@@ -176,7 +259,10 @@ static void drain(loader *l, ffb_stmt *st) {
     for (;;) {
         int rc = ffb_stmt_fetch(st);
         if (rc == 1) {
-            rc = st == l->cols ? column_row(l) : key_row(l);
+            rc = st == l->cols   ? column_row(l)
+                 : st == l->keys ? key_row(l)
+                 : st == l->ctx  ? context_row(l)
+                                 : routine_row(l);
             if (rc < 0) {
                 fail(l, rc, "out of memory");
                 one_done(l);
@@ -235,12 +321,22 @@ static void on_connected(ffb_conn *conn, int status, void *data) {
         rc = ffb_stmt_new(conn, &l->cols);
     if (rc == 0)
         rc = ffb_stmt_new(conn, &l->keys);
-    /* Both prepares go out in one write; both executions in the next. */
+    if (rc == 0)
+        rc = ffb_stmt_new(conn, &l->ctx);
+    if (rc == 0)
+        rc = ffb_stmt_new(conn, &l->routines);
+    /* Every prepare goes out in one write; every execution in the next. */
     if (rc == 0)
         rc = ffb_stmt_queue_prepare(l->cols, l->tx, q_columns, (size_t)-1,
                                     on_prepared, l);
     if (rc == 0)
         rc = ffb_stmt_queue_prepare(l->keys, l->tx, q_keys, (size_t)-1,
+                                    on_prepared, l);
+    if (rc == 0)
+        rc = ffb_stmt_queue_prepare(l->ctx, l->tx, q_context, (size_t)-1,
+                                    on_prepared, l);
+    if (rc == 0)
+        rc = ffb_stmt_queue_prepare(l->routines, l->tx, q_routines, (size_t)-1,
                                     on_prepared, l);
     if (rc == 0)
         rc = ffb_stmt_queue_execute(l->cols, l->tx, on_rows, l);
@@ -249,6 +345,16 @@ static void on_connected(ffb_conn *conn, int status, void *data) {
         rc = ffb_stmt_queue_execute(l->keys, l->tx, on_rows, l);
         if (rc == 0)
             l->pending = 2;
+    }
+    if (rc == 0) {
+        rc = ffb_stmt_queue_execute(l->ctx, l->tx, on_rows, l);
+        if (rc == 0)
+            l->pending = 3;
+    }
+    if (rc == 0) {
+        rc = ffb_stmt_queue_execute(l->routines, l->tx, on_rows, l);
+        if (rc == 0)
+            l->pending = 4;
     }
     if (rc < 0) {
         fail(l, rc, "queueing the catalog queries");

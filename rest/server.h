@@ -12,11 +12,15 @@
 
 typedef struct rest_app {
     const rest_config *cfg;
+    const struct rest_jwt_key *jwt; /* NULL: no jwt-secret */
     const rest_schema *schema;
     ffb_conn_options conn_opts;
     h2o_globalconf_t h2o;
     h2o_hostconf_t *host;
     h2o_hostconf_t *admin_host;
+    struct rest_loop *loops; /* for the reload (reload.c) */
+    int nloops;
+    struct rest_reload *reload;
 } rest_app;
 
 typedef struct rest_loop {
@@ -31,13 +35,25 @@ typedef struct rest_loop {
     uv_tcp_t listener;
     uv_tcp_t admin_listener;
     int has_admin;
-    ffb_uv_pool *pool;
+    ffb_uv_pool *pool;        /* no role, or db-anon-role */
+    size_t pool_share;        /* connections per pool on this loop */
+    struct rest_roles *roles; /* a pool per JWT role (roles.c) */
     uv_async_t stop;
+    uv_async_t reset; /* a reload published a new schema cache */
+    uv_signal_t sigusr1;
+    int old_pools_open; /* pools replaced by a reload, still closing */
     uv_signal_t sigterm;
     uv_signal_t sigint;
     int stopping;
     uv_thread_t thread;
 } rest_loop;
+
+/* The schema cache in use: a reload (SIGUSR1, POST /reload on the admin
+   port) publishes a new one; the old ones are kept until exit, so a
+   request may go on with the one it started with. */
+static inline const rest_schema *app_schema(const rest_app *app) {
+    return __atomic_load_n(&app->schema, __ATOMIC_ACQUIRE);
+}
 
 /* The handlers registered on the app's host configurations. */
 void rest_register_handlers(rest_app *app);

@@ -518,3 +518,5 @@ void rest_plan_dump(const rest_plan *plan, rbuf *b) {
     if (plan->embed)
         rest_embed_dump(plan->embed, b);
 }
+
+void rest_sql_quote_ident(rbuf *b, const char *name) { quote_ident(b, name); }

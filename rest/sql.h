@@ -91,4 +91,7 @@ void rest_quote_ident(rbuf *b, const char *name);
 /* SQL + params + count as text (golden files). */
 void rest_plan_dump(const rest_plan *plan, rbuf *out);
 
+/* `name` as a double-quoted identifier ("" for a quote). */
+void rest_sql_quote_ident(rbuf *b, const char *name);
+
 #endif

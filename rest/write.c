@@ -9,16 +9,27 @@
  * others back) and the rows of a PATCH/DELETE representation (their
  * number is not known, and an end written behind a fetch that did not
  * reach the block's end would commit half of it).
+ *
+ * It runs as the request's role (auth.h: a JWT's role, db-anon-role) on
+ * that role's pool (roles.h), and the request context block (context.h)
+ * goes in front of the statements in the same write. With db-pre-request
+ * the end waits for the block's answer: the procedure may refuse the
+ * request, and the statements behind it were executed all the same, so a
+ * commit written with them would keep what it refused (one round trip
+ * more).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "auth.h"
 #include "body.h"
 #include "buf.h"
+#include "context.h"
 #include "http.h"
 #include "json.h"
+#include "roles.h"
 #include "wsql.h"
 
 typedef struct wreq wreq;
@@ -49,6 +60,8 @@ struct wreq {
     int tx_applied; /* Preference-Applied: tx=... */
     const char *name;
     ffb_conn *conn;
+    ffb_uv_pool *pool; /* the role's: where the connection goes back */
+    rest_runas as;     /* its role and request context (auth.h) */
     ffb_tx *tx;
     ffb_stmt **stmts;
     wexec *ex;
@@ -86,7 +99,7 @@ static void w_fail(wreq *w, int code, const ffb_error *e) {
     if (w->failed)
         return;
     w->failed = 1;
-    rest_err_from_ffb(&w->err, code, e, 0);
+    rest_err_from_ffb(&w->err, code, e, w->as.auth.has_jwt);
 }
 
 /* ---- the response ------------------------------------------------------- */
@@ -179,12 +192,14 @@ static void finish(wreq *w) {
         rts = rest_http_conn_rts(w->conn) - w->rt0;
         for (size_t i = 0; w->stmts && i < w->plan.nstmts; i++)
             ffb_stmt_free(w->stmts[i]);
+        ffb_stmt_free(w->as.stmt);
+        w->as.stmt = NULL;
         ffb_tx_free(w->tx);
         w->tx = NULL;
         if (w->failed && w->err.status >= 500)
-            ffb_uv_pool_discard(w->lp->pool, w->conn);
+            ffb_uv_pool_discard(w->pool, w->conn);
         else
-            ffb_uv_pool_release(w->lp->pool, w->conn);
+            ffb_uv_pool_release(w->pool, w->conn);
         w->conn = NULL;
     }
     respond(w, rts, used);
@@ -396,8 +411,26 @@ static int bind_params(ffb_stmt *st, const rest_wstmt *ws) {
     return 0;
 }
 
+static void on_ctx(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    wreq *w = data;
+    /* db-pre-request refused: answered before the statements' answers,
+       so the end (queued once they are in) rolls back */
+    if (ffb_result_status(res) < 0)
+        w_fail(w, ffb_result_status(res), ffb_result_error(res));
+}
+
 static void run(wreq *w) {
     size_t n = w->plan.nstmts;
+    if (w->as.stmt) {
+        int rc = rest_runas_queue(&w->as, w->tx, on_ctx, w);
+        if (rc < 0) {
+            w_fail(w, rc, ffb_conn_error(w->conn));
+            w->pending = 0;
+            finish(w); /* nothing was queued */
+            return;
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         const rest_wstmt *ws = &w->plan.stmts[i];
         ffb_stmt *st = w->stmts[i];
@@ -418,7 +451,7 @@ static void run(wreq *w) {
                nothing of this statement went out */
             w_fail(w, rc, ffb_conn_error(w->conn));
             w->pending -= n - i;
-            if (i == 0)
+            if (i == 0 && !w->as.stmt)
                 finish(w); /* nothing was queued */
             else
                 queue_end(w); /* the executes queued before: rolled back */
@@ -428,7 +461,8 @@ static void run(wreq *w) {
     /* one statement whose rows all come with its execute: the end rides
        in the same write */
     if (n == 1 && !w->singular &&
-        (!w->plan.stmts[0].cursor || w->kind == REST_W_INSERT))
+        (!w->plan.stmts[0].cursor || w->kind == REST_W_INSERT) &&
+        !(w->as.stmt && w->app->cfg->db_pre_request))
         queue_end(w);
 }
 
@@ -464,7 +498,14 @@ static void start(wreq *w) {
     }
     w->pending = n;
     size_t waiting = 0;
-    for (size_t i = 0; i < n; i++) {
+    if (w->as.sql) {
+        int r = ffb_conn_queue_prepare(w->conn, w->tx, w->as.sql, w->as.sql_len,
+                                       &w->as.stmt, on_prepared, w);
+        if (r < 0)
+            w_fail(w, r, ffb_conn_error(w->conn));
+        waiting += r == 0;
+    }
+    for (size_t i = 0; !w->failed && i < n; i++) {
         const rest_wstmt *ws = &w->plan.stmts[i];
         int r = ffb_conn_queue_prepare(w->conn, w->tx, ws->sql.p, ws->sql.len,
                                        &w->stmts[i], on_prepared, w);
@@ -486,9 +527,11 @@ static void start(wreq *w) {
 
 static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
     wreq *w = data;
+    w->pool = pool;
     if (status < 0) {
         w->failed = 1;
-        rest_http_pool_failure(pool, status, &w->err);
+        rest_roles_acquire_error(pool, status, w->as.auth.role,
+                                 w->as.auth.has_jwt, &w->err);
         finish(w);
         return;
     }
@@ -535,6 +578,8 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
         : h2o_memis(req->method.base, req->method.len, H2O_STRLIT("PATCH"))
             ? REST_W_UPDATE
             : REST_W_DELETE;
+    if (rest_runas_request(app, req, &w->arena, &w->as, &err) < 0)
+        goto fail;
     if (rest_http_accept(req, &w->singular, &err) < 0)
         goto fail;
     const h2o_iovec_t *pv = rest_http_header(req, "prefer");
@@ -583,7 +628,7 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
         if (prc < 0)
             goto fail;
     }
-    if (rest_plan_write(&w->arena, app->schema, name, &w->q,
+    if (rest_plan_write(&w->arena, app_schema(app), name, &w->q,
                         has_body ? &w->body : NULL, &o, &w->plan, &err) < 0)
         goto fail;
     w->has_plan = 1;
@@ -598,13 +643,10 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
     }
     w->slot = h2o_mem_alloc_shared(&req->pool, sizeof *w->slot, w_slot_dispose);
     w->slot->w = w;
-    int rc = ffb_uv_pool_acquire(
-        w->lp->pool, cfg->db_pool_acquisition_timeout * 1000, on_conn, w);
-    if (rc < 0) {
-        rest_err_set(&err, 503, "PGRST001", NULL, "Database client error: %s",
-                     ffb_strerror(rc));
+    if (rest_roles_acquire(w->lp, w->as.auth.role, w->as.auth.has_jwt,
+                           cfg->db_pool_acquisition_timeout * 1000, on_conn, w,
+                           &err) < 0)
         goto fail;
-    }
     return 0;
 nomem:
     rest_err_set(&err, 500, "PGRST000", NULL, "out of memory");

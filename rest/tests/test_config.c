@@ -104,7 +104,16 @@ int main(void) {
     test_env();
     expect_error("nonsense\n", "f.conf:1: expected key = value");
     expect_error("\n\nbogus-key = 1\n", "f.conf:3: bogus-key: unknown");
-    expect_error("jwt-secret = \"x\"\n", "jwt-secret: not implemented yet");
+    expect_error("jwt-cache-max-entries = 10\n",
+                 "jwt-cache-max-entries: not implemented yet");
+    expect_error("jwt-alg = none\n", "jwt-alg: expected HS256, HS384 or HS512");
+    expect_error("db-request-context = sometimes\n",
+                 "db-request-context: expected auto, always or never");
+    expect_error("openapi-mode = follow-privileges\n",
+                 "follow-privileges is not implemented yet");
+    expect_error("openapi-mode = x\n",
+                 "expected ignore-privileges or disabled");
+    expect_error("jwt-secret-is-base64 = 2\n", "expected true or false");
     expect_error("db-pool = 0\n", "db-pool: expected an integer");
     expect_error("db-pool = 5x\n", "db-pool: expected an integer");
     expect_error("server-port = 70000\n", "server-port: expected a port");

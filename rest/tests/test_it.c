@@ -29,8 +29,11 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <openssl/hmac.h>
+#include <yajl/yajl_tree.h>
 
 #include "include/fastfb.h"
+#include "rest/tests/b64url.h"
 #include "tests/support/it.h"
 
 typedef it_target target;
@@ -254,12 +257,18 @@ static int start_server(const target *t, const char *extra_env) {
         setenv("PGRST_SERVER_MAX_IN_LIST", "50", 1);
         setenv("PGRST_SERVER_MAX_URL_LENGTH", "2000", 1);
         setenv("PGRST_DB_PROBE_ROWS", "3", 1);
-        if (extra_env) {
-            char kv[256];
-            snprintf(kv, sizeof kv, "%s", extra_env);
+        /* NAME=value lines */
+        for (const char *e = extra_env; e && *e;) {
+            char kv[1024];
+            const char *nl = strchr(e, '\n');
+            size_t kn = nl ? (size_t)(nl - e) : strlen(e);
+            snprintf(kv, sizeof kv, "%.*s", (int)kn, e);
             char *eq = strchr(kv, '=');
-            *eq = '\0';
-            setenv(kv, eq + 1, 1);
+            if (eq) {
+                *eq = '\0';
+                setenv(kv, eq + 1, 1);
+            }
+            e += kn + (nl != NULL);
         }
         if (lsan_supp) {
             /* h2o's per-thread recycle lists (lsan.supp) */
@@ -764,7 +773,7 @@ static void test_rest_errors(void **state) {
     http("GET", p, NULL, &r);
     assert_int_equal(r.status, 414);
     assert_non_null(strstr(r.body, "longer than 2000 bytes"));
-    /* PUT, RPC, OpenAPI: not yet; an empty POST body: PGRST102 */
+    /* PUT: not yet; an empty POST body: PGRST102 */
     path(p, sizeof p, tname, NULL);
     http("PUT", p, "Content-Length: 0\r\n", &r);
     assert_int_equal(r.status, 400);
@@ -773,7 +782,8 @@ static void test_rest_errors(void **state) {
     assert_int_equal(r.status, 400);
     assert_non_null(strstr(r.body, "\"PGRST102\""));
     http("GET", "/rpc/f", NULL, &r);
-    assert_non_null(strstr(r.body, "\"PGRST127\""));
+    assert_int_equal(r.status, 404);
+    assert_non_null(strstr(r.body, "\"PGRST202\""));
     http("GET", "/a/b", NULL, &r);
     assert_int_equal(r.status, 404);
     assert_non_null(strstr(r.body, "\"PGRST125\""));
@@ -1036,8 +1046,9 @@ static void test_rest_bad_start(void **state) {
     assert_int_equal(run_once("PGRST_DB_POOL=0", out, sizeof out), 2);
     assert_non_null(strstr(out, "environment PGRST_DB_POOL: db-pool: "
                                 "expected an integer from 1 to 4096"));
-    assert_int_equal(run_once("PGRST_JWT_SECRET=x", out, sizeof out), 2);
-    assert_non_null(strstr(out, "jwt-secret: not implemented yet"));
+    assert_int_equal(run_once("PGRST_JWT_CACHE_MAX_ENTRIES=5", out, sizeof out),
+                     2);
+    assert_non_null(strstr(out, "jwt-cache-max-entries: not implemented yet"));
     assert_int_equal(run_once("PGRST_SERVER_PORT=3000", out, sizeof out), 2);
     assert_non_null(strstr(out, "db-uri is required"));
     int port = free_port(); /* nothing listens there */
@@ -1069,6 +1080,820 @@ static size_t pick_servers(const char *pick[8]) {
 }
 
 #ifndef REST_IT_NO_MAIN /* test_embed.c reuses the helpers above */
+
+/* ---- JWT and roles (issue 13 item 3) ------------------------------------ */
+
+#define JWT_SECRET "it-secret-it-secret-it-secret-0123456789"
+
+/* "Authorization: Bearer <HS256 token of `claims`>\r\n" */
+static void bearer(const char *alg, const char *claims, const char *key,
+                   char *out, size_t n) {
+    char h[128], c[1024], tok[2048];
+    unsigned char mac[32];
+    unsigned ml = 0;
+    char hj[64];
+    snprintf(hj, sizeof hj, "{\"alg\":\"%s\",\"typ\":\"JWT\"}", alg);
+    b64url((const unsigned char *)hj, strlen(hj), h);
+    b64url((const unsigned char *)claims, strlen(claims), c);
+    snprintf(tok, sizeof tok, "%s.%s", h, c);
+    HMAC(EVP_sha256(), key, (int)strlen(key), (unsigned char *)tok, strlen(tok),
+         mac, &ml);
+    strcat(tok, ".");
+    if (strcmp(alg, "none") != 0)
+        b64url(mac, ml, tok + strlen(tok));
+    snprintf(out, n, "Authorization: Bearer %s\r\n", tok);
+}
+
+/* The exception <tx> and the db-pre-request procedure <tp> that raises it
+   when the request has an X-Deny header, executable by `role`. */
+static void make_pre_request(ffb_conn *c, const char *tp, const char *tx,
+                             const char *role) {
+    char sql[512];
+    snprintf(sql, sizeof sql, "CREATE EXCEPTION %s 'denied by pre-request'",
+             tx);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql,
+             "CREATE PROCEDURE %s AS BEGIN IF (RDB$GET_CONTEXT("
+             "'USER_TRANSACTION', 'request.header.x-deny') IS NOT NULL) THEN "
+             "EXCEPTION %s; END",
+             tp, tx);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT EXECUTE ON PROCEDURE %s TO ROLE %s", tp,
+             role);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT USAGE ON EXCEPTION %s TO PROCEDURE %s", tx,
+             tp);
+    exec_sql(c, sql);
+}
+
+/* PGRST_DB_URI as FFBTEST on `t`'s server, the JWT secret, then `extra`. */
+static void ffbtest_env(const target *t, const char *extra, char *env,
+                        size_t n) {
+    char host[64], port[16], db[512];
+    env_of(t, "HOST", host, sizeof host);
+    env_of(t, "PORT", port, sizeof port);
+    env_of(t, "DB", db, sizeof db);
+    snprintf(env, n,
+             "PGRST_DB_URI=firebird://FFBTEST:ffbpass@%s:%s/%s\n"
+             "PGRST_JWT_SECRET=" JWT_SECRET "\n%s",
+             host, port, db, extra);
+}
+
+/* A non-SYSDBA user (FFBTEST of servers.env) with role <pid>A, granted
+   SELECT on one table only; role <pid>B exists but is not granted. */
+static void test_rest_jwt_roles(void **state) {
+    target *t = *state;
+    char sql[512], ta[80], tb[80], ra[40], rb[40], p[256], h[2400];
+    char env[1400], claims[256], lra[40];
+    memset(env, 0, sizeof env);
+    resp r;
+    int pid = (int)getpid();
+    snprintf(ta, sizeof ta, "%s_JA", t->table);
+    snprintf(tb, sizeof tb, "%s_JB", t->table);
+    snprintf(ra, sizeof ra, "R%dA", pid);
+    snprintf(rb, sizeof rb, "R%dB", pid);
+    snprintf(lra, sizeof lra, "r%da", pid);
+    ffb_conn *c = open_conn(t);
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s (ID INTEGER NOT NULL PRIMARY KEY)", ta);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s (ID INTEGER NOT NULL PRIMARY KEY)", tb);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (7)", ta);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "CREATE ROLE %s", ra);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "CREATE ROLE %s", rb);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT SELECT ON %s TO ROLE %s", ta, ra);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT %s TO USER FFBTEST", ra);
+    exec_sql(c, sql);
+    /* the request context: a view reads it (db-request-context = auto
+       finds `request.` in its source), a db-pre-request procedure may
+       refuse the request */
+    char tv[80], tp[80], tx[80];
+    snprintf(tv, sizeof tv, "%s_CV", t->table);
+    snprintf(tp, sizeof tp, "%s_PRE", t->table);
+    snprintf(tx, sizeof tx, "%s_EX", t->table);
+    snprintf(sql, sizeof sql,
+             "CREATE VIEW %s (M, P, SUB, H, L) AS SELECT "
+             "RDB$GET_CONTEXT('USER_TRANSACTION', 'request.method'), "
+             "RDB$GET_CONTEXT('USER_TRANSACTION', 'request.path'), "
+             "RDB$GET_CONTEXT('USER_TRANSACTION', 'request.jwt.claim.sub'), "
+             "RDB$GET_CONTEXT('USER_TRANSACTION', 'request.header.x-test'), "
+             "RDB$GET_CONTEXT('USER_TRANSACTION', 'request.header.x-long') "
+             "FROM RDB$DATABASE",
+             tv);
+    exec_sql(c, sql);
+    make_pre_request(c, tp, tx, ra);
+    snprintf(sql, sizeof sql, "GRANT SELECT ON %s TO ROLE %s", tv, ra);
+    exec_sql(c, sql);
+    assert_int_equal(stop_server(), 0);
+    char pre[120];
+    snprintf(pre, sizeof pre, "PGRST_DB_PRE_REQUEST=%s", tp);
+    ffbtest_env(t, pre, env, sizeof env);
+    assert_int_equal(start_server(t, env), 0);
+    char la[80], lb[80];
+    snprintf(la, sizeof la, "%s", ta);
+    snprintf(lb, sizeof lb, "%s", tb);
+    for (char *q = la; *q; q++)
+        *q = (char)(*q >= 'A' && *q <= 'Z' ? *q - 'A' + 'a' : *q);
+    for (char *q = lb; *q; q++)
+        *q = (char)(*q >= 'A' && *q <= 'Z' ? *q - 'A' + 'a' : *q);
+
+    /* no token, no db-anon-role: PostgREST's 401, no database work */
+    path(p, sizeof p, la, NULL);
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 401,
+           "{\"code\":\"PGRST302\",\"message\":\"Anonymous access is "
+           "disabled\",\"details\":null,\"hint\":null}");
+    assert_string_equal(hdr(&r, "www-authenticate"), "Bearer");
+    assert_int_equal(rts(&r), -1);
+
+    /* the granted role, named in lower case as PostgreSQL roles are */
+    snprintf(claims, sizeof claims, "{\"role\":\"%s\",\"exp\":%lld}", lra,
+             (long long)time(NULL) + 600);
+    bearer("HS256", claims, JWT_SECRET, h, sizeof h);
+    http("GET", p, h, &r);
+    EXPECT(&r, 200, "[{\"id\":7}]");
+    /* the role's first request on the loop: its pool's first connection
+       is checked (SELECT CURRENT_ROLE, not counted here), then cold: the
+       prepare with the start (FB4 1) or after it (FB3 2), the execute +
+       fetch + commit (1) */
+    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
+    http("GET", p, h, &r);
+    EXPECT(&r, 200, "[{\"id\":7}]");
+    assert_int_equal(rts(&r), 1); /* warm: one write */
+    /* the context rode in those writes: the view sees it */
+    char lv[80], hx[3000], lng[400];
+    snprintf(lv, sizeof lv, "%s", tv);
+    for (char *q = lv; *q; q++)
+        *q = (char)(*q >= 'A' && *q <= 'Z' ? *q - 'A' + 'a' : *q);
+    snprintf(claims, sizeof claims, "{\"role\":\"%s\",\"sub\":\"u1\"}", lra);
+    bearer("HS256", claims, JWT_SECRET, h, sizeof h);
+    memset(lng, 'x', 300);
+    lng[300] = '\0';
+    /* x-long is 300 bytes: more than VARCHAR(255), left out (NULL) */
+    snprintf(hx, sizeof hx, "%sX-Test: hello\r\nX-Long: %s\r\n", h, lng);
+    char pv[256];
+    path(pv, sizeof pv, lv, NULL);
+    http("GET", pv, hx, &r);
+    char want[512];
+    snprintf(want, sizeof want,
+             "[{\"m\":\"GET\",\"p\":\"/%s\",\"sub\":\"u1\",\"h\":\"hello\","
+             "\"l\":null}]",
+             lv);
+    EXPECT(&r, 200, want);
+    /* cold: the block's prepare rides with the view's */
+    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
+    http("GET", pv, hx, &r);
+    EXPECT(&r, 200, want);
+    assert_int_equal(rts(&r), 1); /* warm: block, execute, commit: one write */
+    /* db-pre-request refuses: its exception (isc_except, 400) */
+    snprintf(hx, sizeof hx, "%sX-Deny: 1\r\n", h);
+    http("GET", pv, hx, &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "denied by pre-request"));
+    assert_int_equal(rts(&r), 1); /* all in the same write still */
+    /* "bearer" in lower case is the same scheme */
+    char hl[2400];
+    snprintf(hl, sizeof hl, "authorization: bearer %s", h + 22);
+    http("GET", p, hl, &r);
+    assert_int_equal(r.status, 200);
+
+    /* the other table: the role has no SELECT on it; with a token that is
+       403 (no_priv, SQLSTATE 28000) */
+    path(p, sizeof p, lb, NULL);
+    http("GET", p, h, &r);
+    if (r.status != 403)
+        fprintf(stderr, "got %d %s\n", r.status, r.body);
+    assert_int_equal(r.status, 403);
+    assert_non_null(strstr(r.body, "\"code\":\"28000\""));
+    if (!strstr(r.body, "no SELECT access to TABLE"))
+        fprintf(stderr, "body %s\n", r.body);
+    assert_non_null(strstr(r.body, "no SELECT access to TABLE"));
+    /* the prepare fails: FB4 1 (with the start), FB3 2 (start, prepare) */
+    assert_int_equal(rts(&r), t->version == 3 ? 2 : 1);
+
+    /* a role that exists but is not granted: Firebird would attach with
+       NONE; ffb-rest refuses (PostgreSQL's SET ROLE error), no fallback */
+    snprintf(claims, sizeof claims, "{\"role\":\"%s\"}", rb);
+    bearer("HS256", claims, JWT_SECRET, h, sizeof h);
+    path(p, sizeof p, la, NULL);
+    for (int i = 0; i < 2; i++) { /* checked, then remembered */
+        http("GET", p, h, &r);
+        char want[200];
+        snprintf(want, sizeof want,
+                 "{\"code\":\"42501\",\"message\":\"permission denied to "
+                 "set role \\\"%s\\\"\",\"details\":null,\"hint\":null}",
+                 rb);
+        EXPECT(&r, 403, want);
+    }
+    /* a role that does not exist */
+    snprintf(claims, sizeof claims, "{\"role\":\"nosuch%d\"}", pid);
+    bearer("HS256", claims, JWT_SECRET, h, sizeof h);
+    http("GET", p, h, &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "\"code\":\"22023\""));
+    assert_non_null(strstr(r.body, "does not exist"));
+    /* a role name Firebird could not take unquoted */
+    bearer("HS256", "{\"role\":\"a b\"}", JWT_SECRET, h, sizeof h);
+    http("GET", p, h, &r);
+    assert_int_equal(r.status, 400);
+
+    /* refusals of the token itself: 401 with WWW-Authenticate */
+    snprintf(claims, sizeof claims, "{\"role\":\"%s\",\"exp\":%lld}", lra,
+             (long long)time(NULL) - 60);
+    bearer("HS256", claims, JWT_SECRET, h, sizeof h);
+    http("GET", p, h, &r);
+    EXPECT(&r, 401,
+           "{\"code\":\"PGRST303\",\"message\":\"JWT expired\","
+           "\"details\":null,\"hint\":null}");
+    assert_string_equal(hdr(&r, "www-authenticate"),
+                        "Bearer error=\"invalid_token\", "
+                        "error_description=\"JWT expired\"");
+    assert_string_equal(hdr(&r, "proxy-status"), "ffb-rest; error=PGRST303");
+    snprintf(claims, sizeof claims, "{\"role\":\"%s\"}", lra);
+    bearer("none", claims, JWT_SECRET, h, sizeof h);
+    http("GET", p, h, &r);
+    assert_int_equal(r.status, 401);
+    assert_non_null(strstr(r.body, "Wrong or unsupported encoding algorithm"));
+    bearer("HS256", claims, "wrong-secret-wrong-secret-wrong-secret", h,
+           sizeof h);
+    http("GET", p, h, &r);
+    assert_int_equal(r.status, 401);
+    assert_non_null(strstr(r.body, "JWT cryptographic operation failed"));
+    assert_string_equal(hdr(&r, "www-authenticate"),
+                        "Bearer error=\"invalid_token\", "
+                        "error_description=\"JWT cryptographic operation "
+                        "failed\"");
+    /* no role claim and no db-anon-role */
+    bearer("HS256", "{\"sub\":\"x\"}", JWT_SECRET, h, sizeof h);
+    http("GET", p, h, &r);
+    assert_int_equal(r.status, 401);
+    assert_non_null(strstr(r.body, "PGRST302"));
+    http("GET", p, "Authorization: Bearer a.b\r\n", &r);
+    assert_int_equal(r.status, 401);
+    assert_non_null(strstr(r.body, "Expected 3 parts in JWT; got 2"));
+
+    /* db-request-context = never: the view sees nothing; the
+       pre-request still runs */
+    assert_int_equal(stop_server(), 0);
+    char env2[1600];
+    snprintf(env2, sizeof env2, "%s\nPGRST_DB_REQUEST_CONTEXT=never", env);
+    assert_int_equal(start_server(t, env2), 0);
+    snprintf(claims, sizeof claims, "{\"role\":\"%s\",\"sub\":\"u1\"}", lra);
+    bearer("HS256", claims, JWT_SECRET, h, sizeof h);
+    http("GET", pv, h, &r);
+    EXPECT(&r, 200,
+           "[{\"m\":null,\"p\":null,\"sub\":null,\"h\":null,\"l\":null}]");
+    snprintf(hx, sizeof hx, "%sX-Deny: 1\r\n", h);
+    http("GET", pv, hx, &r);
+    assert_int_equal(r.status, 200); /* never: the header is not set */
+
+    assert_int_equal(stop_server(), 0);
+    snprintf(sql, sizeof sql, "DROP VIEW %s", tv);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "DROP PROCEDURE %s", tp);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "DROP EXCEPTION %s", tx);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "DROP TABLE %s", ta);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "DROP TABLE %s", tb);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "DROP ROLE %s", ra);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "DROP ROLE %s", rb);
+    exec_sql(c, sql);
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    /* the view is gone: db-request-context = auto finds nothing again */
+    assert_int_equal(start_server(t, NULL), 0);
+}
+
+/* ---- JWT and the request context with writes and embeds ------------------ */
+
+static void lower(char *s) {
+    for (; *s; s++)
+        *s = (char)(*s >= 'A' && *s <= 'Z' ? *s - 'A' + 'a' : *s);
+}
+
+/* As FFBTEST with role <pid>W (JWT): a parent table <T>_JW (the role may
+   read and write it; a trigger fills NAME from the request context) and
+   a child <T>_JWC (read only). The combined cases: a write under the
+   token's role, a write with the context block in front, an embed read
+   with a token, each warm in one round trip; with db-pre-request a write
+   waits for the block's answer (2), and a refusal writes nothing. */
+static void test_rest_jwt_writes_embeds(void **state) {
+    target *t = *state;
+    char sql[700], tw[80], twc[80], lw[80], lwc[80], rw[40], lrw[40];
+    char tp[80], tx[80], env[1400], env2[1600];
+    char claims[256], h[2400], hx[2600], p[256], want[512];
+    resp r;
+    int pid = (int)getpid();
+    snprintf(tw, sizeof tw, "%s_JW", t->table);
+    snprintf(twc, sizeof twc, "%s_JWC", t->table);
+    snprintf(tp, sizeof tp, "%s_JPRE", t->table);
+    snprintf(tx, sizeof tx, "%s_JEX", t->table);
+    snprintf(rw, sizeof rw, "R%dW", pid);
+    snprintf(lw, sizeof lw, "%s", tw);
+    snprintf(lwc, sizeof lwc, "%s", twc);
+    snprintf(lrw, sizeof lrw, "%s", rw);
+    lower(lw);
+    lower(lwc);
+    lower(lrw);
+    ffb_conn *c = open_conn(t);
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s (ID INTEGER NOT NULL PRIMARY KEY, NAME "
+             "VARCHAR(40))",
+             tw);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s (ID INTEGER NOT NULL PRIMARY KEY, W_ID INTEGER "
+             "REFERENCES %s (ID))",
+             twc, tw);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql,
+             "CREATE TRIGGER %s_BI FOR %s BEFORE INSERT AS BEGIN IF (NEW.NAME "
+             "IS NULL) THEN NEW.NAME = RDB$GET_CONTEXT('USER_TRANSACTION', "
+             "'request.header.x-who'); END",
+             tw, tw);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (1, 'one')", tw);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (10, 1)", twc);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (11, 1)", twc);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "CREATE ROLE %s", rw);
+    exec_sql(c, sql);
+    make_pre_request(c, tp, tx, rw);
+    /* a procedure that writes, for RPC POST */
+    char tr[80], lr[80];
+    snprintf(tr, sizeof tr, "%s_JINS", t->table);
+    snprintf(lr, sizeof lr, "%s", tr);
+    lower(lr);
+    snprintf(sql, sizeof sql,
+             "CREATE PROCEDURE %s (I INTEGER) AS BEGIN INSERT INTO %s (ID, "
+             "NAME) VALUES (:I, 'rpc'); END",
+             tr, tw);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT INSERT ON %s TO PROCEDURE %s", tw, tr);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT EXECUTE ON PROCEDURE %s TO ROLE %s", tr,
+             rw);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql,
+             "GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO ROLE %s", tw, rw);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT SELECT ON %s TO ROLE %s", twc, rw);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT %s TO USER FFBTEST", rw);
+    exec_sql(c, sql);
+    assert_int_equal(stop_server(), 0);
+    ffbtest_env(t, "PGRST_DB_REQUEST_CONTEXT=always", env, sizeof env);
+    assert_int_equal(start_server(t, env), 0);
+    snprintf(claims, sizeof claims, "{\"role\":\"%s\"}", lrw);
+    bearer("HS256", claims, JWT_SECRET, h, sizeof h);
+
+    /* a write with a token, under the token's role, the context block in
+       front (db-request-context = always): the trigger reads X-Who */
+    path(p, sizeof p, lw, NULL);
+    snprintf(hx, sizeof hx, "%sX-Who: ctx-a\r\n", h);
+    http_json("POST", p, hx, "{\"id\":2}", &r);
+    EXPECT(&r, 201, "");
+    /* the role's first request: its check is not counted; then cold:
+       block and INSERT prepared with the start (FB4 1) or after it (FB3
+       2), then block + execute + commit (1) */
+    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
+    snprintf(hx, sizeof hx, "%sX-Who: ctx-b\r\n", h);
+    http_json("POST", p, hx, "{\"id\":3}", &r);
+    EXPECT(&r, 201, "");
+    /* warm: start, the context block, the INSERT block, the commit in one
+       write */
+    assert_int_equal(rts(&r), 1);
+    /* PATCH and DELETE with the token: warm after their cold first */
+    char pq[256];
+    path(pq, sizeof pq, lw, "id=eq.3");
+    http_json("PATCH", pq, h, "{\"name\":\"patched\"}", &r);
+    EXPECT(&r, 204, "");
+    http_json("PATCH", pq, h, "{\"name\":\"patched2\"}", &r);
+    EXPECT(&r, 204, "");
+    assert_int_equal(rts(&r), 1); /* warm: block, UPDATE, commit */
+    /* the rows: the trigger saw the header of each write */
+    path(p, sizeof p, lw, "select=id,name&order=id");
+    http("GET", p, h, &r);
+    EXPECT(&r, 200,
+           "[{\"id\":1,\"name\":\"one\"},{\"id\":2,\"name\":\"ctx-a\"},"
+           "{\"id\":3,\"name\":\"patched2\"}]");
+    /* the role may not write the child table: the server refuses it under
+       the role (no_priv, 403 with a token) */
+    path(p, sizeof p, lwc, NULL);
+    http_json("POST", p, h, "{\"id\":12,\"w_id\":1}", &r);
+    if (r.status != 403)
+        fprintf(stderr, "got %d %s\n", r.status, r.body);
+    assert_int_equal(r.status, 403);
+    assert_non_null(strstr(r.body, "no INSERT access"));
+
+    /* an embed read with a token: the block in front of the top level,
+       the child level and the commit in the same write */
+    char eq[160];
+    snprintf(eq, sizeof eq, "select=id,%s(id)&id=eq.1", lwc);
+    path(p, sizeof p, lw, eq);
+    http("GET", p, h, &r);
+    snprintf(want, sizeof want, "[{\"id\":1,\"%s\":[{\"id\":10},{\"id\":11}]}]",
+             lwc);
+    EXPECT(&r, 200, want);
+    http("GET", p, h, &r);
+    EXPECT(&r, 200, want);
+    assert_int_equal(rts(&r), 1); /* warm: block, both levels, commit */
+
+    /* with db-pre-request: a write's end waits for the block's answer */
+    assert_int_equal(stop_server(), 0);
+    snprintf(env2, sizeof env2, "%s\nPGRST_DB_PRE_REQUEST=%s", env, tp);
+    assert_int_equal(start_server(t, env2), 0);
+    path(p, sizeof p, lw, NULL);
+    http_json("POST", p, h, "{\"id\":4}", &r);
+    EXPECT(&r, 201, "");
+    http_json("POST", p, h, "{\"id\":5}", &r);
+    EXPECT(&r, 201, "");
+    /* warm: start, block (+ procedure), INSERT block (1); the commit once
+       the block's answer is in (1) */
+    assert_int_equal(rts(&r), 2);
+    /* the procedure refuses: the INSERT sent behind the block is rolled
+       back */
+    snprintf(hx, sizeof hx, "%sX-Deny: 1\r\n", h);
+    http_json("POST", p, hx, "{\"id\":6}", &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "denied by pre-request"));
+    assert_int_equal(rts(&r), 2); /* as above, the end a rollback */
+    http_json("POST", p, hx, "{\"id\":6}", &r);
+    assert_int_equal(r.status, 400);
+    /* RPC POST of a procedure that writes: the same rule */
+    char rp[120];
+    snprintf(rp, sizeof rp, "/rpc/%s", lr);
+    http_json("POST", rp, h, "{\"i\":7}", &r);
+    EXPECT(&r, 204, "");
+    http_json("POST", rp, h, "{\"i\":8}", &r);
+    EXPECT(&r, 204, "");
+    /* warm: start, block, the call (1); the commit once the block's answer
+       is in (1) */
+    assert_int_equal(rts(&r), 2);
+    http_json("POST", rp, hx, "{\"i\":9}", &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "denied by pre-request"));
+    assert_int_equal(rts(&r), 2); /* the end a rollback */
+    path(p, sizeof p, lw, "select=id&id=gt.3&order=id");
+    http("GET", p, h, &r);
+    EXPECT(&r, 200, "[{\"id\":4},{\"id\":5},{\"id\":7},{\"id\":8}]");
+
+    assert_int_equal(stop_server(), 0);
+    const char *drops[] = {"DROP PROCEDURE %s", "DROP TABLE %s",
+                           "DROP TABLE %s",     "DROP PROCEDURE %s",
+                           "DROP EXCEPTION %s", "DROP ROLE %s"};
+    const char *what[] = {tr, twc, tw, tp, tx, rw};
+    for (size_t i = 0; i < 6; i++) {
+        snprintf(sql, sizeof sql, drops[i], what[i]);
+        exec_sql(c, sql);
+    }
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    assert_int_equal(start_server(t, NULL), 0);
+}
+
+/* ---- CORS, OPTIONS, OpenAPI, schema reload (issue 13 item 5) ------------ */
+
+static void admin(const char *method, const char *path, resp *r) {
+    char req[256];
+    int n = snprintf(req, sizeof req,
+                     "%s %s HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                     "Connection: close\r\n\r\n",
+                     method, path);
+    http_raw(srv.admin_port, req, (size_t)n, r);
+}
+
+static void test_rest_cors_options(void **state) {
+    (void)state;
+    resp r;
+    char p[256];
+    path(p, sizeof p, tname, NULL);
+    /* a preflight: answered without the database */
+    http("OPTIONS", p,
+         "Origin: http://example.com\r\nAccess-Control-Request-Method: "
+         "POST\r\nAccess-Control-Request-Headers: Foo, bar, accept\r\n",
+         &r);
+    EXPECT(&r, 200, "");
+    assert_string_equal(hdr(&r, "access-control-allow-origin"), "*");
+    assert_string_equal(hdr(&r, "access-control-allow-methods"),
+                        "GET, POST, PATCH, PUT, DELETE, OPTIONS, HEAD");
+    assert_string_equal(hdr(&r, "access-control-allow-headers"),
+                        "Authorization, Foo, bar, accept, Accept-Language, "
+                        "Content-Language");
+    assert_string_equal(hdr(&r, "access-control-max-age"), "86400");
+    assert_int_equal(rts(&r), -1);
+    /* a read with Origin */
+    path(p, sizeof p, tname, "select=id&id=eq.4");
+    http("GET", p, NULL, &r); /* warms the statement (a restart before) */
+    http("GET", p, "Origin: http://example.com\r\n", &r);
+    EXPECT(&r, 200, "[{\"id\":4}]");
+    assert_string_equal(hdr(&r, "access-control-allow-origin"), "*");
+    assert_string_equal(hdr(&r, "access-control-expose-headers"),
+                        "Content-Encoding, Content-Location, Content-Range, "
+                        "Content-Type, Date, Location, Server, "
+                        "Transfer-Encoding, Range-Unit");
+    assert_int_equal(rts(&r), 1); /* warm: CORS costs nothing */
+    /* errors carry them too */
+    http("GET", "/nosuchtable", "Origin: http://example.com\r\n", &r);
+    assert_int_equal(r.status, 404);
+    assert_string_equal(hdr(&r, "access-control-allow-origin"), "*");
+    /* no Origin: no CORS headers */
+    http("GET", p, NULL, &r);
+    assert_string_equal(hdr(&r, "access-control-allow-origin"), "");
+    /* OPTIONS without a preflight: Allow */
+    path(p, sizeof p, tname, NULL);
+    http("OPTIONS", p, NULL, &r);
+    EXPECT(&r, 200, "");
+    assert_string_equal(hdr(&r, "allow"), "OPTIONS,GET,HEAD,POST,PATCH,DELETE");
+    assert_int_equal(rts(&r), -1);
+    http("OPTIONS", "/", NULL, &r);
+    assert_string_equal(hdr(&r, "allow"), "OPTIONS,GET,HEAD");
+    http("OPTIONS", "/nosuchtable", NULL, &r);
+    assert_int_equal(r.status, 404);
+    assert_non_null(strstr(r.body, "PGRST205"));
+}
+
+static void test_rest_openapi(void **state) {
+    (void)state;
+    resp r;
+    http("GET", "/", "Accept: application/openapi+json\r\n", &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(hdr(&r, "content-type"),
+                        "application/openapi+json; charset=utf-8");
+    assert_int_equal(rts(&r), -1); /* from the schema cache alone */
+    char eb[128];
+    yajl_val doc = yajl_tree_parse(r.body, eb, sizeof eb);
+    if (!doc)
+        fprintf(stderr, "not JSON: %s\n%.400s\n", eb, r.body);
+    assert_non_null(doc);
+    const char *sw[] = {"swagger", NULL};
+    yajl_val v = yajl_tree_get(doc, sw, yajl_t_string);
+    assert_non_null(v);
+    assert_string_equal(YAJL_GET_STRING(v), "2.0");
+    char pth[128];
+    snprintf(pth, sizeof pth, "/%s", tname);
+    const char *pp[] = {"paths", pth,           "get", "responses",
+                        "200",   "description", NULL};
+    v = yajl_tree_get(doc, pp, yajl_t_string);
+    assert_non_null(v);
+    const char *pk[] = {"definitions", tname,         "properties",
+                        "id",          "description", NULL};
+    v = yajl_tree_get(doc, pk, yajl_t_string);
+    assert_non_null(v);
+    assert_string_equal(YAJL_GET_STRING(v),
+                        "Note:\nThis is a Primary Key.<pk/>");
+    const char *nm[] = {"definitions", tname,       "properties",
+                        "name",        "maxLength", NULL};
+    v = yajl_tree_get(doc, nm, yajl_t_number);
+    assert_non_null(v);
+    assert_int_equal(YAJL_GET_INTEGER(v), 40);
+    const char *pr[] = {"definitions", tname,    "properties",
+                        "price",       "format", NULL};
+    v = yajl_tree_get(doc, pr, yajl_t_string);
+    assert_string_equal(YAJL_GET_STRING(v), "numeric");
+    const char *rq[] = {"definitions", tname, "required", NULL};
+    v = yajl_tree_get(doc, rq, yajl_t_array);
+    assert_non_null(v);
+    assert_int_equal(v->u.array.len, 2); /* id, name: NOT NULL, no default */
+    assert_string_equal(YAJL_GET_STRING(v->u.array.values[1]), "name");
+    yajl_tree_free(doc);
+    http("GET", "/", "Accept: text/csv\r\n", &r);
+    assert_int_equal(r.status, 406);
+    http("HEAD", "/", NULL, &r);
+    assert_int_equal(r.status, 200);
+}
+
+static void test_rest_reload(void **state) {
+    target *t = *state;
+    resp r;
+    char sql[256], p[256], low[80];
+    ffb_conn *c = open_conn(t);
+    snprintf(sql, sizeof sql, "CREATE TABLE %s_RL (ID INTEGER)", t->table);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "INSERT INTO %s_RL VALUES (1)", t->table);
+    exec_sql(c, sql);
+    snprintf(low, sizeof low, "%s_rl", tname);
+    path(p, sizeof p, low, NULL);
+    http("GET", p, NULL, &r);
+    assert_int_equal(r.status, 404); /* not in the cache yet */
+    admin("GET", "/reload", &r);
+    assert_int_equal(r.status, 405);
+    admin("POST", "/reload", &r);
+    if (r.status != 200)
+        fprintf(stderr, "reload: %d %s\n", r.status, r.body);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "schema cache reloaded:"));
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200, "[{\"id\":1}]");
+    /* a new pool (the reload replaced it: no statement cached): cold */
+    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
+    http("GET", p, NULL, &r);
+    assert_int_equal(rts(&r), 1);
+    /* SIGUSR1 */
+    snprintf(sql, sizeof sql, "CREATE TABLE %s_RM (ID INTEGER)", t->table);
+    exec_sql(c, sql);
+    snprintf(low, sizeof low, "%s_rm", tname);
+    path(p, sizeof p, low, NULL);
+    kill(srv.pid, SIGUSR1);
+    int64_t end = now_ms() + 10000;
+    do {
+        struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+        http("GET", p, NULL, &r);
+    } while (r.status != 200 && now_ms() < end);
+    EXPECT(&r, 200, "[]");
+    /* the live server still serves the rest */
+    http("GET", "/live", NULL, &r);
+    /* the statements of the new tables go with the server */
+    assert_int_equal(stop_server(), 0);
+    snprintf(sql, sizeof sql, "DROP TABLE %s_RL", t->table);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "DROP TABLE %s_RM", t->table);
+    exec_sql(c, sql);
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    assert_int_equal(start_server(t, NULL), 0);
+}
+
+/* ---- RPC (issue 13 item 5) ---------------------------------------------- */
+
+static void rpc_post(const char *path, const char *json, resp *r) {
+    char h[256];
+    snprintf(h, sizeof h,
+             "Content-Type: application/json\r\nContent-Length: %zu\r\n",
+             strlen(json));
+    char req[4096];
+    int n = snprintf(req, sizeof req,
+                     "POST %s HTTP/1.1\r\nHost: localhost\r\nConnection: "
+                     "close\r\n%s\r\n%s",
+                     path, h, json);
+    http_raw(srv.port, req, (size_t)n, r);
+}
+
+static void test_rest_rpc(void **state) {
+    target *t = *state;
+    resp r;
+    char sql[700], p[256], n[80];
+    int cold = t->version == 3 ? 3 : 2; /* FB3 prepares after the start */
+    ffb_conn *c = open_conn(t);
+    assert_int_equal(stop_server(), 0);
+    snprintf(sql, sizeof sql,
+             "CREATE PROCEDURE %s_SP (N INTEGER, STEP INTEGER = 1) RETURNS (I "
+             "INTEGER, SQ BIGINT) AS DECLARE K INTEGER = 1; BEGIN WHILE (K <= "
+             "N) DO BEGIN I = K; SQ = K * K; SUSPEND; K = K + STEP; END END",
+             t->table);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql,
+             "CREATE PROCEDURE %s_EP (A INTEGER, B INTEGER) RETURNS (S "
+             "INTEGER, P INTEGER) AS BEGIN S = A + B; P = A * B; END",
+             t->table);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql,
+             "CREATE FUNCTION %s_ADD (A INTEGER, B INTEGER) RETURNS INTEGER AS "
+             "BEGIN RETURN A + B; END",
+             t->table);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "CREATE TABLE %s_RW (X INTEGER)", t->table);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql,
+             "CREATE PROCEDURE %s_WP (X INTEGER) AS BEGIN INSERT INTO %s_RW "
+             "VALUES (:X); END",
+             t->table, t->table);
+    exec_sql(c, sql);
+    assert_int_equal(start_server(t, NULL), 0);
+
+    /* a selectable procedure: rows; the trailing STEP takes its default */
+    snprintf(n, sizeof n, "%s_sp", tname);
+    snprintf(p, sizeof p, "/rpc/%s?n=3", n);
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200,
+           "[{\"i\":1,\"sq\":1},{\"i\":2,\"sq\":4},{\"i\":3,\"sq\":9}]");
+    assert_string_equal(hdr(&r, "content-range"), "0-2/*");
+    assert_int_equal(rts(&r), cold);
+    http("GET", p, NULL, &r);
+    assert_int_equal(rts(&r), 1); /* warm: start, execute + rows, commit */
+    snprintf(p, sizeof p, "/rpc/%s?N=5&step=2", n);
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200,
+           "[{\"i\":1,\"sq\":1},{\"i\":3,\"sq\":9},{\"i\":5,\"sq\":25}]");
+    /* 5 rows: more than db-probe-rows (3 here): the probe (FETCH NEXT 4:
+       its rows and the end in one fetch, the commit rode with it) (1),
+       then without the limit, fetching everything before the commit: the
+       execute with its rows (1), the commit (1). The first time the second
+       text is prepared: FB4 +1 (with the start), FB3 +2 (after it) */
+    snprintf(p, sizeof p, "/rpc/%s?n=5", n);
+    for (int i = 0; i < 3; i++) {
+        http("GET", p, NULL, &r);
+        assert_int_equal(r.status, 200);
+        assert_non_null(strstr(r.body, "[{\"i\":1,\"sq\":1},{\"i\":2,\"sq\":4},"
+                                       "{\"i\":3,\"sq\":9},{\"i\":4,\"sq\":16},"
+                                       "{\"i\":5,\"sq\":25}]"));
+        assert_int_equal(rts(&r), i ? 3 : t->version == 3 ? 5 : 4);
+    }
+    /* POST: arguments from the body */
+    snprintf(p, sizeof p, "/rpc/%s", n);
+    rpc_post(p, "{\"n\":2}", &r);
+    EXPECT(&r, 200, "[{\"i\":1,\"sq\":1},{\"i\":2,\"sq\":4}]");
+    /* argument errors: PGRST202 before the database */
+    snprintf(p, sizeof p, "/rpc/%s?step=2", n);
+    http("GET", p, NULL, &r);
+    assert_int_equal(r.status, 404);
+    assert_non_null(strstr(r.body, "PGRST202"));
+    assert_int_equal(rts(&r), -1);
+    snprintf(p, sizeof p, "/rpc/%s?n=1&bogus=1", n);
+    http("GET", p, NULL, &r);
+    assert_int_equal(r.status, 404);
+    assert_non_null(strstr(r.body, "n, bogus"));
+    http("GET", "/rpc/nosuchroutine", NULL, &r);
+    assert_int_equal(r.status, 404);
+    assert_non_null(strstr(r.body, "PGRST202"));
+    snprintf(p, sizeof p, "/rpc/%s?n=1", n);
+    http("PUT", p, NULL, &r);
+    assert_int_equal(r.status, 405);
+    assert_non_null(strstr(r.body, "PGRST101"));
+    snprintf(p, sizeof p, "/rpc/%s", n);
+    rpc_post(p, "[1]", &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "PGRST102"));
+
+    /* an executable procedure: one object */
+    snprintf(p, sizeof p, "/rpc/%s_ep", tname);
+    rpc_post(p, "{\"a\":2,\"b\":5}", &r);
+    EXPECT(&r, 200, "{\"s\":7,\"p\":10}");
+    assert_int_equal(rts(&r), cold);
+    rpc_post(p, "{\"a\":3,\"b\":null}", &r);
+    EXPECT(&r, 200, "{\"s\":null,\"p\":null}");
+    assert_int_equal(rts(&r), 1); /* warm */
+    /* a function: the bare value */
+    snprintf(p, sizeof p, "/rpc/%s_add?a=2&b=40", tname);
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200, "42");
+    assert_int_equal(rts(&r), cold);
+    http("GET", p, NULL, &r);
+    assert_int_equal(rts(&r), 1);
+    snprintf(p, sizeof p, "/rpc/%s_add", tname);
+    rpc_post(p, "{\"a\":\"x\",\"b\":1}", &r);
+    assert_int_equal(r.status, 400); /* the server's conversion error */
+    assert_non_null(strstr(r.body, "22018"));
+    /* a procedure that writes: GET is read-only (405), POST commits */
+    snprintf(p, sizeof p, "/rpc/%s_wp?x=1", tname);
+    http("GET", p, NULL, &r);
+    if (r.status != 405)
+        fprintf(stderr, "got %d %s\n", r.status, r.body);
+    assert_int_equal(r.status, 405);
+    assert_non_null(strstr(r.body, "25006"));
+    snprintf(p, sizeof p, "/rpc/%s_wp", tname);
+    rpc_post(p, "{\"x\":9}", &r);
+    EXPECT(&r, 204, "");
+    /* warm: the GET prepared the same text; start, execute, commit */
+    assert_int_equal(rts(&r), 1);
+    rpc_post(p, "{\"x\":10}", &r);
+    assert_int_equal(r.status, 204);
+    assert_int_equal(rts(&r), 1);
+    ffb_tx *tx;
+    ffb_stmt *st;
+    int64_t cnt = 0;
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s_RW", t->table);
+    assert_int_equal(ffb_tx_begin(c, NULL, &tx), 0);
+    assert_int_equal(ffb_conn_prepare(c, tx, sql, (size_t)-1, &st), 0);
+    assert_int_equal(ffb_stmt_execute(st, tx), 0);
+    assert_int_equal(ffb_stmt_fetch(st), 1);
+    ffb_stmt_get_int64(st, 0, &cnt);
+    assert_int_equal(cnt, 2);
+    ffb_stmt_free(st);
+    ffb_tx_commit(tx);
+    ffb_tx_free(tx);
+    /* OPTIONS */
+    http("OPTIONS", p, NULL, &r);
+    assert_string_equal(hdr(&r, "allow"), "OPTIONS,GET,HEAD,POST");
+
+    assert_int_equal(stop_server(), 0);
+    static const char *const drops[] = {"PROCEDURE %s_SP", "PROCEDURE %s_EP",
+                                        "FUNCTION %s_ADD", "PROCEDURE %s_WP",
+                                        "TABLE %s_RW"};
+    for (size_t i = 0; i < sizeof drops / sizeof drops[0]; i++) {
+        char what[128];
+        snprintf(what, sizeof what, drops[i], t->table);
+        snprintf(sql, sizeof sql, "DROP %s", what);
+        exec_sql(c, sql);
+    }
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    assert_int_equal(start_server(t, NULL), 0);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rest_live_ready),
@@ -1086,6 +1911,12 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_bad_start),
         cmocka_unit_test(test_rest_schema_cache),
         cmocka_unit_test(test_rest_write),
+        cmocka_unit_test(test_rest_jwt_roles),
+        cmocka_unit_test(test_rest_jwt_writes_embeds),
+        cmocka_unit_test(test_rest_cors_options),
+        cmocka_unit_test(test_rest_openapi),
+        cmocka_unit_test(test_rest_reload),
+        cmocka_unit_test(test_rest_rpc),
     };
     if (argc != 2 && argc != 3) {
         fprintf(stderr, "usage: test_rest_it <ffb-rest> [lsan.supp]\n");

@@ -7,6 +7,7 @@
  * on) and fb4e (compressed), each in its own table.
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,7 +24,6 @@
 #include "tests/support/it.h"
 
 typedef it_target target;
-
 
 static ffb_conn *open_conn(const target *t) {
     ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
@@ -52,7 +52,8 @@ static int setup_target(void **state) {
     /* 10,000 narrow rows in one statement. */
     snprintf(sql, sizeof(sql),
              "execute block as declare i integer = 1; begin while (i <= 10000) "
-             "do begin insert into %s values (:i, 'name ' || :i, cast(:i as numeric(18,2)) / 100); "
+             "do begin insert into %s values (:i, 'name ' || :i, cast(:i as "
+             "numeric(18,2)) / 100); "
              "i = i + 1; end end",
              t->table);
     exec_sql(c, sql);
@@ -101,14 +102,105 @@ static int count_rows(ffb_conn *c, ffb_stmt *s) {
     return n;
 }
 
-/* ---- budgets ----------------------------------------------------------------- */
+/* ---- a fetch in flight across a commit and a re-execute ---------------- */
+
+typedef struct reexec {
+    ffb_stmt *s;
+    ffb_tx *tx2;
+    int taken;    /* rows taken in the first execute's callback */
+    int requeued; /* the second execute was queued by the commit's */
+    int exec2_status;
+} reexec;
+
+static void on_reexec2(ffb_conn *c, const ffb_result *res, void *data) {
+    (void)c;
+    reexec *x = data;
+    x->exec2_status = ffb_result_status(res);
+}
+
+/* The commit's answer: the same statement executed again at once, while
+   the read-ahead fetch queued behind the commit is still unanswered. */
+static void on_recommit(ffb_conn *c, const ffb_result *res, void *data) {
+    reexec *x = data;
+    if (ffb_result_status(res) < 0)
+        return;
+    if (ffb_tx_begin(c, NULL, &x->tx2) == 0 &&
+        ffb_stmt_queue_execute(x->s, x->tx2, on_reexec2, x) == 0)
+        x->requeued = 1;
+}
+
+/* The first execute's rows: half of the first batch taken, so that
+   ffb_stmt_fetch() queues a read-ahead fetch (behind the commit). */
+static void on_reexec1(ffb_conn *c, const ffb_result *res, void *data) {
+    (void)c;
+    reexec *x = data;
+    if (ffb_result_status(res) < 0)
+        return;
+    while (x->taken < 6 && ffb_stmt_fetch(x->s) == 1)
+        x->taken++;
+}
+
+static void on_alarm(int sig) {
+    (void)sig;
+    static const char m[] = "test_fetch_in_flight_across_reexecute: hung\n";
+    (void)!write(2, m, sizeof m - 1);
+    _exit(1);
+}
+
+/* lib/stmt.c: re-executing a statement zeroes its count of fetches in
+   flight. A read-ahead fetch queued behind an early commit (the cursor
+   had rows pending) is answered after the statement was executed again:
+   its answer belongs to the old cursor and is dropped, so it never
+   counted down, and every fetch of the new cursor waited for it: without
+   the fix the blocking fetch below fails with -103 "waiting for an answer
+   the server holds back" after the first batch (verified on FB3 and FB4;
+   with queued fetches it was FFB_E_AGAIN for good, found by ffb-rest's
+   RPC). The alarm keeps a hang from stalling the suite. */
+static void test_fetch_in_flight_across_reexecute(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_stmt *s = prepare_outside_tx(
+        c,
+        "with recursive r (n) as (select 1 from rdb$database union all "
+        "select n + 1 from r where n < 100) select n from r",
+        t->table);
+    OK(c, ffb_stmt_set_fetch_size(s, 10));
+    reexec x = {s, NULL, 0, 0, 1};
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    OK(c, ffb_stmt_queue_execute(s, tx, on_reexec1, &x));
+    OK(c, ffb_tx_queue_commit(tx, on_recommit, &x));
+    OK(c, ffb_conn_flush(c));
+    signal(SIGALRM, on_alarm);
+    alarm(30);
+    const ffb_result *res;
+    int rc;
+    while ((rc = ffb_conn_next_result(c, &res)) == 1)
+        ;
+    OK(c, rc);
+    assert_int_equal(x.taken, 6);
+    assert_int_equal(x.requeued, 1);
+    assert_int_equal(x.exec2_status, 0);
+    /* the new cursor's 100 rows, fetched to the end */
+    assert_int_equal(count_rows(c, s), 100);
+    alarm(0);
+    OK(c, ffb_tx_commit(x.tx2));
+    ffb_tx_free(x.tx2);
+    ffb_tx_free(tx);
+    ffb_stmt_free(s);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+/* ---- budgets
+ * ----------------------------------------------------------------- */
 
 static void test_budget_warm_select(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    ffb_stmt *s = prepare(c, tx, "select id, name from %s where id <= ?",
-                          t->table);
+    ffb_stmt *s =
+        prepare(c, tx, "select id, name from %s where id <= ?", t->table);
     OK(c, ffb_stmt_bind_int64(s, 0, 50));
     OK(c, ffb_stmt_execute(s, tx));
     assert_int_equal(count_rows(c, s), 50);
@@ -130,8 +222,8 @@ static void test_budget_fresh_select(void **state) {
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
     uint64_t b = it_rts(c);
-    ffb_stmt *s = prepare(c, tx, "select id, amount from %s where id = 7",
-                          t->table);
+    ffb_stmt *s =
+        prepare(c, tx, "select id, amount from %s where id = 7", t->table);
     /* op_allocate_statement + op_prepare_statement(0xFFFF) in one write. */
     assert_int_equal(it_rts(c) - b, 1);
     OK(c, ffb_stmt_execute(s, tx));
@@ -155,9 +247,8 @@ static void test_budget_warm_dml(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    ffb_stmt *s = prepare(c, tx,
-                          "update %s set name = ? where id between ? and ?",
-                          t->table);
+    ffb_stmt *s = prepare(
+        c, tx, "update %s set name = ? where id between ? and ?", t->table);
     OK(c, ffb_stmt_bind_text(s, 0, "updated", (size_t)-1));
     OK(c, ffb_stmt_bind_int64(s, 1, 10));
     OK(c, ffb_stmt_bind_int64(s, 2, 12));
@@ -262,8 +353,8 @@ static void test_budget_scan_10000(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    ffb_stmt *s = prepare(c, tx, "select id, name from %s order by id",
-                          t->table);
+    ffb_stmt *s =
+        prepare(c, tx, "select id, name from %s order by id", t->table);
     uint64_t b = it_rts(c);
     OK(c, ffb_stmt_execute(s, tx));
     int n = 0, r;
@@ -289,7 +380,8 @@ static void test_budget_scan_10000(void **state) {
     ffb_conn_free(c);
 }
 
-/* ---- behaviour ------------------------------------------------------------------ */
+/* ---- behaviour
+ * ------------------------------------------------------------------ */
 
 static void test_syntax_error(void **state) {
     target *t = *state;
@@ -320,9 +412,8 @@ static void test_client_side_errors(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    ffb_stmt *s = prepare(c, tx,
-                          "update %s set name = ? where id = ? and amount > ?",
-                          t->table);
+    ffb_stmt *s = prepare(
+        c, tx, "update %s set name = ? where id = ? and amount > ?", t->table);
     uint64_t b = it_rts(c);
     /* Not convertible: a boolean for an INTEGER parameter (text such as
        "abc" goes to the server, which converts it: test_types.c). */
@@ -363,24 +454,23 @@ static void test_prepare_without_tx(void **state) {
     ffb_stmt *s;
     OK(c, ffb_stmt_new(c, &s));
     uint64_t b = it_rts(c);
-    int rc = ffb_stmt_prepare(s, NULL, "select 1 from rdb$database",
-                              (size_t)-1);
+    int rc =
+        ffb_stmt_prepare(s, NULL, "select 1 from rdb$database", (size_t)-1);
     if (t->version >= 4) {
         assert_int_equal(rc, 0);
         assert_int_equal(it_rts(c) - b, 1);
     } else {
         assert_int_equal(rc, FFB_E_INVAL);
-        assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)),
-                               "Firebird 3"));
+        assert_non_null(
+            strstr(ffb_error_message(ffb_conn_error(c)), "Firebird 3"));
         assert_int_equal(it_rts(c) - b, 0);
         /* A statement prepared before is left as it was. */
         ffb_tx *tx = it_active_tx(c);
-        OK(c, ffb_stmt_prepare(s, tx, "select 7 from rdb$database",
-                               (size_t)-1));
-        assert_int_equal(ffb_stmt_prepare(s, NULL,
-                                          "delete from rdb$database",
-                                          (size_t)-1),
-                         FFB_E_INVAL);
+        OK(c,
+           ffb_stmt_prepare(s, tx, "select 7 from rdb$database", (size_t)-1));
+        assert_int_equal(
+            ffb_stmt_prepare(s, NULL, "delete from rdb$database", (size_t)-1),
+            FFB_E_INVAL);
         OK(c, ffb_stmt_execute(s, tx));
         assert_int_equal(ffb_stmt_fetch(s), 1);
         int64_t v;
@@ -401,17 +491,15 @@ static void test_pipeline_same_statement(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    ffb_stmt *u = prepare(c, tx,
-                          "update %s set name = name where id between ? and ?",
-                          t->table);
+    ffb_stmt *u = prepare(
+        c, tx, "update %s set name = name where id between ? and ?", t->table);
     static const int64_t spans[3][2] = {{1, 1}, {10, 11}, {20, 22}};
     for (int i = 0; i < 3; i++) {
         OK(c, ffb_stmt_bind_int64(u, 0, spans[i][0]));
         OK(c, ffb_stmt_bind_int64(u, 1, spans[i][1]));
         OK(c, ffb_stmt_queue_execute(u, tx, NULL, NULL));
     }
-    ffb_stmt *q = prepare(c, tx, "select name from %s where id = ?",
-                          t->table);
+    ffb_stmt *q = prepare(c, tx, "select name from %s where id = ?", t->table);
     OK(c, ffb_stmt_bind_int64(q, 0, 5));
     OK(c, ffb_stmt_queue_execute(q, tx, NULL, NULL));
     OK(c, ffb_stmt_bind_int64(q, 0, 6));
@@ -458,8 +546,8 @@ static void test_unique_violation(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    ffb_stmt *s = prepare(c, tx, "insert into %s (id, name) values (?, 'dup')",
-                          t->table);
+    ffb_stmt *s =
+        prepare(c, tx, "insert into %s (id, name) values (?, 'dup')", t->table);
     OK(c, ffb_stmt_bind_int64(s, 0, 5));
     assert_int_equal(ffb_stmt_execute(s, tx), FFB_E_SERVER);
     const ffb_error *e = ffb_conn_error(c);
@@ -499,8 +587,8 @@ static void test_pipeline_abort(void **state) {
        the start's error as the cause, and the wire stays in sync. */
     assert_int_equal(ffb_conn_next_result(c, &res), 1);
     assert_int_equal(ffb_result_status(res), FFB_E_ABORTED);
-    assert_non_null(strstr(ffb_error_message(ffb_result_error(res)),
-                           "transaction"));
+    assert_non_null(
+        strstr(ffb_error_message(ffb_result_error(res)), "transaction"));
     assert_int_equal(ffb_conn_next_result(c, &res), 1);
     assert_int_equal(ffb_result_status(res), FFB_E_ABORTED);
     assert_int_equal(it_rts(c) - b, 1);
@@ -515,8 +603,9 @@ static void test_describe(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    ffb_stmt *s = prepare(c, tx, "select id, name as label, amount from %s "
-                                 "where id = ?",
+    ffb_stmt *s = prepare(c, tx,
+                          "select id, name as label, amount from %s "
+                          "where id = ?",
                           t->table);
     assert_int_equal(ffb_stmt_type(s), FFB_STMT_SELECT);
     assert_int_equal(ffb_stmt_column_count(s), 3);
@@ -547,7 +636,6 @@ static void test_describe(void **state) {
     ffb_conn_free(c);
 }
 
-
 static ffb_conn *open_conn_cache(const target *t, int cache) {
     ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
     o.dsn = t->dsn;
@@ -572,7 +660,7 @@ static void test_cache_hit(void **state) {
     uint64_t b = it_rts(c);
     OK(c, ffb_conn_prepare(c, tx, sql, (size_t)-1, &s));
     assert_int_equal(it_rts(c) - b, 1); /* a miss: allocate + prepare */
-    ffb_stmt_free(s);                /* back to the cache */
+    ffb_stmt_free(s);                   /* back to the cache */
     b = it_rts(c);
     ffb_stmt *s2;
     OK(c, ffb_conn_prepare(c, tx, sql, (size_t)-1, &s2));
@@ -648,8 +736,8 @@ static void test_describe_continuation(void **state) {
     size_t n = (size_t)snprintf(sql, cap, "select ");
     for (int i = 0; i < 1000; i++)
         n += (size_t)snprintf(sql + n, cap - n,
-                              "%s%d as A_LONG_COLUMN_LABEL_NUMBER_%04d", i ? ", " : "",
-                              i, i);
+                              "%s%d as A_LONG_COLUMN_LABEL_NUMBER_%04d",
+                              i ? ", " : "", i, i);
     snprintf(sql + n, cap - n, " from rdb$database");
     ffb_stmt *s;
     OK(c, ffb_stmt_new(c, &s));
@@ -855,7 +943,8 @@ static void test_tx_options(void **state) {
     ffb_conn_free(c);
 }
 
-/* ---- blocking calls inside a result callback ---------------------------------- */
+/* ---- blocking calls inside a result callback
+ * ---------------------------------- */
 
 typedef struct nested {
     ffb_stmt *other;
@@ -920,7 +1009,8 @@ static void test_blocking_call_in_callback(void **state) {
     ffb_conn_free(c);
 }
 
-/* ---- auto-commit: tx NULL ------------------------------------------------------ */
+/* ---- auto-commit: tx NULL
+ * ------------------------------------------------------ */
 
 static uint64_t flushes(const ffb_conn *c) {
     ffb_stats st;
@@ -973,8 +1063,7 @@ static void test_autocommit_dml(void **state) {
     /* Committed: another connection sees it. */
     ffb_conn *c2 = open_conn(t);
     ffb_tx *tx = it_active_tx(c2);
-    ffb_stmt *q = prepare(c2, tx,
-                          "select count(*) from %s where name = 'auto'",
+    ffb_stmt *q = prepare(c2, tx, "select count(*) from %s where name = 'auto'",
                           t->table);
     OK(c2, ffb_stmt_execute(q, tx));
     assert_int_equal(ffb_stmt_fetch(q), 1);
@@ -1245,6 +1334,7 @@ int main(void) {
         cmocka_unit_test(test_budget_fresh_select),
         cmocka_unit_test(test_budget_warm_dml),
         cmocka_unit_test(test_budget_one_shot_select),
+        cmocka_unit_test(test_fetch_in_flight_across_reexecute),
         cmocka_unit_test(test_budget_one_shot_dml),
         cmocka_unit_test(test_budget_two_statements),
         cmocka_unit_test(test_budget_scan_10000),

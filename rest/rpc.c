@@ -1,0 +1,671 @@
+/* ffb-rest: RPC (rpc.h). */
+#include "rpc.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yajl/yajl_tree.h>
+
+#include "auth.h"
+#include "context.h"
+#include "http.h"
+#include "json.h"
+#include "roles.h"
+#include "sql.h"
+
+typedef struct rpcreq rpcreq;
+
+typedef struct rpc_slot {
+    rpcreq *r;
+} rpc_slot;
+
+struct rpcreq {
+    h2o_req_t *req;
+    rpc_slot *slot;
+    rest_app *app;
+    rest_loop *lp;
+    rarena arena;
+    rest_runas as; /* its role and request context (auth.h) */
+    const rest_routine *rt;
+    const char **val; /* per input argument in order; NULL: SQL NULL */
+    size_t *vlen;
+    size_t nargs; /* arguments passed (the rest take their defaults) */
+    rbuf sql;
+    int head;
+    int post;
+    int unbounded; /* run again without the early commit */
+    int overflow;
+    int commit_queued;
+    int waiting;
+    int failed;
+    rest_err err;
+    ffb_conn *conn;
+    ffb_uv_pool *pool;
+    ffb_tx *tx;
+    ffb_stmt *stmt;
+    uint64_t rt0;
+    rbuf body;
+    int64_t nrows;
+};
+
+static void slot_gone(void *p) {
+    rpc_slot *s = p;
+    if (s->r)
+        s->r->req = NULL;
+}
+
+static void rpc_free(rpcreq *r) {
+    if (r->slot)
+        r->slot->r = NULL;
+    rbuf_free(&r->sql);
+    rbuf_free(&r->body);
+    rarena_free(&r->arena);
+    free(r);
+}
+
+static void fail_ffb(rpcreq *r, int code, const ffb_error *e) {
+    if (r->failed)
+        return;
+    r->failed = 1;
+    rest_err_from_ffb(&r->err, code, e, r->as.auth.has_jwt);
+}
+
+static void respond(rpcreq *r, uint64_t rts) {
+    h2o_req_t *req = r->req;
+    char tmp[96];
+    if (!req)
+        return;
+    if (r->app->cfg->server_timing) {
+        snprintf(tmp, sizeof tmp, "db;desc=\"rt=%llu\"",
+                 (unsigned long long)rts);
+        rest_http_add_header(req, "server-timing", tmp, strlen(tmp));
+    }
+    if (!r->failed && r->body.failed) {
+        r->failed = 1;
+        rest_err_set(&r->err, 500, "PGRST000", NULL,
+                     "the response is too large");
+    }
+    if (r->failed) {
+        rest_http_send_error(req, r->app, &r->err, r->head);
+        return;
+    }
+    if (r->rt->kind == REST_RT_EXECUTABLE && r->body.len == 0) {
+        rest_http_send(req, 204, NULL, "", 0, 0);
+        return;
+    }
+    if (r->rt->kind == REST_RT_SELECTABLE) {
+        if (r->nrows == 0)
+            snprintf(tmp, sizeof tmp, "*/*");
+        else
+            snprintf(tmp, sizeof tmp, "0-%lld/*", (long long)r->nrows - 1);
+        rest_http_add_header(req, "content-range", tmp, strlen(tmp));
+    }
+    rest_http_send(req, 200, "application/json; charset=utf-8", r->body.p,
+                   r->body.len, r->head);
+}
+
+static void start(rpcreq *r);
+static void build_sql(rpcreq *r);
+
+static void finish(rpcreq *r) {
+    uint64_t rts = 0;
+    if (r->conn) {
+        rts = rest_http_conn_rts(r->conn) - r->rt0;
+        ffb_stmt_free(r->stmt);
+        ffb_stmt_free(r->as.stmt);
+        ffb_tx_free(r->tx);
+        r->stmt = r->as.stmt = NULL;
+        r->tx = NULL;
+        if (r->overflow && !r->failed) {
+            /* more rows than the probe: once more without it, fetching
+               them all before the commit (same connection) */
+            r->overflow = 0;
+            r->unbounded = 1;
+            r->commit_queued = 0;
+            r->nrows = 0;
+            rbuf_reset(&r->body);
+            rbuf_reset(&r->sql);
+            build_sql(r);
+            start(r);
+            return;
+        }
+        if (r->failed && r->err.status >= 500)
+            ffb_uv_pool_discard(r->pool, r->conn);
+        else
+            ffb_uv_pool_release(r->pool, r->conn);
+        r->conn = NULL;
+    }
+    respond(r, rts);
+    rpc_free(r);
+}
+
+static void on_commit(ffb_conn *c, const ffb_result *res, void *data) {
+    (void)c;
+    rpcreq *r = data;
+    if (ffb_result_status(res) < 0 && !r->overflow)
+        fail_ffb(r, ffb_result_status(res), ffb_result_error(res));
+    finish(r);
+}
+
+static void queue_commit(rpcreq *r) {
+    if (r->commit_queued)
+        return;
+    r->commit_queued = 1;
+    /* a failure keeps nothing: db-pre-request's refusal of a POST whose
+       procedure ran behind it, or a failed call after the block */
+    int rc = r->failed ? ffb_tx_queue_rollback(r->tx, on_commit, r)
+                       : ffb_tx_queue_commit(r->tx, on_commit, r);
+    if (rc < 0) {
+        fail_ffb(r, rc, ffb_conn_error(r->conn));
+        finish(r);
+    }
+}
+
+/* One row as an object of its columns. */
+static int row_object(rpcreq *r, unsigned ncol) {
+    rbuf_addc(&r->body, '{');
+    for (unsigned c = 0; c < ncol; c++) {
+        ffb_column_info ci;
+        int rc = ffb_stmt_column_info(r->stmt, c, &ci, sizeof ci);
+        if (rc < 0)
+            return rc;
+        if (ci.sqltype == FFB_SQL_BLOB) {
+            rest_err_set(&r->err, 400, "PGRST127", "blob outputs of procedures",
+                         "Feature not "
+                         "implemented");
+            r->failed = 1;
+            return 0;
+        }
+        char *k = rest_expose_name(ci.alias && *ci.alias ? ci.alias : ci.field);
+        if (!k)
+            return FFB_E_NOMEM;
+        if (c)
+            rbuf_addc(&r->body, ',');
+        json_string(&r->body, k, strlen(k));
+        free(k);
+        rbuf_addc(&r->body, ':');
+        rc = json_column(&r->body, r->stmt, c, &ci);
+        if (rc < 0)
+            return rc;
+    }
+    rbuf_addc(&r->body, '}');
+    return 0;
+}
+
+static void on_fetch(ffb_conn *c, const ffb_result *res, void *data);
+
+/* Take the rows that are in; 1 when done. */
+static int rows(rpcreq *r) {
+    unsigned ncol = ffb_stmt_column_count(r->stmt);
+    for (;;) {
+        int rc = ffb_stmt_fetch(r->stmt);
+        if (rc == 1) {
+            if (r->failed)
+                continue;
+            if (r->rt->kind == REST_RT_FUNCTION) {
+                ffb_column_info ci;
+                rc = ffb_stmt_column_info(r->stmt, 0, &ci, sizeof ci);
+                if (rc == 0 && ci.sqltype == FFB_SQL_BLOB) {
+                    rest_err_set(&r->err, 400, "PGRST127",
+                                 "blob results of functions",
+                                 "Feature not implemented");
+                    r->failed = 1;
+                    continue;
+                }
+                if (rc == 0)
+                    rc = json_column(&r->body, r->stmt, 0, &ci);
+            } else if (r->rt->kind == REST_RT_EXECUTABLE) {
+                rc = ncol ? row_object(r, ncol) : 0;
+            } else {
+                if (!r->unbounded && r->nrows == r->app->cfg->db_probe_rows) {
+                    /* one row more than the probe: the answer is longer;
+                       its commit is on its way: run again without it */
+                    r->overflow = 1;
+                    return 1;
+                }
+                rbuf_addc(&r->body, r->nrows ? ',' : '[');
+                rc = row_object(r, ncol);
+            }
+            if (rc < 0) {
+                fail_ffb(r, rc, ffb_conn_error(r->conn));
+                return 1;
+            }
+            r->nrows++;
+            continue;
+        }
+        if (rc == FFB_E_AGAIN) {
+            if (r->commit_queued) {
+                /* cannot happen: the probe's fetch covers its rows */
+                rest_err_set(&r->err, 500, "PGRST000", NULL,
+                             "more rows than the probe asked for");
+                r->failed = 1;
+                return 1;
+            }
+            rc = ffb_stmt_queue_fetch(r->stmt, on_fetch, r);
+            if (rc == 0)
+                return 0;
+            if (rc == 1)
+                continue;
+        }
+        if (rc < 0)
+            fail_ffb(r, rc, ffb_conn_error(r->conn));
+        if (r->rt->kind == REST_RT_SELECTABLE && !r->overflow)
+            rbuf_adds(&r->body, r->nrows ? "]" : "[]");
+        return 1;
+    }
+}
+
+static void on_fetch(ffb_conn *c, const ffb_result *res, void *data) {
+    (void)c;
+    rpcreq *r = data;
+    if (ffb_result_status(res) < 0)
+        fail_ffb(r, ffb_result_status(res), ffb_result_error(res));
+    else if (!rows(r))
+        return;
+    queue_commit(r);
+}
+
+static void on_exec(ffb_conn *c, const ffb_result *res, void *data) {
+    (void)c;
+    rpcreq *r = data;
+    if (ffb_result_status(res) < 0) {
+        fail_ffb(r, ffb_result_status(res), ffb_result_error(res));
+        queue_commit(r);
+        return;
+    }
+    if (ffb_stmt_column_count(r->stmt) == 0 || rows(r))
+        queue_commit(r);
+}
+
+static void on_ctx(ffb_conn *c, const ffb_result *res, void *data) {
+    (void)c;
+    rpcreq *r = data;
+    if (ffb_result_status(res) < 0)
+        fail_ffb(r, ffb_result_status(res), ffb_result_error(res));
+}
+
+#define RPC_FUNCTION_FETCH 2
+
+static void run(rpcreq *r) {
+    int rc = 0;
+    if (r->as.stmt)
+        rc = rest_runas_queue(&r->as, r->tx, on_ctx, r);
+    for (size_t i = 0; rc == 0 && i < r->nargs; i++)
+        rc = r->val[i] ? ffb_stmt_bind_text(r->stmt, (unsigned)i, r->val[i],
+                                            r->vlen[i])
+                       : ffb_stmt_bind_null(r->stmt, (unsigned)i);
+    if (rc < 0) {
+        fail_ffb(r, rc, ffb_conn_error(r->conn));
+        queue_commit(r); /* the context block may be on its way */
+        return;
+    }
+    int bounded = 1;
+    if (r->rt->kind == REST_RT_FUNCTION)
+        ffb_stmt_set_fetch_size(r->stmt, RPC_FUNCTION_FETCH);
+    else if (r->rt->kind == REST_RT_SELECTABLE) {
+        bounded = !r->unbounded;
+        int64_t probe = r->app->cfg->db_probe_rows;
+        if (bounded)
+            rc = ffb_stmt_bind_int64(r->stmt, (unsigned)r->nargs, probe + 1);
+        /* the probe's rows and the end in one fetch; unbounded: big
+           batches, the commit waits for the end */
+        ffb_stmt_set_fetch_size(r->stmt, bounded ? (int)probe + 2 : 1000);
+        if (rc < 0) {
+            fail_ffb(r, rc, ffb_conn_error(r->conn));
+            queue_commit(r);
+            return;
+        }
+    }
+    rc = ffb_stmt_queue_execute(r->stmt, r->tx, on_exec, r);
+    if (rc < 0) {
+        fail_ffb(r, rc, ffb_conn_error(r->conn));
+        queue_commit(r);
+        return;
+    }
+    /* the commit rides with the execute: 1 round trip warm; with
+       db-pre-request a POST's waits for the block's answer (the procedure
+       behind it ran whether or not the block refused the request) */
+    if (bounded && !(r->post && r->as.stmt && r->app->cfg->db_pre_request))
+        queue_commit(r);
+}
+
+static void on_prepared(ffb_conn *c, const ffb_result *res, void *data) {
+    (void)c;
+    rpcreq *r = data;
+    if (ffb_result_status(res) < 0)
+        fail_ffb(r, ffb_result_status(res), ffb_result_error(res));
+    if (--r->waiting > 0)
+        return;
+    if (r->failed)
+        queue_commit(r);
+    else
+        run(r);
+}
+
+static void start(rpcreq *r) {
+    ffb_tx_options to = FFB_TX_OPTIONS_INIT;
+    to.read_only = !r->post;
+    to.isolation = FFB_ISO_READ_COMMITTED;
+    to.lock_timeout = 10;
+    int rc = ffb_tx_begin(r->conn, &to, &r->tx);
+    int r0 = 1, r1 = 1; /* 1: nothing queued, no callback */
+    if (rc == 0 && r->as.sql) {
+        r0 = ffb_conn_queue_prepare(r->conn, r->tx, r->as.sql, r->as.sql_len,
+                                    &r->as.stmt, on_prepared, r);
+        rc = r0 < 0 ? r0 : 0;
+    }
+    if (rc == 0) {
+        r1 = ffb_conn_queue_prepare(r->conn, r->tx, r->sql.p, r->sql.len,
+                                    &r->stmt, on_prepared, r);
+        rc = r1 < 0 ? r1 : 0;
+    }
+    r->waiting = (r0 == 0) + (r1 == 0);
+    if (rc < 0) {
+        fail_ffb(r, rc, ffb_conn_error(r->conn));
+        if (r->waiting == 0) {
+            if (r->tx)
+                queue_commit(r);
+            else
+                finish(r);
+        }
+        return;
+    }
+    if (r->waiting == 0)
+        run(r);
+}
+
+static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
+    rpcreq *r = data;
+    r->pool = pool;
+    if (status < 0) {
+        r->failed = 1;
+        rest_roles_acquire_error(pool, status, r->as.auth.role,
+                                 r->as.auth.has_jwt, &r->err);
+        finish(r);
+        return;
+    }
+    r->conn = conn;
+    r->rt0 = rest_http_conn_rts(conn);
+    start(r);
+}
+
+/* ---- arguments ------------------------------------------------------------
+ */
+
+static int hexd(int c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = tolower(c);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Query-string text decoded ('+' is a space), into the arena. */
+static char *qdecode(rarena *a, const char *s, size_t n, size_t *out) {
+    char *d = rarena_alloc(a, n + 1);
+    size_t k = 0;
+    if (!d)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '%' && i + 2 < n && hexd(s[i + 1]) >= 0 &&
+            hexd(s[i + 2]) >= 0) {
+            d[k++] = (char)(hexd(s[i + 1]) * 16 + hexd(s[i + 2]));
+            i += 2;
+        } else
+            d[k++] = s[i] == '+' ? ' ' : s[i];
+    }
+    d[k] = '\0';
+    *out = k;
+    return d;
+}
+
+static int not_found(rpcreq *r, rest_err *err, const char *given) {
+    rest_err_set(err, 404, "PGRST202", NULL,
+                 "Could not find the function %s(%s) in the schema cache",
+                 r->rt ? r->rt->exposed : "", given);
+    snprintf(err->details, sizeof err->details,
+             "Searched for the function %s with parameters %s, but no "
+             "matches were found in the schema cache.",
+             r->rt ? r->rt->exposed : "", *given ? given : "(none)");
+    return -1;
+}
+
+/* Set argument `key` = value: 0, or 1 when the routine has no such
+   argument. `given` collects the names for the message. */
+static int set_arg(rpcreq *r, const char *key, const char *v, size_t vn,
+                   int is_null, rbuf *given) {
+    size_t pos;
+    if (given->len)
+        rbuf_adds(given, ", ");
+    rbuf_adds(given, key);
+    if (!rest_routine_find_arg(r->rt, key, &pos))
+        return 1; /* reported once all names are known */
+    r->val[pos] = is_null ? NULL : v;
+    r->vlen[pos] = vn;
+    if (pos + 1 > r->nargs)
+        r->nargs = pos + 1;
+    return 0;
+}
+
+static const char *const reserved[] = {"select", "order", "limit",  "offset",
+                                       "or",     "and",   "columns"};
+
+static int args_from_query(rpcreq *r, rest_err *err, unsigned char *setmask) {
+    h2o_req_t *req = r->req;
+    rbuf given;
+    int unknown = 0;
+    rbuf_init(&given, 4096);
+    if (req->query_at != SIZE_MAX) {
+        const char *q = req->path.base + req->query_at + 1;
+        size_t qn = req->path.len - req->query_at - 1, i = 0;
+        while (i < qn) {
+            size_t s = i;
+            while (i < qn && q[i] != '&')
+                i++;
+            const char *eq = memchr(q + s, '=', i - s);
+            size_t kn, vn;
+            char *k = qdecode(&r->arena, q + s,
+                              (size_t)((eq ? eq : q + i) - (q + s)), &kn);
+            char *v =
+                eq ? qdecode(&r->arena, eq + 1, (size_t)(q + i - eq - 1), &vn)
+                   : qdecode(&r->arena, "", 0, &vn);
+            i++;
+            if (!k || !v) {
+                rbuf_free(&given);
+                rest_err_set(err, 500, "PGRST000", NULL, "out of memory");
+                return -1;
+            }
+            if (kn == 0)
+                continue;
+            for (size_t x = 0; x < sizeof reserved / sizeof reserved[0]; x++)
+                if (strcmp(k, reserved[x]) == 0) {
+                    rbuf_free(&given);
+                    rest_err_set(err, 400, "PGRST127",
+                                 "select, order, limit and filters on "
+                                 "RPC results",
+                                 "Feature not implemented");
+                    return -1;
+                }
+            size_t pos;
+            if (rest_routine_find_arg(r->rt, k, &pos))
+                setmask[pos] = 1;
+            unknown |= set_arg(r, k, v, vn, 0, &given);
+        }
+    }
+    const char *g = rbuf_cstr(&given);
+    int rc = unknown ? not_found(r, err, g ? g : "") : 0;
+    rbuf_free(&given);
+    return rc;
+}
+
+static int args_from_body(rpcreq *r, rest_err *err, unsigned char *setmask) {
+    h2o_req_t *req = r->req;
+    size_t n = req->entity.len;
+    if (req->entity.base == NULL || n == 0)
+        return 0; /* no body: no arguments */
+    char *text = rarena_strndup(&r->arena, req->entity.base, n);
+    char eb[128];
+    yajl_val doc = text ? yajl_tree_parse(text, eb, sizeof eb) : NULL;
+    if (!doc || !YAJL_IS_OBJECT(doc) || strlen(text) != n) {
+        yajl_tree_free(doc);
+        rest_err_set(err, 400, "PGRST102", NULL, "Empty or invalid json");
+        return -1;
+    }
+    rbuf given;
+    int unknown = 0;
+    rbuf_init(&given, 4096);
+    for (size_t i = 0; i < doc->u.object.len; i++) {
+        const char *k = doc->u.object.keys[i];
+        yajl_val v = doc->u.object.values[i];
+        const char *t = NULL;
+        if (YAJL_IS_STRING(v))
+            t = v->u.string;
+        else if (YAJL_IS_NUMBER(v))
+            t = YAJL_GET_NUMBER(v);
+        else if (YAJL_IS_TRUE(v))
+            t = "true";
+        else if (YAJL_IS_FALSE(v))
+            t = "false";
+        else if (!YAJL_IS_NULL(v)) {
+            yajl_tree_free(doc);
+            rbuf_free(&given);
+            rest_err_set(err, 400, "PGRST127",
+                         "objects and arrays as RPC arguments",
+                         "Feature not implemented");
+            return -1;
+        }
+        char *copy = t ? rarena_strndup(&r->arena, t, strlen(t)) : NULL;
+        char *kc = rarena_strndup(&r->arena, k, strlen(k));
+        if ((t && !copy) || !kc) {
+            yajl_tree_free(doc);
+            rbuf_free(&given);
+            rest_err_set(err, 500, "PGRST000", NULL, "out of memory");
+            return -1;
+        }
+        size_t pos;
+        if (rest_routine_find_arg(r->rt, kc, &pos))
+            setmask[pos] = 1;
+        unknown |= set_arg(r, kc, copy, copy ? strlen(copy) : 0, !t, &given);
+    }
+    yajl_tree_free(doc);
+    const char *g = rbuf_cstr(&given);
+    int rc = unknown ? not_found(r, err, g ? g : "") : 0;
+    rbuf_free(&given);
+    return rc;
+}
+
+/* Every argument up to the last one given must be given (Firebird's
+   arguments are positional); after it, each must have a default. */
+static int check_args(rpcreq *r, const unsigned char *setmask, rest_err *err) {
+    rbuf given;
+    int bad = 0;
+    rbuf_init(&given, 4096);
+    for (size_t i = 0; i < r->rt->nin; i++) {
+        if (setmask[i]) {
+            if (given.len)
+                rbuf_adds(&given, ", ");
+            rbuf_adds(&given, r->rt->in[i].exposed);
+        }
+        if (i < r->nargs ? !setmask[i] : !r->rt->in[i].has_default)
+            bad = 1;
+    }
+    const char *g = rbuf_cstr(&given);
+    int rc = bad ? not_found(r, err, g ? g : "") : 0;
+    rbuf_free(&given);
+    return rc;
+}
+
+static void build_sql(rpcreq *r) {
+    rbuf *b = &r->sql;
+    const rest_routine *rt = r->rt;
+    if (rt->kind == REST_RT_SELECTABLE)
+        rbuf_adds(b, "SELECT * FROM ");
+    else if (rt->kind == REST_RT_EXECUTABLE)
+        rbuf_adds(b, "EXECUTE PROCEDURE ");
+    else
+        rbuf_adds(b, "SELECT ");
+    rest_sql_quote_ident(b, rt->name);
+    if (r->nargs || rt->kind == REST_RT_FUNCTION) {
+        rbuf_addc(b, '(');
+        for (size_t i = 0; i < r->nargs; i++)
+            rbuf_adds(b, i ? ", ?" : "?");
+        rbuf_addc(b, ')');
+    }
+    if (rt->kind == REST_RT_FUNCTION)
+        rbuf_adds(b, " FROM RDB$DATABASE");
+    /* the probe (db-probe-rows + 1 rows at most): the cursor ends within
+       the first fetch, so the commit can ride with the execute */
+    if (rt->kind == REST_RT_SELECTABLE && !r->unbounded)
+        rbuf_adds(b, " FETCH NEXT ? ROWS ONLY");
+}
+
+int rest_rpc_handle(rest_app *app, h2o_req_t *req, const char *name, size_t n) {
+    rest_err err;
+    int head = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
+    int get = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET"));
+    int post = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("POST"));
+    if (!get && !head && !post) {
+        rest_err_set(&err, 405, "PGRST101", NULL,
+                     "Only GET or POST is allowed");
+        rest_http_send_error(req, app, &err, 0);
+        return 0;
+    }
+    rpcreq *r = calloc(1, sizeof *r);
+    if (!r) {
+        rest_err_set(&err, 500, "PGRST000", NULL, "out of memory");
+        rest_http_send_error(req, app, &err, head);
+        return 0;
+    }
+    r->req = req;
+    r->app = app;
+    r->lp = rest_http_loop(req);
+    r->head = head;
+    r->post = post;
+    rarena_init(&r->arena, 8u << 20);
+    rbuf_init(&r->sql, 1u << 20);
+    rbuf_init(&r->body, 64u << 20);
+    char *nm = rarena_strndup(&r->arena, name, n);
+    if (!nm || memchr(name, '/', n) || n == 0) {
+        rest_err_set(&err, 404, "PGRST125", NULL,
+                     "Invalid path specified in request URL");
+        goto fail;
+    }
+    r->rt = rest_schema_find_routine(app_schema(app), nm);
+    if (!r->rt) {
+        rest_err_set(&err, 404, "PGRST202", NULL,
+                     "Could not find the function %.200s without parameters "
+                     "in the schema cache",
+                     nm);
+        goto fail;
+    }
+    r->val = rarena_alloc(&r->arena, (r->rt->nin + 1) * sizeof *r->val);
+    r->vlen = rarena_alloc(&r->arena, (r->rt->nin + 1) * sizeof *r->vlen);
+    unsigned char *setmask = rarena_alloc(&r->arena, r->rt->nin + 1);
+    if (!r->val || !r->vlen || !setmask) {
+        rest_err_set(&err, 500, "PGRST000", NULL, "out of memory");
+        goto fail;
+    }
+    if ((post ? args_from_body(r, &err, setmask)
+              : args_from_query(r, &err, setmask)) < 0 ||
+        check_args(r, setmask, &err) < 0)
+        goto fail;
+    if (rest_runas_request(app, req, &r->arena, &r->as, &err) < 0)
+        goto fail;
+    build_sql(r);
+    if (r->sql.failed) {
+        rest_err_set(&err, 500, "PGRST000", NULL, "out of memory");
+        goto fail;
+    }
+    r->slot = h2o_mem_alloc_shared(&req->pool, sizeof *r->slot, slot_gone);
+    r->slot->r = r;
+    if (rest_roles_acquire(r->lp, r->as.auth.role, r->as.auth.has_jwt,
+                           app->cfg->db_pool_acquisition_timeout * 1000,
+                           on_conn, r, &err) < 0)
+        goto fail;
+    return 0;
+fail:
+    rest_http_send_error(req, app, &err, head);
+    rpc_free(r);
+    return 0;
+}
