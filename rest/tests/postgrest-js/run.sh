@@ -115,7 +115,7 @@ for t in ${FFB_PGJS_TARGETS:-fb3 fb4}; do
         fails=$((fails + 1))
     fi
     drop "$t" >/dev/null || { echo "run.sh: $t: drop failed" >&2; fails=$((fails + 1)); }
-    made=("${made[@]/$t}")
+    made=()
 done
 echo "run.sh: $ran target(s) run, $fails failure(s)"
 [ "$fails" -eq 0 ]
