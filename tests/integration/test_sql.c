@@ -25,6 +25,7 @@
 
 typedef it_target target;
 
+
 static ffb_conn *open_conn(const target *t) {
     ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
     o.dsn = t->dsn;
@@ -52,8 +53,7 @@ static int setup_target(void **state) {
     /* 10,000 narrow rows in one statement. */
     snprintf(sql, sizeof(sql),
              "execute block as declare i integer = 1; begin while (i <= 10000) "
-             "do begin insert into %s values (:i, 'name ' || :i, cast(:i as "
-             "numeric(18,2)) / 100); "
+             "do begin insert into %s values (:i, 'name ' || :i, cast(:i as numeric(18,2)) / 100); "
              "i = i + 1; end end",
              t->table);
     exec_sql(c, sql);
@@ -192,15 +192,14 @@ static void test_fetch_in_flight_across_reexecute(void **state) {
     ffb_conn_free(c);
 }
 
-/* ---- budgets
- * ----------------------------------------------------------------- */
+/* ---- budgets ----------------------------------------------------------------- */
 
 static void test_budget_warm_select(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    ffb_stmt *s =
-        prepare(c, tx, "select id, name from %s where id <= ?", t->table);
+    ffb_stmt *s = prepare(c, tx, "select id, name from %s where id <= ?",
+                          t->table);
     OK(c, ffb_stmt_bind_int64(s, 0, 50));
     OK(c, ffb_stmt_execute(s, tx));
     assert_int_equal(count_rows(c, s), 50);
@@ -222,8 +221,8 @@ static void test_budget_fresh_select(void **state) {
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
     uint64_t b = it_rts(c);
-    ffb_stmt *s =
-        prepare(c, tx, "select id, amount from %s where id = 7", t->table);
+    ffb_stmt *s = prepare(c, tx, "select id, amount from %s where id = 7",
+                          t->table);
     /* op_allocate_statement + op_prepare_statement(0xFFFF) in one write. */
     assert_int_equal(it_rts(c) - b, 1);
     OK(c, ffb_stmt_execute(s, tx));
@@ -247,8 +246,9 @@ static void test_budget_warm_dml(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    ffb_stmt *s = prepare(
-        c, tx, "update %s set name = ? where id between ? and ?", t->table);
+    ffb_stmt *s = prepare(c, tx,
+                          "update %s set name = ? where id between ? and ?",
+                          t->table);
     OK(c, ffb_stmt_bind_text(s, 0, "updated", (size_t)-1));
     OK(c, ffb_stmt_bind_int64(s, 1, 10));
     OK(c, ffb_stmt_bind_int64(s, 2, 12));
@@ -353,8 +353,8 @@ static void test_budget_scan_10000(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    ffb_stmt *s =
-        prepare(c, tx, "select id, name from %s order by id", t->table);
+    ffb_stmt *s = prepare(c, tx, "select id, name from %s order by id",
+                          t->table);
     uint64_t b = it_rts(c);
     OK(c, ffb_stmt_execute(s, tx));
     int n = 0, r;
@@ -380,8 +380,7 @@ static void test_budget_scan_10000(void **state) {
     ffb_conn_free(c);
 }
 
-/* ---- behaviour
- * ------------------------------------------------------------------ */
+/* ---- behaviour ------------------------------------------------------------------ */
 
 static void test_syntax_error(void **state) {
     target *t = *state;
@@ -412,8 +411,9 @@ static void test_client_side_errors(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    ffb_stmt *s = prepare(
-        c, tx, "update %s set name = ? where id = ? and amount > ?", t->table);
+    ffb_stmt *s = prepare(c, tx,
+                          "update %s set name = ? where id = ? and amount > ?",
+                          t->table);
     uint64_t b = it_rts(c);
     /* Not convertible: a boolean for an INTEGER parameter (text such as
        "abc" goes to the server, which converts it: test_types.c). */
@@ -454,23 +454,24 @@ static void test_prepare_without_tx(void **state) {
     ffb_stmt *s;
     OK(c, ffb_stmt_new(c, &s));
     uint64_t b = it_rts(c);
-    int rc =
-        ffb_stmt_prepare(s, NULL, "select 1 from rdb$database", (size_t)-1);
+    int rc = ffb_stmt_prepare(s, NULL, "select 1 from rdb$database",
+                              (size_t)-1);
     if (t->version >= 4) {
         assert_int_equal(rc, 0);
         assert_int_equal(it_rts(c) - b, 1);
     } else {
         assert_int_equal(rc, FFB_E_INVAL);
-        assert_non_null(
-            strstr(ffb_error_message(ffb_conn_error(c)), "Firebird 3"));
+        assert_non_null(strstr(ffb_error_message(ffb_conn_error(c)),
+                               "Firebird 3"));
         assert_int_equal(it_rts(c) - b, 0);
         /* A statement prepared before is left as it was. */
         ffb_tx *tx = it_active_tx(c);
-        OK(c,
-           ffb_stmt_prepare(s, tx, "select 7 from rdb$database", (size_t)-1));
-        assert_int_equal(
-            ffb_stmt_prepare(s, NULL, "delete from rdb$database", (size_t)-1),
-            FFB_E_INVAL);
+        OK(c, ffb_stmt_prepare(s, tx, "select 7 from rdb$database",
+                               (size_t)-1));
+        assert_int_equal(ffb_stmt_prepare(s, NULL,
+                                          "delete from rdb$database",
+                                          (size_t)-1),
+                         FFB_E_INVAL);
         OK(c, ffb_stmt_execute(s, tx));
         assert_int_equal(ffb_stmt_fetch(s), 1);
         int64_t v;
@@ -491,15 +492,17 @@ static void test_pipeline_same_statement(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    ffb_stmt *u = prepare(
-        c, tx, "update %s set name = name where id between ? and ?", t->table);
+    ffb_stmt *u = prepare(c, tx,
+                          "update %s set name = name where id between ? and ?",
+                          t->table);
     static const int64_t spans[3][2] = {{1, 1}, {10, 11}, {20, 22}};
     for (int i = 0; i < 3; i++) {
         OK(c, ffb_stmt_bind_int64(u, 0, spans[i][0]));
         OK(c, ffb_stmt_bind_int64(u, 1, spans[i][1]));
         OK(c, ffb_stmt_queue_execute(u, tx, NULL, NULL));
     }
-    ffb_stmt *q = prepare(c, tx, "select name from %s where id = ?", t->table);
+    ffb_stmt *q = prepare(c, tx, "select name from %s where id = ?",
+                          t->table);
     OK(c, ffb_stmt_bind_int64(q, 0, 5));
     OK(c, ffb_stmt_queue_execute(q, tx, NULL, NULL));
     OK(c, ffb_stmt_bind_int64(q, 0, 6));
@@ -546,8 +549,8 @@ static void test_unique_violation(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    ffb_stmt *s =
-        prepare(c, tx, "insert into %s (id, name) values (?, 'dup')", t->table);
+    ffb_stmt *s = prepare(c, tx, "insert into %s (id, name) values (?, 'dup')",
+                          t->table);
     OK(c, ffb_stmt_bind_int64(s, 0, 5));
     assert_int_equal(ffb_stmt_execute(s, tx), FFB_E_SERVER);
     const ffb_error *e = ffb_conn_error(c);
@@ -587,8 +590,8 @@ static void test_pipeline_abort(void **state) {
        the start's error as the cause, and the wire stays in sync. */
     assert_int_equal(ffb_conn_next_result(c, &res), 1);
     assert_int_equal(ffb_result_status(res), FFB_E_ABORTED);
-    assert_non_null(
-        strstr(ffb_error_message(ffb_result_error(res)), "transaction"));
+    assert_non_null(strstr(ffb_error_message(ffb_result_error(res)),
+                           "transaction"));
     assert_int_equal(ffb_conn_next_result(c, &res), 1);
     assert_int_equal(ffb_result_status(res), FFB_E_ABORTED);
     assert_int_equal(it_rts(c) - b, 1);
@@ -603,9 +606,8 @@ static void test_describe(void **state) {
     target *t = *state;
     ffb_conn *c = open_conn(t);
     ffb_tx *tx = it_active_tx(c);
-    ffb_stmt *s = prepare(c, tx,
-                          "select id, name as label, amount from %s "
-                          "where id = ?",
+    ffb_stmt *s = prepare(c, tx, "select id, name as label, amount from %s "
+                                 "where id = ?",
                           t->table);
     assert_int_equal(ffb_stmt_type(s), FFB_STMT_SELECT);
     assert_int_equal(ffb_stmt_column_count(s), 3);
@@ -636,6 +638,7 @@ static void test_describe(void **state) {
     ffb_conn_free(c);
 }
 
+
 static ffb_conn *open_conn_cache(const target *t, int cache) {
     ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
     o.dsn = t->dsn;
@@ -660,7 +663,7 @@ static void test_cache_hit(void **state) {
     uint64_t b = it_rts(c);
     OK(c, ffb_conn_prepare(c, tx, sql, (size_t)-1, &s));
     assert_int_equal(it_rts(c) - b, 1); /* a miss: allocate + prepare */
-    ffb_stmt_free(s);                   /* back to the cache */
+    ffb_stmt_free(s);                /* back to the cache */
     b = it_rts(c);
     ffb_stmt *s2;
     OK(c, ffb_conn_prepare(c, tx, sql, (size_t)-1, &s2));
@@ -736,8 +739,8 @@ static void test_describe_continuation(void **state) {
     size_t n = (size_t)snprintf(sql, cap, "select ");
     for (int i = 0; i < 1000; i++)
         n += (size_t)snprintf(sql + n, cap - n,
-                              "%s%d as A_LONG_COLUMN_LABEL_NUMBER_%04d",
-                              i ? ", " : "", i, i);
+                              "%s%d as A_LONG_COLUMN_LABEL_NUMBER_%04d", i ? ", " : "",
+                              i, i);
     snprintf(sql + n, cap - n, " from rdb$database");
     ffb_stmt *s;
     OK(c, ffb_stmt_new(c, &s));
@@ -943,8 +946,7 @@ static void test_tx_options(void **state) {
     ffb_conn_free(c);
 }
 
-/* ---- blocking calls inside a result callback
- * ---------------------------------- */
+/* ---- blocking calls inside a result callback ---------------------------------- */
 
 typedef struct nested {
     ffb_stmt *other;
@@ -1009,8 +1011,7 @@ static void test_blocking_call_in_callback(void **state) {
     ffb_conn_free(c);
 }
 
-/* ---- auto-commit: tx NULL
- * ------------------------------------------------------ */
+/* ---- auto-commit: tx NULL ------------------------------------------------------ */
 
 static uint64_t flushes(const ffb_conn *c) {
     ffb_stats st;
@@ -1063,7 +1064,8 @@ static void test_autocommit_dml(void **state) {
     /* Committed: another connection sees it. */
     ffb_conn *c2 = open_conn(t);
     ffb_tx *tx = it_active_tx(c2);
-    ffb_stmt *q = prepare(c2, tx, "select count(*) from %s where name = 'auto'",
+    ffb_stmt *q = prepare(c2, tx,
+                          "select count(*) from %s where name = 'auto'",
                           t->table);
     OK(c2, ffb_stmt_execute(q, tx));
     assert_int_equal(ffb_stmt_fetch(q), 1);
