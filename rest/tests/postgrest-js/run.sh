@@ -75,7 +75,8 @@ for t in ${FFB_PGJS_TARGETS:-fb3 fb4}; do
     aport=$(free_port)
     log="$tmp/ffb-rest-$t.log"
     (
-        export PGRST_DB_URI="firebird://$(var "$t" USER):$(var "$t" PASSWORD)@$(var "$t" HOST):$(var "$t" PORT)/$(var "$t" DB)"
+        PGRST_DB_URI="firebird://$(var "$t" USER):$(var "$t" PASSWORD)@$(var "$t" HOST):$(var "$t" PORT)/$(var "$t" DB)"
+        export PGRST_DB_URI
         export PGRST_SERVER_HOST=127.0.0.1 PGRST_SERVER_PORT=$port
         export PGRST_ADMIN_SERVER_PORT=$aport PGRST_DB_POOL=2
         export PGRST_DB_TX_END=commit-allow-override PGRST_LOG_LEVEL=info
