@@ -14,6 +14,7 @@
 #include "json.h"
 #include "roles.h"
 #include "sql.h"
+#include "wsql.h"
 
 typedef struct rpcreq rpcreq;
 
@@ -96,11 +97,23 @@ static void respond(rpcreq *r, uint64_t rts) {
         return;
     }
     if (r->rt->kind == REST_RT_SELECTABLE) {
+        /* every row is sent (no limit on RPC results yet), so the exact
+           count is the rows' number: "0-1/2" as PostgREST (postgrest-js
+           reads its count from there; a "*" total gave it NaN) */
+        const h2o_iovec_t *pv = rest_http_header(req, "prefer");
+        rest_prefer pf;
+        rest_parse_prefer(pv ? pv->base : NULL, pv ? pv->len : 0, &pf);
+        char total[24] = "*";
+        if (pf.count_exact)
+            snprintf(total, sizeof total, "%lld", (long long)r->nrows);
         if (r->nrows == 0)
-            snprintf(tmp, sizeof tmp, "*/*");
+            snprintf(tmp, sizeof tmp, "*/%s", total);
         else
-            snprintf(tmp, sizeof tmp, "0-%lld/*", (long long)r->nrows - 1);
+            snprintf(tmp, sizeof tmp, "0-%lld/%s", (long long)r->nrows - 1,
+                     total);
         rest_http_add_header(req, "content-range", tmp, strlen(tmp));
+        if (pf.count_exact)
+            rest_http_add_header(req, "preference-applied", "count=exact", 11);
     }
     rest_http_send(req, 200, "application/json; charset=utf-8", r->body.p,
                    r->body.len, r->head);
@@ -451,7 +464,26 @@ static int set_arg(rpcreq *r, const char *key, const char *v, size_t vn,
 static const char *const reserved[] = {"select", "order", "limit",  "offset",
                                        "or",     "and",   "columns"};
 
-static int args_from_query(rpcreq *r, rest_err *err, unsigned char *setmask) {
+/* A value shaped as a filter ("eq.1", "not.in.(1,2)"): on a name that is
+   not an argument, a filter on the result (postgrest-js's .eq() after
+   .rpc(..., {get: true})), which ffb-rest does not do yet. */
+static int filter_shaped(const char *v) {
+    static const char *const ops[] = {"eq.", "neq.", "gt.",        "gte.",
+                                      "lt.", "lte.", "like.",      "ilike.",
+                                      "in.", "is.",  "isdistinct."};
+    if (strncmp(v, "not.", 4) == 0)
+        v += 4;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strncmp(v, ops[i], strlen(ops[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* The query string: the arguments of a GET; of a POST (args = 0), any key
+   is a select, order, limit or filter on the result, refused alike
+   (ignoring it would answer what was not asked for). */
+static int args_from_query(rpcreq *r, rest_err *err, unsigned char *setmask,
+                           int args) {
     h2o_req_t *req = r->req;
     rbuf given;
     int unknown = 0;
@@ -478,16 +510,20 @@ static int args_from_query(rpcreq *r, rest_err *err, unsigned char *setmask) {
             }
             if (kn == 0)
                 continue;
-            for (size_t x = 0; x < sizeof reserved / sizeof reserved[0]; x++)
-                if (strcmp(k, reserved[x]) == 0) {
-                    rbuf_free(&given);
-                    rest_err_set(err, 400, "PGRST127",
-                                 "select, order, limit and filters on "
-                                 "RPC results",
-                                 "Feature not implemented");
-                    return -1;
-                }
             size_t pos;
+            int refuse = !args || (!rest_routine_find_arg(r->rt, k, &pos) &&
+                                   filter_shaped(v));
+            for (size_t x = 0;
+                 !refuse && x < sizeof reserved / sizeof reserved[0]; x++)
+                refuse = strcmp(k, reserved[x]) == 0;
+            if (refuse) {
+                rbuf_free(&given);
+                rest_err_set(err, 400, "PGRST127",
+                             "select, order, limit and filters on "
+                             "RPC results",
+                             "Feature not implemented");
+                return -1;
+            }
             if (rest_routine_find_arg(r->rt, k, &pos))
                 setmask[pos] = 1;
             unknown |= set_arg(r, k, v, vn, 0, &given);
@@ -646,8 +682,10 @@ int rest_rpc_handle(rest_app *app, h2o_req_t *req, const char *name, size_t n) {
         rest_err_set(&err, 500, "PGRST000", NULL, "out of memory");
         goto fail;
     }
-    if ((post ? args_from_body(r, &err, setmask)
-              : args_from_query(r, &err, setmask)) < 0 ||
+    if ((post ? (args_from_query(r, &err, setmask, 0) < 0
+                     ? -1
+                     : args_from_body(r, &err, setmask))
+              : args_from_query(r, &err, setmask, 1)) < 0 ||
         check_args(r, setmask, &err) < 0)
         goto fail;
     if (rest_runas_request(app, req, &r->arena, &r->as, &err) < 0)

@@ -49,6 +49,13 @@ export DEBIAN_FRONTEND=noninteractive
 locale -a 2>/dev/null | grep -qix 'de_DE.utf-\?8' ||
     "${SUDO[@]}" localedef -i de_DE -f UTF-8 de_DE.UTF-8
 
+# node and npm for rest/tests/postgrest-js (meson test rest_postgrest_js):
+# @supabase/postgrest-js as pinned by its package-lock.json.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    "${SUDO[@]}" apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+(cd rest/tests/postgrest-js && npm ci --no-audit --no-fund --loglevel=error)
+
 stage "installing and starting the Firebird 3.0 and 4.0 test servers"
 "${FBS[@]}" install
 trap '"${FBS[@]}" stop "$STATE" || true' EXIT

@@ -1806,6 +1806,32 @@ static void test_rest_rpc(void **state) {
     snprintf(p, sizeof p, "/rpc/%s", n);
     rpc_post(p, "{\"n\":2}", &r);
     EXPECT(&r, 200, "[{\"i\":1,\"sq\":1},{\"i\":2,\"sq\":4}]");
+    /* count=exact: every row is sent, so the total is their number
+       (postgrest-js reads it after the '/'; '*' was its count NaN) */
+    snprintf(p, sizeof p, "/rpc/%s?n=2", n);
+    http("GET", p, "Prefer: count=exact\r\n", &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(hdr(&r, "content-range"), "0-1/2");
+    assert_string_equal(hdr(&r, "preference-applied"), "count=exact");
+    assert_int_equal(rts(&r), 1);
+    /* select, order or filters on the result: refused before the database,
+       on a POST's query string too (it was ignored: every column came) and
+       for a GET's filter-shaped key that is no argument (was PGRST202) */
+    snprintf(p, sizeof p, "/rpc/%s?select=i", n);
+    rpc_post(p, "{\"n\":2}", &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "PGRST127"));
+    assert_int_equal(rts(&r), -1);
+    snprintf(p, sizeof p, "/rpc/%s?i=eq.1", n);
+    rpc_post(p, "{\"n\":2}", &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "PGRST127"));
+    snprintf(p, sizeof p, "/rpc/%s?n=2&i=not.in.(1)", n);
+    http("GET", p, NULL, &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "PGRST127"));
+    assert_int_equal(rts(&r), -1);
+    snprintf(p, sizeof p, "/rpc/%s", n);
     /* argument errors: PGRST202 before the database */
     snprintf(p, sizeof p, "/rpc/%s?step=2", n);
     http("GET", p, NULL, &r);
