@@ -1019,11 +1019,8 @@ static void *hammer_main(void *arg) {
  */
 static void test_pool_hammer(void **state) {
     target *t = *state;
-    /* 2,500 by default: each run cuts a few hundred connections, and once,
-       with other loads on the same servers, Firebird 4.0.5 stopped
-       answering connects after such a flood (its threads blocked, its log
-       ended with the resets); the full 10,000 runs with
-       FFB_TEST_HAMMER_ITERATIONS=10000. */
+    /* 2,500 by default (each run cuts a few hundred connections); the
+       full 10,000 runs with FFB_TEST_HAMMER_ITERATIONS=10000. */
     int iterations = env_int("FFB_TEST_HAMMER_ITERATIONS",
                              RUNNING_ON_VALGRIND ? 200 : 2500);
     it_proxy px;
@@ -1033,7 +1030,22 @@ static void test_pool_hammer(void **state) {
                                 "--fault-turn",
                                 "4",
                                 NULL};
-    it_proxy_start(&px, t->dsn, args);
+    /* Firebird 4.0.5 has a race that a connection cut while the server
+       works on one of its requests can fire (server.cpp link_request()
+       cancels the port's running request from the listener thread while a
+       worker detaches and frees the attachment): the server then locks
+       freed memory and wedges - accepts TCP, answers nothing - or aborts.
+       Reproduced without libfastfb (fbclient's isql through ffb-proxy with
+       these cuts), and the same code is in 4.0.7; docs/testing.md has the
+       stacks. The hammer's hundreds of cuts per run wedged the shared FB4
+       instance about one run in twenty, so on FB4 the hammer runs through
+       the proxy without cuts (the pool's concurrency), and the cuts - the
+       pool's recovery - are hammered on FB3. */
+    const char *const no_cuts[] = {NULL};
+    if (t->version >= 4)
+        fprintf(stderr, "%s: no connection cuts on Firebird 4 (its "
+                        "link_request race, docs/testing.md)\n", t->name);
+    it_proxy_start(&px, t->dsn, t->version >= 4 ? no_cuts : args);
     char dsn[600];
     it_proxy_dsn(&px, t->dsn, dsn, sizeof dsn);
     ffb_conn_options o;
@@ -1081,9 +1093,13 @@ static void test_pool_hammer(void **state) {
            (unsigned long long)s.discarded, (unsigned long long)s.timeouts,
            s.total);
     assert_int_equal(n[OUT_CONNECT], 0); /* the handshakes are not cut */
-    /* The faults happened: connections broke, and acquires timed out. */
-    assert_true(n[OUT_BROKEN] > 0);
-    assert_true(n[OUT_TIMEOUT] > 0);
+    if (t->version < 4) {
+        /* The faults happened: connections broke, and acquires timed out. */
+        assert_true(n[OUT_BROKEN] > 0);
+        assert_true(n[OUT_TIMEOUT] > 0);
+    } else {
+        assert_int_equal(n[OUT_BROKEN], 0); /* nothing was cut */
+    }
     /* Each broken connection was seen by exactly one query, released
        broken and closed; every other handed-out connection was reset. */
     assert_int_equal(s.acquired, n[OUT_OK] + n[OUT_BROKEN]);

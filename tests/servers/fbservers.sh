@@ -6,6 +6,7 @@
 #   fbservers.sh start <statedir>    start all instances, write <statedir>/servers.env
 #   fbservers.sh stop <statedir>     stop every instance started in <statedir>
 #   fbservers.sh status <statedir>   show which instances of <statedir> run
+#   fbservers.sh probe <statedir>    1 when an instance does not answer a login
 #
 # Needs root (chroot, package installation, running servers as `firebird`).
 set -euo pipefail
@@ -591,6 +592,34 @@ cmd_stop() {
     rm -f "$STATEDIR/servers.env"
 }
 
+# Every instance of <statedir> answers a login and a query within 20 s?
+# Prints the ones that do not (with their threads' stacks when gdb is in
+# the Debian 13 root) and returns 1. Firebird 4.0.5 can wedge - accept TCP,
+# answer nothing - after a connection is cut mid-request (docs/testing.md,
+# "A Firebird 4.0.5 wedge").
+cmd_probe() {
+    [ $# -ge 1 ] && [ -n "$1" ] && [ -d "$1" ] || usage
+    STATEDIR=$(cd "$1" && pwd -P)
+    local e rc=0 pid
+    for e in "${INSTANCES[@]}"; do
+        parse_instance "$e"; instance_dirs
+        if ! (cd / && env -u FIREBIRD -u ISC_USER -u ISC_PASSWORD -u FIREBIRD_LOCK \
+                -u FIREBIRD_TMP timeout 20 isql-fb -b -q -m -user SYSDBA \
+                -password "$SYSDBA_PASSWORD" <<<"connect '$(dsn "$I_DB_S")'; select 1 from rdb\$database;") \
+                >/dev/null 2>&1; then
+            loud "instance $I_NAME (Firebird $I_VER, port $I_PORT) does not answer a login within 20 s"
+            rc=1
+            for pid in $(instance_pids); do
+                if [ "$I_VER" = 4 ] && [ -x "$TRIXIE_ROOT/usr/bin/gdb" ]; then
+                    timeout 60 chroot "$TRIXIE_ROOT" gdb -p "$pid" -batch -ex 'thread apply all bt 8' 2>/dev/null |
+                        grep -E '^(Thread|#)' | head -n 80 >&2 || true
+                fi
+            done
+        fi
+    done
+    return $rc
+}
+
 cmd_status() {
     [ $# -ge 1 ] && [ -n "$1" ] && [ -d "$1" ] || usage
     STATEDIR=$(cd "$1" && pwd -P)
@@ -612,5 +641,6 @@ case ${1:-} in
     start) shift; cmd_start "$@" ;;
     stop) shift; cmd_stop "$@" ;;
     status) shift; cmd_status "$@" ;;
+    probe) shift; cmd_probe "$@" ;;
     *) usage ;;
 esac
