@@ -52,7 +52,7 @@ demo "Firebird 4.0: attach with zlib compression (Srp256, ChaCha)" --ciphers Cha
 demo "Firebird 4.0: attach with wire encryption disabled (flow B, 2 round trips)" \
     --crypt disabled "$FFB_TEST_FB4E_HOST/$FFB_TEST_FB4E_PORT:$FFB_TEST_FB4E_DB"
 
-say "the driver benchmark: libfastfb (blocking and async), libfbclient and node-firebird over a latency proxy, then N concurrent clients (about 25 minutes; FFB_BENCH_ARGS=--quick for a short run)"
+say "the driver benchmark: libfastfb (blocking and async), libfbclient and node-firebird over a latency proxy, then N concurrent clients (about 18 minutes; FFB_BENCH_ARGS=--quick for a short run)"
 # shellcheck disable=SC2086
 bash bench/run.sh ${FFB_BENCH_ARGS:-} "$state/servers.env"
 say "done"
