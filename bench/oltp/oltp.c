@@ -727,13 +727,13 @@ static void *worker(void *arg) {
     }
     if (W == W_BULK && !t->failed)
         bulk_flush(t, &bulk_b[t->tid]);
+    t->rt1 = rts(t->conn); /* the implicit tx's final commit is not an event's */
     if (t->itx) {
         ffb_tx_commit(t->itx);
         ffb_tx_free(t->itx);
         t->itx = NULL;
     }
     t->busy = now() - t0;
-    t->rt1 = rts(t->conn);
     return NULL;
 }
 
@@ -1023,6 +1023,11 @@ int oltp_main(int argc, char **argv) {
     if (connect_thr(&t)) {
         fprintf(stderr, "FATAL: %s\n", t.err);
         return 1;
+    }
+    if (!strcmp(cmd, "dropdb")) { /* ours */
+        int rc = ffb_conn_drop_database(t.conn);
+        ffb_conn_free(t.conn);
+        return rc != 0;
     }
     int rc = !strcmp(cmd, "prepare")   ? cmd_prepare(&t)
              : !strcmp(cmd, "cleanup") ? cmd_cleanup(&t)
