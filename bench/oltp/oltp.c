@@ -914,11 +914,22 @@ static int cmd_run(FILE *out) {
     r.rt_per_event = r.events ? (double)rt / r.events : 0;
     r.cpu_us_per_event = r.events ? cpu * 1e6 / r.events : 0;
     oltp_report(out, &r);
-    for (int i = 0; i < O.threads; i++)
-        if (ts[i].conn) {
-            ffb_conn_close(ts[i].conn);
-            ffb_conn_free(ts[i].conn);
+    for (int i = 0; i < O.threads; i++) {
+        thr *t = &ts[i];
+        if (t->st)
+            for (long long k = 0; k < O.tables * S_N; k++)
+                if (t->st[k])
+                    ffb_stmt_free(t->st[k]);
+        if (t->extra)
+            ffb_stmt_free(t->extra);
+        free(t->st);
+        if (t->conn) {
+            ffb_conn_close(t->conn);
+            ffb_conn_free(t->conn);
         }
+    }
+    free(ts);
+    free(th);
     return bad;
 }
 
