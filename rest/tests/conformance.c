@@ -376,12 +376,6 @@ static void check_row(const target *t, const row *w, char *why, size_t wn) {
     free(r);
 }
 
-static void lower(char *s) {
-    for (; *s; s++)
-        if (*s >= 'A' && *s <= 'Z')
-            *s = (char)(*s - 'A' + 'a');
-}
-
 static int c_setup(void **state) {
     target *t = *state;
     char sql[1024];
@@ -492,15 +486,6 @@ static void test_conformance(void **state) {
 
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_conformance)};
-    if (argc != 2 && argc != 3) {
-        fprintf(stderr, "usage: test_rest_conformance <ffb-rest> [lsan.supp]\n");
-        return 2;
-    }
-    server_path = argv[1];
-    lsan_supp = argc == 3 ? argv[2] : NULL;
-    signal(SIGPIPE, SIG_IGN);
-    const char *pick[8];
-    size_t npick = pick_servers(pick);
-    int rc = it_main("RESTC", pick, npick, tests, 1, c_setup, c_teardown);
-    return rc ? rc : server_exit_failed;
+    return rest_it_run(argc, argv, "test_rest_conformance", "RESTC", tests, 1,
+                       c_setup, c_teardown);
 }

@@ -1079,6 +1079,32 @@ static size_t pick_servers(const char *pick[8]) {
     return npick;
 }
 
+/* ASCII upper to lower case in place (Firebird's names to PostgREST's) */
+static void lower(char *s) {
+    for (; *s; s++)
+        *s = (char)(*s >= 'A' && *s <= 'Z' ? *s - 'A' + 'a' : *s);
+}
+
+/* The main of every live ffb-rest suite: argv is <ffb-rest> [lsan.supp];
+   runs the tests on the servers pick_servers chooses, and fails when a
+   server process exited badly. */
+static int rest_it_run(int argc, char **argv, const char *prog,
+                       const char *suite, const struct CMUnitTest *tests,
+                       size_t ntests, CMFixtureFunction setup,
+                       CMFixtureFunction teardown) {
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: %s <ffb-rest> [lsan.supp]\n", prog);
+        return 2;
+    }
+    server_path = argv[1];
+    lsan_supp = argc == 3 ? argv[2] : NULL;
+    signal(SIGPIPE, SIG_IGN);
+    const char *pick[8];
+    size_t npick = pick_servers(pick);
+    int rc = it_main(suite, pick, npick, tests, ntests, setup, teardown);
+    return rc ? rc : server_exit_failed;
+}
+
 #ifndef REST_IT_NO_MAIN /* test_embed.c reuses the helpers above */
 
 /* ---- JWT and roles (issue 13 item 3) ------------------------------------ */
@@ -1375,11 +1401,6 @@ static void test_rest_jwt_roles(void **state) {
 }
 
 /* ---- JWT and the request context with writes and embeds ------------------ */
-
-static void lower(char *s) {
-    for (; *s; s++)
-        *s = (char)(*s >= 'A' && *s <= 'Z' ? *s - 'A' + 'a' : *s);
-}
 
 /* As FFBTEST with role <pid>W (JWT): a parent table <T>_JW (the role may
    read and write it; a trigger fills NAME from the request context) and
@@ -1944,17 +1965,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_reload),
         cmocka_unit_test(test_rest_rpc),
     };
-    if (argc != 2 && argc != 3) {
-        fprintf(stderr, "usage: test_rest_it <ffb-rest> [lsan.supp]\n");
-        return 2;
-    }
-    server_path = argv[1];
-    lsan_supp = argc == 3 ? argv[2] : NULL;
-    signal(SIGPIPE, SIG_IGN);
-    const char *pick[8];
-    size_t npick = pick_servers(pick);
-    int rc = it_main("REST", pick, npick, tests, sizeof tests / sizeof tests[0],
-                     setup, teardown);
-    return rc ? rc : server_exit_failed;
+    return rest_it_run(argc, argv, "test_rest_it", "REST", tests,
+                       sizeof tests / sizeof tests[0], setup, teardown);
 }
 #endif
