@@ -426,44 +426,50 @@ static int run_select(thr *t, ffb_stmt *st, ffb_tx *tx, int kind,
     return 0;
 }
 
-/* A DML statement: inside `tx`, or auto-committed (start + execute +
-   count + commit in one write) when tx is NULL. */
+/* One auto-committed DML: start + execute + commit in one write (the
+   start rides the execute), then its two answers. `st` prepared, or `sql`
+   executed immediately when st is NULL. Sets *n to the rows affected;
+   returns 0, 1 (retry) or -1 (fatal). */
+static int autocommit(thr *t, ffb_stmt *st, const char *sql, int64_t *n) {
+    ffb_tx *a;
+    const ffb_result *res;
+    CK(ffb_tx_begin(t->conn, &TXO, &a));
+    int q = st ? ffb_stmt_queue_execute(st, a, NULL, NULL)
+               : ffb_conn_queue_execute_immediate(t->conn, a, sql, (size_t)-1,
+                                                  NULL, 0, NULL, NULL);
+    if (q < 0 || ffb_tx_queue_commit(a, NULL, NULL) < 0 ||
+        ffb_conn_flush(t->conn) < 0) {
+        ffb_tx_free(a);
+        return fail(t, "queue", ffb_conn_error(t->conn)) ? 1 : -1;
+    }
+    int bad = 0;
+    *n = 0;
+    for (int k = 0; k < 2; k++) {
+        if (ffb_conn_next_result(t->conn, &res) != 1) {
+            ffb_tx_free(a);
+            return fail(t, "next_result", ffb_conn_error(t->conn)) ? 1 : -1;
+        }
+        if (ffb_result_status(res) != 0 && !bad)
+            bad = fail(t, "dml", ffb_result_error(res)) ? 2 : 1;
+        if (k == 0)
+            *n = ffb_result_rows_affected(res);
+    }
+    if (ffb_tx_is_active(a))
+        ffb_tx_rollback(a);
+    ffb_tx_free(a);
+    return bad == 2 ? 1 : bad ? -1 : 0;
+}
+
+/* A DML statement: inside `tx`, or auto-committed when tx is NULL. */
 static int run_dml(thr *t, ffb_stmt *st, ffb_tx *tx) {
     int64_t n;
     if (tx) {
         CK(ffb_stmt_execute(st, tx));
         n = ffb_stmt_rows_affected(st);
     } else {
-        ffb_tx *a;
-        const ffb_result *res;
-        CK(ffb_tx_begin(t->conn, &TXO, &a));
-        CK(ffb_stmt_queue_execute(st, a, NULL, NULL));
-        CK(ffb_tx_queue_commit(a, NULL, NULL));
-        CK(ffb_conn_flush(t->conn));
-        int bad = 0;
-        const ffb_error *e = NULL;
-        n = 0;
-        for (int k = 0; k < 2; k++) {
-            if (ffb_conn_next_result(t->conn, &res) != 1) {
-                ffb_tx_free(a);
-                return fail(t, "next_result", ffb_conn_error(t->conn)) ? 1 : -1;
-            }
-            if (ffb_result_status(res) != 0 && !bad) {
-                bad = 1;
-                e = ffb_result_error(res);
-                if (fail(t, "dml", e)) {
-                    t->failed = 0;
-                    bad = 2;
-                }
-            }
-            if (k == 0)
-                n = ffb_result_rows_affected(res);
-        }
-        if (ffb_tx_is_active(a))
-            ffb_tx_rollback(a);
-        ffb_tx_free(a);
-        if (bad)
-            return bad == 2 ? 1 : -1;
+        int rc = autocommit(t, st, NULL, &n);
+        if (rc)
+            return rc;
     }
     if (n > 0)
         t->writes++;
@@ -613,16 +619,10 @@ static int event(thr *t) {
         snprintf(sql, sizeof(sql),
                  "INSERT INTO sbtest%u (k, c, pad) VALUES (%u, '%s', '%s')",
                  tnum(t) + 1, rid(t), c, pad);
-        ffb_tx *a;
-        CK(ffb_tx_begin(t->conn, &TXO, &a));
-        if (ffb_conn_execute_immediate(t->conn, a, sql, (size_t)-1) < 0 ||
-            ffb_tx_commit(a) < 0) {
-            rc = fail(t, "insert", ffb_conn_error(t->conn)) ? 1 : -1;
-            if (ffb_tx_is_active(a))
-                ffb_tx_rollback(a);
-        } else
+        int64_t n;
+        rc = autocommit(t, NULL, sql, &n);
+        if (!rc)
             t->writes++;
-        ffb_tx_free(a);
         break;
     }
     case W_RPOINTS:

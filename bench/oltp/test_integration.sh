@@ -18,13 +18,11 @@ fi
 #   read_write 19       14 selects + 4 DML (row count in the execute's write) + commit
 #   write_only 5        4 DML (start rides the first) + commit
 #   update/delete 1     start + execute + count + commit in one write
-#   insert 2            execute immediate (start rides it) + commit: libfastfb
-#                       has no queued execute-immediate, so the commit is a
-#                       round trip of its own (target 1 not reached)
+#   insert 1            start + queued execute immediate + commit in one write
 #   select_random_* 1   execute + fetch in the implicit tx
 declare -A RT=([oltp_point_select]=1.00 [oltp_read_only]=15.00
     [oltp_read_write]=19.00 [oltp_write_only]=5.00 [oltp_update_index]=1.00
-    [oltp_update_non_index]=1.00 [oltp_delete]=1.00 [oltp_insert]=2.00
+    [oltp_update_non_index]=1.00 [oltp_delete]=1.00 [oltp_insert]=1.00
     [select_random_points]=1.00 [select_random_ranges]=1.00)
 EV=40
 for srv in FB3 FB4; do
