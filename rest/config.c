@@ -347,9 +347,7 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
     if (strcmp(key, "db-aggregates-enabled") == 0) {
         if (parse_bool(v, &b) < 0)
             return fail(err, errlen, origin, key, "expected true or false");
-        if (b)
-            return fail(err, errlen, origin, key,
-                        "aggregates are not implemented yet");
+        c->db_aggregates_enabled = b;
         return 0;
     }
     if (strcmp(key, "server-host") == 0)

@@ -27,6 +27,7 @@ typedef struct rest_config {
     int db_pool_acquisition_timeout; /* seconds */
     long long db_max_rows;           /* -1: none */
     int db_null_order_pg;            /* db-null-order = postgres|firebird */
+    int db_aggregates_enabled;       /* db-aggregates-enabled */
     char *server_host;
     int server_port;
     int server_threads;

@@ -359,7 +359,7 @@ static int done(rest_req *r) {
         rest_err err;
         rest_plan_opts po = {rr->b.app->cfg->db_max_rows,
                              rr->b.app->cfg->db_null_order_pg, rr->count_exact,
-                             0};
+                             0, rr->b.app->cfg->db_aggregates_enabled};
         free_blobs(rr);
         free_estmts(rr);
         ffb_stmt_free(rr->stmt);
@@ -1070,7 +1070,8 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
         goto fail;
     rr->count_exact = prefer_count_exact(req);
     rest_plan_opts po = {cfg->db_max_rows, cfg->db_null_order_pg,
-                         rr->count_exact, cfg->db_probe_rows};
+                         rr->count_exact, cfg->db_probe_rows,
+                         cfg->db_aggregates_enabled};
     if (rest_plan_read(&rr->b.arena, app_schema(app), name, &rr->q, &po,
                        &rr->plan, &err) < 0)
         goto fail;

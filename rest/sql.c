@@ -266,6 +266,116 @@ static int add_src(gen *g, const rest_column ***src, size_t *cap,
     return 0;
 }
 
+/* RDB$FIELD_TYPE of the exact numbers: SMALLINT, INTEGER, BIGINT, INT128
+   (NUMERIC/DECIMAL are these with a scale) */
+static int is_exact(const rest_column *c) {
+    return c->type == 7 || c->type == 8 || c->type == 16 || c->type == 26;
+}
+
+/* An aggregate (A4.6): FN(col), FN(CAST(col AS t)), COUNT(*), with the
+   aggregate's own cast around it. Firebird's AVG of an exact number keeps
+   its scale and truncates (AVG of INTEGER 1, 2 is 1); PostgreSQL's is
+   exact with decimals: an exact column is averaged as DOUBLE PRECISION
+   unless the client cast it. `src`: the column whose type the output
+   has (MIN/MAX without casts), else NULL. */
+static int agg_sql(gen *g, const rest_select *it, rbuf *b,
+                   const rest_column **src) {
+    static const char *const fn[] = {"", "SUM", "AVG", "MIN", "MAX", "COUNT"};
+    const rest_column *col = NULL;
+    if (*it->name && !(col = column(g, it->name)))
+        return -1;
+    if (it->agg_cast)
+        rbuf_adds(b, "CAST(");
+    rbuf_printf(b, "%s(", fn[it->agg]);
+    if (!col) {
+        rbuf_addc(b, '*');
+    } else if (it->cast || (it->agg == REST_AGG_AVG && is_exact(col))) {
+        rbuf_adds(b, "CAST(");
+        col_ref(g, b, col);
+        rbuf_adds(b, " AS ");
+        if (!it->cast)
+            rbuf_adds(b, "DOUBLE PRECISION");
+        else if (cast_sql(g, it->cast, b) < 0)
+            return -1;
+        rbuf_addc(b, ')');
+    } else {
+        col_ref(g, b, col);
+    }
+    rbuf_addc(b, ')');
+    if (it->agg_cast) {
+        rbuf_adds(b, " AS ");
+        if (cast_sql(g, it->agg_cast, b) < 0)
+            return -1;
+        rbuf_addc(b, ')');
+    }
+    *src = (it->agg == REST_AGG_MIN || it->agg == REST_AGG_MAX) && !it->cast &&
+                   !it->agg_cast
+               ? col
+               : NULL;
+    return 0;
+}
+
+/* An aggregate's key: the alias, else the function's name (PostgREST's). */
+static const char *agg_key(const rest_select *it) {
+    static const char *const key[] = {"", "sum", "avg", "min", "max", "count"};
+    return it->alias ? it->alias : key[it->agg];
+}
+
+/* " GROUP BY" the columns select does not aggregate (PostgREST's
+   automatic GROUP BY); nothing when every item is an aggregate. */
+static int group_by(gen *g, const rest_query *q, rbuf *b) {
+    int first = 1;
+    for (size_t i = 0; i < q->nselect; i++) {
+        const rest_select *it = &q->select[i];
+        if (it->agg || it->embed)
+            continue;
+        if (strcmp(it->name, "*") == 0) {
+            for (size_t c = 0; c < g->t->ncols; c++) {
+                rbuf_adds(b, first ? " GROUP BY " : ", ");
+                first = 0;
+                col_ref(g, b, &g->t->cols[c]);
+            }
+            continue;
+        }
+        const rest_column *col = column(g, it->name);
+        if (!col)
+            return -1;
+        rbuf_adds(b, first ? " GROUP BY " : ", ");
+        first = 0;
+        col_ref(g, b, col);
+    }
+    return 0;
+}
+
+/* Aggregates only at the top level of a read without embeds, and only
+   with db-aggregates-enabled (else PostgREST's PGRST123). */
+static int check_aggs(const rest_query *q, int allowed, int top,
+                      rest_err *err) {
+    for (size_t i = 0; i < q->nselect; i++) {
+        const rest_select *it = &q->select[i];
+        if (it->embed) {
+            if (check_aggs(it->embed->q, allowed, 0, err) < 0)
+                return -1;
+            continue;
+        }
+        if (!it->agg)
+            continue;
+        if (!allowed) {
+            rest_err_set(err, 400, "PGRST123", NULL,
+                         "Use of aggregate functions is not allowed");
+            return -1;
+        }
+        if (!top || q->nembeds) {
+            rest_err_set(err, 400, "PGRST127",
+                         top ? "aggregates with embeds"
+                             : "aggregates inside embeds",
+                         "Feature not implemented");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int rest_gen_select(gen *g, const rest_query *q, rbuf *b) {
     size_t kcap = 0, scap = 0;
     const rest_column **src = NULL; /* per key: its column, NULL if cast */
@@ -275,6 +385,17 @@ int rest_gen_select(gen *g, const rest_query *q, rbuf *b) {
         const rest_select *it = q->nselect ? &q->select[i] : NULL;
         if (it && it->embed)
             continue; /* embed.c */
+        if (it && it->agg) {
+            const rest_column *asrc;
+            if (!first)
+                rbuf_adds(b, ", ");
+            first = 0;
+            if (agg_sql(g, it, b, &asrc) < 0 ||
+                add_src(g, &src, &scap, asrc) < 0 ||
+                add_key(g, agg_key(it), &kcap) < 0)
+                return -1;
+            continue;
+        }
         if (!it || strcmp(it->name, "*") == 0) {
             for (size_t c = 0; c < g->t->ncols; c++) {
                 if (!first)
@@ -391,11 +512,14 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
                      name);
         return -1;
     }
+    if (check_aggs(q, opts->aggregates, 1, err) < 0)
+        goto fail0;
     if (q->nembeds &&
         rest_embed_resolve(arena, schema, g.t, q, &plan->embed, err) < 0)
         goto fail0;
-    rbuf where;
+    rbuf where, group;
     rbuf_init(&where, 1u << 20);
+    rbuf_init(&group, 1u << 20);
     if (where_sql(&g, q, &where) < 0)
         goto fail;
     g.ep = plan->embed;
@@ -416,6 +540,9 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
     quote_ident(&plan->sql, g.t->name);
     if (where.len)
         rbuf_add(&plan->sql, where.p, where.len);
+    if (q->naggs && group_by(&g, q, &group) < 0)
+        goto fail;
+    rbuf_add(&plan->sql, group.p, group.len);
     size_t before_order = plan->sql.len;
     if (rest_gen_order(&g, q, opts, &plan->sql) < 0)
         goto fail;
@@ -457,12 +584,20 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
             goto fail;
     }
     if (opts->count_exact) {
-        rbuf_adds(&plan->count_sql, "SELECT COUNT(*) FROM ");
+        /* with aggregates: the groups (one without GROUP BY) */
+        rbuf_adds(&plan->count_sql,
+                  q->naggs ? "SELECT COUNT(*) FROM (SELECT COUNT(*) AS N FROM "
+                           : "SELECT COUNT(*) FROM ");
         quote_ident(&plan->count_sql, g.t->name);
         if (where.len)
             rbuf_add(&plan->count_sql, where.p, where.len);
+        if (q->naggs) {
+            rbuf_add(&plan->count_sql, group.p, group.len);
+            rbuf_addc(&plan->count_sql, ')');
+        }
     }
-    if (plan->sql.failed || plan->count_sql.failed || where.failed) {
+    if (plan->sql.failed || plan->count_sql.failed || where.failed ||
+        group.failed) {
         rest_err_set(err, 400, "PGRST100", NULL,
                      "the generated SQL is too long");
         goto fail;
@@ -470,6 +605,7 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
     rbuf_cstr(&plan->sql);
     rbuf_cstr(&plan->count_sql);
     rbuf_free(&where);
+    rbuf_free(&group);
     if (plan->embed &&
         rest_embed_plan(plan->embed, arena, q, opts, plan, err) < 0) {
         rest_plan_free(plan);
@@ -478,6 +614,7 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
     return 0;
 fail:
     rbuf_free(&where);
+    rbuf_free(&group);
 fail0:
     rest_plan_free(plan);
     return -1;

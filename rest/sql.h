@@ -28,6 +28,8 @@ typedef struct rest_plan_opts {
                           (and the commit can ride with it); more rows
                           than that and the server reads again without
                           the probe */
+    int aggregates;    /* db-aggregates-enabled: else aggregates in select
+                          are 400 PGRST123 */
 } rest_plan_opts;
 
 typedef struct rest_plan {

@@ -179,6 +179,12 @@ static int out_columns(wgen *g, const rest_query *q) {
     size_t n = q && q->nselect ? q->nselect : 1;
     for (size_t i = 0; i < n; i++) {
         const rest_select *it = q && q->nselect ? &q->select[i] : NULL;
+        if (it && it->agg) {
+            rest_err_set(g->err, 400, "PGRST127",
+                         "aggregates in the representation of a write",
+                         "Feature not implemented");
+            return -1;
+        }
         if (!it || strcmp(it->name, "*") == 0) {
             for (size_t c = 0; c < t->ncols && pl->nkeys < cap; c++) {
                 pl->outcols[pl->nkeys] = &t->cols[c];

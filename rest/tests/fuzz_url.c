@@ -48,7 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     rbuf_free(&dump);
     for (size_t t = 0; t < 4; t++) {
         rest_plan plan;
-        rest_plan_opts o = {t == 0 ? 100 : -1, (int)(t & 1), 1, t == 2 ? 5 : 0};
+        rest_plan_opts o = {t == 0 ? 100 : -1, (int)(t & 1), 1, t == 2 ? 5 : 0,
+                            t != 1};
         if (rest_plan_read(&a, &schema, tables[t], &q, &o, &plan, &e) < 0) {
             /* 300: PGRST201, an ambiguous embed */
             FUZZ_CHECK(e.status == 300 || (e.status >= 400 && e.status < 600));

@@ -99,8 +99,20 @@ static void test_env(void) {
     rest_config_free(&c);
 }
 
+static void test_aggregates(void) {
+    rest_config c;
+    char err[256] = "";
+    CHECK(parse(&c, "db-pool = 2\n", err, sizeof err) == 0);
+    CHECK(c.db_aggregates_enabled == 0); /* off, as in PostgREST */
+    rest_config_free(&c);
+    CHECK(parse(&c, "db-aggregates-enabled = true\n", err, sizeof err) == 0);
+    CHECK(c.db_aggregates_enabled == 1);
+    rest_config_free(&c);
+}
+
 int main(void) {
     test_full_file();
+    test_aggregates();
     test_env();
     expect_error("nonsense\n", "f.conf:1: expected key = value");
     expect_error("\n\nbogus-key = 1\n", "f.conf:3: bogus-key: unknown");
@@ -122,7 +134,8 @@ int main(void) {
     expect_error("db-uri = \"firebird://a@b:x/c\"\n", "bad port");
     expect_error("db-uri = \"firebird://a@b/c?zip=1\"\n", "unknown option");
     expect_error("db-schemas = \"a,b\"\n", "one schema");
-    expect_error("db-aggregates-enabled = true\n", "not implemented yet");
+    expect_error("db-aggregates-enabled = yes please\n",
+                 "db-aggregates-enabled: expected true or false");
     expect_error("server-timing-enabled = maybe\n", "expected true or false");
     expect_error("db-anon-role = \"open\n", "bad quoted value");
     expect_error("db-embed-strategy = lateral\n",

@@ -1060,6 +1060,7 @@ static void test_rest_bad_start(void **state) {
 }
 
 #include "it_write.h"
+#include "it_agg.h"
 
 /* REST_TEST_SERVERS="FB3,FB4E" picks other instances of servers.env
    (default FB3 and FB4). */
@@ -1937,6 +1938,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_bad_start),
         cmocka_unit_test(test_rest_schema_cache),
         cmocka_unit_test(test_rest_write),
+        cmocka_unit_test(test_rest_aggregates),
         cmocka_unit_test(test_rest_jwt_roles),
         cmocka_unit_test(test_rest_jwt_writes_embeds),
         cmocka_unit_test(test_rest_cors_options),

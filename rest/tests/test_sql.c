@@ -1,7 +1,8 @@
 /*
  * The SQL generator against golden/sql.txt: each case is a path and query
  * string ("> /table?query"), optional "R " Range and "P " Prefer lines,
- * and the SQL, its parameters, the JSON keys and the count query the
+ * an "A off" line (db-aggregates-enabled = false; else true), and the SQL,
+ * its parameters, the JSON keys and the count query the
  * planner makes, or the error. The schema is tests/fixture.h.
  */
 #include "fixture.h"
@@ -31,9 +32,10 @@ static void run_case(const char *in, rbuf *out) {
     }
     rarena_init(&a, 1u << 20);
     const char *pr = golden_tag(in, "X ", probe, sizeof probe);
-    rest_plan_opts o = {m ? atoll(m) : -1, 1,
-                        p && strstr(p, "count=exact") != NULL,
-                        pr ? atoll(pr) : 0};
+    char aggs[32];
+    rest_plan_opts o = {
+        m ? atoll(m) : -1, 1, p && strstr(p, "count=exact") != NULL,
+        pr ? atoll(pr) : 0, !golden_tag(in, "A ", aggs, sizeof aggs)};
     if (p && strstr(p, "nulls=firebird"))
         o.null_order_pg = 0;
     if (rest_parse_query(&a, qs, strlen(qs), r, r ? strlen(r) : 0, NULL, &q,
