@@ -48,11 +48,14 @@ struct rreq {
     rest_plan plan;
     int has_plan;
     int singular;
-    int count_exact;
+    int count;         /* enum rest_count (Prefer: count=) */
     int commit_queued; /* b.again: more rows than the probe, read again
                           without it */
     ffb_stmt *stmt;
     ffb_stmt *cstmt;
+    ffb_stmt *estmt; /* count=planned/estimated: the row estimate */
+    int64_t planned; /* its answer; -1: unknown */
+    int64_t counted; /* the count's answer; -1: none */
     rbuf body;
     int64_t nrows;
     int64_t total;    /* -1: unknown */
@@ -293,8 +296,11 @@ static void respond(rest_req *r, uint64_t rts, int used_db) {
     else
         snprintf(tmp + tl, sizeof tmp - tl, "*");
     add_header(req, "content-range", tmp, strlen(tmp));
-    if (rr->count_exact)
-        add_header(req, "preference-applied", "count=exact", 11);
+    static const char *const applied[] = {NULL, "count=exact", "count=planned",
+                                          "count=estimated"};
+    if (rr->count)
+        add_header(req, "preference-applied", applied[rr->count],
+                   strlen(applied[rr->count]));
     if (rr->singular) {
         if (rr->nrows != 1) {
             rest_err e;
@@ -318,6 +324,17 @@ static void respond(rest_req *r, uint64_t rts, int used_db) {
 }
 
 static void start(rest_req *r);
+
+/* The planner's options of a read (`probe`: 0 when reading again). */
+static void read_opts(const rreq *rr, rest_plan_opts *po, int64_t probe) {
+    const rest_config *cfg = rr->b.app->cfg;
+    memset(po, 0, sizeof *po);
+    po->max_rows = cfg->db_max_rows;
+    po->null_order_pg = cfg->db_null_order_pg;
+    po->probe = probe;
+    po->aggregates = cfg->db_aggregates_enabled;
+    rest_plan_count_opts(po, rr->count);
+}
 
 /* The embed levels' statements (the top level's is rr->stmt). */
 static void free_estmts(rreq *rr) {
@@ -357,21 +374,21 @@ static int done(rest_req *r) {
         /* the probe found more rows than one fetch holds: plan again
            without it and read the whole answer on the same connection */
         rest_err err;
-        rest_plan_opts po = {rr->b.app->cfg->db_max_rows,
-                             rr->b.app->cfg->db_null_order_pg, rr->count_exact,
-                             0, rr->b.app->cfg->db_aggregates_enabled};
+        rest_plan_opts po;
+        read_opts(rr, &po, 0);
         free_blobs(rr);
         free_estmts(rr);
         ffb_stmt_free(rr->stmt);
         ffb_stmt_free(rr->cstmt);
-        rr->stmt = rr->cstmt = NULL;
+        ffb_stmt_free(rr->estmt);
+        rr->stmt = rr->cstmt = rr->estmt = NULL;
         rest_req_drop_tx(&rr->b);
         rest_plan_free(&rr->plan);
         rr->has_plan = 0;
         rr->b.again = 0;
         rr->commit_queued = 0;
         rr->nrows = 0;
-        rr->total = -1;
+        rr->total = rr->counted = rr->planned = -1;
         rbuf_reset(&rr->body);
         if (rest_plan_read(&rr->b.arena, app_schema(rr->b.app), rr->name,
                            &rr->q, &po, &rr->plan, &err) == 0) {
@@ -398,7 +415,10 @@ static int done(rest_req *r) {
     free_estmts(rr);
     ffb_stmt_free(rr->stmt);
     ffb_stmt_free(rr->cstmt);
-    rr->stmt = rr->cstmt = NULL;
+    ffb_stmt_free(rr->estmt);
+    rr->stmt = rr->cstmt = rr->estmt = NULL;
+    rr->total = rest_plan_count_total(rr->count, rr->b.app->cfg->db_max_rows,
+                                      rr->counted, rr->planned);
     return 0;
 }
 
@@ -823,8 +843,33 @@ static void on_count(ffb_conn *conn, const ffb_result *res, void *data) {
     }
     if (ffb_stmt_fetch(rr->cstmt) == 1 &&
         ffb_stmt_get_int64(rr->cstmt, 0, &v) == 0)
-        rr->total = v;
+        rr->counted = v;
     ffb_stmt_close_cursor(rr->cstmt);
+}
+
+static void on_estimate(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    rreq *rr = data;
+    double s;
+    if (ffb_result_status(res) < 0) {
+        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
+        return;
+    }
+    /* no row: a view, or a table without a primary or unique key */
+    if (ffb_stmt_fetch(rr->estmt) == 1 &&
+        ffb_stmt_get_double(rr->estmt, 0, &s) == 0)
+        rr->planned = rest_plan_estimate(s);
+    ffb_stmt_close_cursor(rr->estmt);
+}
+
+/* The count and the row estimate behind the page's execute (same write). */
+static int queue_counts(rreq *rr) {
+    int rc = 0;
+    if (rr->cstmt)
+        rc = ffb_stmt_queue_execute(rr->cstmt, rr->b.tx, on_count, rr);
+    if (rc == 0 && rr->estmt)
+        rc = ffb_stmt_queue_execute(rr->estmt, rr->b.tx, on_estimate, rr);
+    return rc;
 }
 
 static int bind_plan(const rest_plan *pl, ffb_stmt *st, size_t n) {
@@ -910,8 +955,8 @@ static void run_embeds(rreq *rr, int bounded) {
             queue_commit(rr);
             return;
         }
-        if (i == 0 && rr->cstmt)
-            rc = ffb_stmt_queue_execute(rr->cstmt, rr->b.tx, on_count, rr);
+        if (i == 0)
+            rc = queue_counts(rr);
         if (rc < 0) {
             fail_ffb(rr, rc, ffb_conn_error(rr->b.conn));
             rr->epending = 1;
@@ -934,6 +979,8 @@ static void run(rreq *rr) {
     rc = bind_params(rr, rr->stmt, rr->plan.nparams);
     if (rc == 0 && rr->cstmt)
         rc = bind_params(rr, rr->cstmt, rr->plan.nwhere);
+    if (rc == 0 && rr->estmt)
+        rc = ffb_stmt_bind_text(rr->estmt, 0, rr->plan.est_table, (size_t)-1);
     if (rc < 0) {
         /* a value the column's type refuses: nothing was sent but the
            context block, whose answer comes with the commit's */
@@ -960,8 +1007,8 @@ static void run(rreq *rr) {
         return;
     }
     rc = ffb_stmt_queue_execute(rr->stmt, rr->b.tx, on_exec, rr);
-    if (rc == 0 && rr->cstmt)
-        rc = ffb_stmt_queue_execute(rr->cstmt, rr->b.tx, on_count, rr);
+    if (rc == 0)
+        rc = queue_counts(rr);
     if (rc < 0) {
         fail_ffb(rr, rc, ffb_conn_error(rr->b.conn));
         /* an execute may be queued already: its answer comes */
@@ -997,7 +1044,12 @@ static void start(rest_req *r) {
         rc = rest_req_prepare(r, rr->plan.sql.p, rr->plan.sql.len, &rr->stmt);
         rc = rc < 0 ? rc : 0;
     }
-    if (rc == 0 && rr->count_exact) {
+    if (rc == 0 && rr->plan.est_sql) {
+        rc = rest_req_prepare(r, rr->plan.est_sql, strlen(rr->plan.est_sql),
+                              &rr->estmt);
+        rc = rc < 0 ? rc : 0;
+    }
+    if (rc == 0 && rr->plan.count_sql.len) {
         rc = rest_req_prepare(r, rr->plan.count_sql.p, rr->plan.count_sql.len,
                               &rr->cstmt);
         rc = rc < 0 ? rc : 0;
@@ -1033,9 +1085,13 @@ static void start(rest_req *r) {
 static const rest_req_ops read_ops = {start, prepared, NULL,
                                       done,  respond,  destroy};
 
-static int prefer_count_exact(h2o_req_t *req) {
+/* Prefer: count=exact|planned|estimated (enum rest_count). */
+static int prefer_count(h2o_req_t *req) {
     const h2o_iovec_t *v = header(req, "prefer");
-    return list_has(v, "count=exact");
+    return list_has(v, "count=exact")       ? REST_COUNT_EXACT
+           : list_has(v, "count=planned")   ? REST_COUNT_PLANNED
+           : list_has(v, "count=estimated") ? REST_COUNT_ESTIMATED
+                                            : REST_COUNT_NONE;
 }
 
 static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
@@ -1050,7 +1106,7 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
         return 0;
     }
     rest_req_init(&rr->b, &read_ops, app, req, head, 8u << 20);
-    rr->total = -1;
+    rr->total = rr->counted = rr->planned = -1;
     rbuf_init(&rr->body, 64u << 20);
     if (rest_req_runas(&rr->b, &err) < 0)
         goto fail;
@@ -1068,10 +1124,9 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
     if (rest_parse_query(&rr->b.arena, qs, qn, range ? range->base : NULL,
                          range ? range->len : 0, &lim, &rr->q, &err) < 0)
         goto fail;
-    rr->count_exact = prefer_count_exact(req);
-    rest_plan_opts po = {cfg->db_max_rows, cfg->db_null_order_pg,
-                         rr->count_exact, cfg->db_probe_rows,
-                         cfg->db_aggregates_enabled};
+    rr->count = prefer_count(req);
+    rest_plan_opts po;
+    read_opts(rr, &po, cfg->db_probe_rows);
     if (rest_plan_read(&rr->b.arena, app_schema(app), name, &rr->q, &po,
                        &rr->plan, &err) < 0)
         goto fail;

@@ -584,17 +584,31 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
             goto fail;
     }
     if (opts->count_exact) {
-        /* with aggregates: the groups (one without GROUP BY) */
-        rbuf_adds(&plan->count_sql,
-                  q->naggs ? "SELECT COUNT(*) FROM (SELECT COUNT(*) AS N FROM "
-                           : "SELECT COUNT(*) FROM ");
+        /* with aggregates: the groups (one without GROUP BY); with a
+           limit: at most that many (ROWS, inside a derived table) */
+        int sub = q->naggs || opts->count_limit > 0;
+        rbuf_adds(&plan->count_sql, "SELECT COUNT(*) FROM ");
+        if (sub)
+            rbuf_adds(&plan->count_sql, q->naggs ? "(SELECT COUNT(*) AS N FROM "
+                                                 : "(SELECT 1 AS N FROM ");
         quote_ident(&plan->count_sql, g.t->name);
         if (where.len)
             rbuf_add(&plan->count_sql, where.p, where.len);
-        if (q->naggs) {
+        if (q->naggs)
             rbuf_add(&plan->count_sql, group.p, group.len);
+        if (opts->count_limit > 0)
+            rbuf_printf(&plan->count_sql, " ROWS %lld",
+                        (long long)opts->count_limit);
+        if (sub)
             rbuf_addc(&plan->count_sql, ')');
-        }
+    }
+    if (opts->count_planned) {
+        plan->est_sql =
+            "SELECT I.RDB$STATISTICS FROM RDB$RELATION_CONSTRAINTS C JOIN "
+            "RDB$INDICES I ON I.RDB$INDEX_NAME = C.RDB$INDEX_NAME WHERE "
+            "C.RDB$RELATION_NAME = ? AND C.RDB$CONSTRAINT_TYPE IN ('PRIMARY "
+            "KEY', 'UNIQUE') ORDER BY C.RDB$CONSTRAINT_TYPE ROWS 1";
+        plan->est_table = g.t->name;
     }
     if (plan->sql.failed || plan->count_sql.failed || where.failed ||
         group.failed) {
@@ -618,6 +632,38 @@ fail:
 fail0:
     rest_plan_free(plan);
     return -1;
+}
+
+int64_t rest_plan_estimate(double s) {
+    if (!(s > 0) || s > 1) /* 0 (never computed), NaN, nonsense */
+        return -1;
+    double rows = 1 / s + 0.5;
+    return rows >= 9e18 ? -1 : (int64_t)rows;
+}
+
+void rest_plan_count_opts(rest_plan_opts *o, int kind) {
+    o->count_exact = kind == REST_COUNT_EXACT || kind == REST_COUNT_ESTIMATED;
+    /* estimated without db-max-rows is the count (no estimate needed) */
+    o->count_planned = kind == REST_COUNT_PLANNED ||
+                       (kind == REST_COUNT_ESTIMATED && o->max_rows >= 0);
+    o->count_limit =
+        kind == REST_COUNT_ESTIMATED && o->max_rows >= 0 ? o->max_rows + 1 : 0;
+}
+
+int64_t rest_plan_count_total(int kind, int64_t max_rows, int64_t counted,
+                              int64_t planned) {
+    switch (kind) {
+    case REST_COUNT_EXACT:
+        return counted;
+    case REST_COUNT_PLANNED:
+        return planned;
+    case REST_COUNT_ESTIMATED:
+        if (counted < 0 || max_rows < 0 || counted <= max_rows)
+            return counted;
+        return planned < 0 ? -1 : planned > counted ? planned : counted;
+    default:
+        return -1;
+    }
 }
 
 void rest_plan_free(rest_plan *plan) {
@@ -651,6 +697,8 @@ void rest_plan_dump(const rest_plan *plan, rbuf *b) {
         rbuf_add(b, plan->count_sql.p, plan->count_sql.len);
         rbuf_printf(b, " (%zu params)", plan->nwhere);
     }
+    if (plan->est_sql)
+        rbuf_printf(b, "\nestimate: %s ('%s')", plan->est_sql, plan->est_table);
     rbuf_addc(b, '\n');
     if (plan->embed)
         rest_embed_dump(plan->embed, b);

@@ -95,3 +95,114 @@ static void test_rest_aggregates(void **state) {
     assert_non_null(strstr(r.body, "\"code\":\"PGRST100\""));
     w_restart(t, NULL);
 }
+
+/* SET STATISTICS INDEX of <table>'s primary key (its name is made by
+   Firebird: RDB$PRIMARYn). */
+static void c_set_statistics(ffb_conn *c, const char *table) {
+    char sql[768];
+    snprintf(sql, sizeof sql,
+             "EXECUTE BLOCK AS DECLARE N VARCHAR(63); BEGIN SELECT "
+             "RDB$INDEX_NAME FROM RDB$RELATION_CONSTRAINTS WHERE "
+             "RDB$RELATION_NAME = '%s' AND RDB$CONSTRAINT_TYPE = 'PRIMARY "
+             "KEY' INTO :N; EXECUTE STATEMENT 'SET STATISTICS INDEX ' || "
+             "TRIM(N); END",
+             table);
+    exec_sql(c, sql);
+}
+
+static void c_insert(ffb_conn *c, const char *table, int from, int to) {
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "EXECUTE BLOCK AS DECLARE I INTEGER = %d; BEGIN WHILE (I <= %d) "
+             "DO BEGIN INSERT INTO %s VALUES (:I, MOD(:I, 3)); I = I + 1; END "
+             "END",
+             from, to, table);
+    exec_sql(c, sql);
+}
+
+/*
+ * Prefer: count=planned and count=estimated on a table of its own
+ * (<T>_C, 5 rows, then 30, then 40) with db-max-rows = 10. The estimate is
+ * the primary key index's selectivity (RDB$STATISTICS, rows =
+ * 1/selectivity), read in the same write as the page: 0 until statistics
+ * are computed (the index was built on an empty table), so "*"; after SET
+ * STATISTICS the rows then, whatever came since (an estimate); estimated
+ * is the count up to db-max-rows, else the larger of the count of
+ * db-max-rows + 1 rows and the estimate, as PostgREST.
+ */
+static void test_rest_count_planned(void **state) {
+    target *t = *state;
+    resp r;
+    char sql[256], tc[80], tcl[80], p[512];
+    ffb_conn *c = open_conn(t);
+    snprintf(tc, sizeof tc, "%s_C", t->table);
+    snprintf(tcl, sizeof tcl, "%s_c", tname);
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s (ID INTEGER NOT NULL PRIMARY KEY, G INTEGER)",
+             tc);
+    exec_sql(c, sql);
+    c_insert(c, tc, 1, 5);
+    w_restart(t, "PGRST_DB_MAX_ROWS=10");
+
+    path(p, sizeof p, tcl, "select=id&order=id&limit=2");
+    http("GET", p, "Prefer: count=planned\r\n", &r);
+    EXPECT(&r, 200, "[{\"id\":1},{\"id\":2}]");
+    /* cold: the page's and the estimate's prepares in one write: FB4 2,
+       FB3 3 (its prepares wait for the start's answer) */
+    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
+    assert_string_equal(hdr(&r, "content-range"), "0-1/*");
+    assert_string_equal(hdr(&r, "preference-applied"), "count=planned");
+    http("GET", p, "Prefer: count=planned\r\n", &r);
+    assert_string_equal(hdr(&r, "content-range"), "0-1/*");
+    assert_int_equal(rts(&r), 1); /* page, estimate and commit: one write */
+
+    c_set_statistics(c, tc); /* 5 rows */
+    http("GET", p, "Prefer: count=planned\r\n", &r);
+    EXPECT(&r, 206, "[{\"id\":1},{\"id\":2}]");
+    assert_string_equal(hdr(&r, "content-range"), "0-1/5");
+    assert_int_equal(rts(&r), 1);
+
+    c_insert(c, tc, 6, 30); /* the statistics still say 5 */
+    http("GET", p, "Prefer: count=planned\r\n", &r);
+    assert_string_equal(hdr(&r, "content-range"), "0-1/5");
+    http("GET", p, "Prefer: count=exact\r\n", &r);
+    assert_string_equal(hdr(&r, "content-range"), "0-1/30");
+    /* estimated, more than db-max-rows: max(11 counted, 5 estimated) */
+    path(p, sizeof p, tcl, "select=id&id=gt.3&order=id&limit=2");
+    http("GET", p, "Prefer: count=estimated\r\n", &r);
+    EXPECT(&r, 206, "[{\"id\":4},{\"id\":5}]");
+    assert_string_equal(hdr(&r, "content-range"), "0-1/11");
+    assert_string_equal(hdr(&r, "preference-applied"), "count=estimated");
+    http("GET", p, "Prefer: count=estimated\r\n", &r);
+    /* warm: page, the count of at most 11 rows, the estimate, commit */
+    assert_int_equal(rts(&r), 1);
+    /* 5 rows are at most db-max-rows: the count */
+    path(p, sizeof p, tcl, "select=id&id=lte.5&order=id&limit=2");
+    http("GET", p, "Prefer: count=estimated\r\n", &r);
+    EXPECT(&r, 206, "[{\"id\":1},{\"id\":2}]");
+    assert_string_equal(hdr(&r, "content-range"), "0-1/5");
+
+    c_set_statistics(c, tc); /* 30 rows */
+    path(p, sizeof p, tcl, "select=id&id=gt.3&order=id&limit=2");
+    http("GET", p, "Prefer: count=estimated\r\n", &r);
+    assert_string_equal(hdr(&r, "content-range"), "0-1/30");
+    assert_int_equal(rts(&r), 1);
+    /* planned whatever the filters (an upper bound, while fresh) */
+    path(p, sizeof p, tcl, "select=id&id=lte.2&order=id");
+    http("GET", p, "Prefer: count=planned\r\n", &r);
+    EXPECT(&r, 206, "[{\"id\":1},{\"id\":2}]");
+    assert_string_equal(hdr(&r, "content-range"), "0-1/30");
+    c_insert(c, tc, 31, 40);
+    http("GET", p, "Prefer: count=planned\r\n", &r);
+    assert_string_equal(hdr(&r, "content-range"), "0-1/30");
+    path(p, sizeof p, tcl, "select=id&order=id&limit=2");
+    http("GET", p, "Prefer: count=exact\r\n", &r);
+    assert_string_equal(hdr(&r, "content-range"), "0-1/40");
+
+    w_stop();
+    snprintf(sql, sizeof sql, "DROP TABLE %s", tc);
+    exec_sql(c, sql);
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    assert_int_equal(start_server(t, NULL), 0);
+}

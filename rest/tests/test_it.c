@@ -1939,6 +1939,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_schema_cache),
         cmocka_unit_test(test_rest_write),
         cmocka_unit_test(test_rest_aggregates),
+        cmocka_unit_test(test_rest_count_planned),
         cmocka_unit_test(test_rest_jwt_roles),
         cmocka_unit_test(test_rest_jwt_writes_embeds),
         cmocka_unit_test(test_rest_cors_options),

@@ -33,11 +33,19 @@ static void run_case(const char *in, rbuf *out) {
     rarena_init(&a, 1u << 20);
     const char *pr = golden_tag(in, "X ", probe, sizeof probe);
     char aggs[32];
-    rest_plan_opts o = {
-        m ? atoll(m) : -1, 1, p && strstr(p, "count=exact") != NULL,
-        pr ? atoll(pr) : 0, !golden_tag(in, "A ", aggs, sizeof aggs)};
+    rest_plan_opts o = {m ? atoll(m) : -1,
+                        1,
+                        p && strstr(p, "count=exact") != NULL,
+                        pr ? atoll(pr) : 0,
+                        !golden_tag(in, "A ", aggs, sizeof aggs),
+                        0,
+                        0};
     if (p && strstr(p, "nulls=firebird"))
         o.null_order_pg = 0;
+    if (p && strstr(p, "count=planned"))
+        rest_plan_count_opts(&o, REST_COUNT_PLANNED);
+    if (p && strstr(p, "count=estimated"))
+        rest_plan_count_opts(&o, REST_COUNT_ESTIMATED);
     if (rest_parse_query(&a, qs, strlen(qs), r, r ? strlen(r) : 0, NULL, &q,
                          &e) < 0 ||
         rest_plan_read(&a, &schema, line, &q, &o, &plan, &e) < 0) {
