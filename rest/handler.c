@@ -1184,11 +1184,12 @@ static int handle_options(rest_app *app, h2o_req_t *req, const char *p,
         send_error(req, app, &err, 0);
         return 0;
     }
-    /* PostgREST: a table takes every verb (PUT is not implemented here);
-       a view here only reads (its updatability is not in the schema cache
-       yet; a write to an updatable view is tried, Firebird decides) */
-    return send_allow(req, t->is_view ? "OPTIONS,GET,HEAD"
-                                      : "OPTIONS,GET,HEAD,POST,PATCH,DELETE");
+    /* PostgREST: a table takes every verb; a view here only reads (its
+       updatability is not in the schema cache yet; a write to an updatable view
+       is tried, Firebird decides) */
+    return send_allow(req, t->is_view
+                               ? "OPTIONS,GET,HEAD"
+                               : "OPTIONS,GET,HEAD,POST,PUT,PATCH,DELETE");
 }
 
 static int handle_root(rest_app *app, h2o_req_t *req, int head) {
@@ -1283,11 +1284,11 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
         return 0;
     }
     int write = method_is(req, "POST") || method_is(req, "PATCH") ||
-                method_is(req, "DELETE");
+                method_is(req, "PUT") || method_is(req, "DELETE");
     if (!method_is(req, "GET") && !head && !write) {
         rest_err_set(&err, 400, "PGRST127",
-                     "only GET, HEAD, POST, PATCH and DELETE of tables and "
-                     "views so far",
+                     "only GET, HEAD, POST, PUT, PATCH and DELETE of tables "
+                     "and views so far",
                      "Feature not implemented");
         send_error(req, app, &err, 0);
         return 0;

@@ -59,6 +59,7 @@ struct wreq {
     rbuf out; /* the representation */
     int64_t nout;
     int64_t affected;
+    int put_inserted; /* PUT: the row was new (201 with representation) */
     rbuf location;
     char **keyjson;
 };
@@ -112,6 +113,24 @@ static void respond(rest_req *r, uint64_t rts, int used_db) {
     if (rest_req_respond_head(r, rts, used_db, &w->out))
         return;
     int repr = w->pf.ret == REST_RET_REPR;
+    if (w->kind == REST_W_PUT) {
+        /* PostgREST: no Content-Range; 201 when the row was new, else 200,
+           with the representation; 204 without */
+        pref_applied(w);
+        if (!repr)
+            rest_http_send(req, 204, NULL, "", 0, 0);
+        else if (w->singular)
+            rest_http_send(req, w->put_inserted ? 201 : 200,
+                           "application/vnd.pgrst.object+json; charset=utf-8",
+                           w->out.p + 1, w->out.len - 1, 0);
+        else {
+            rbuf_addc(&w->out, ']');
+            rest_http_send(req, w->put_inserted ? 201 : 200,
+                           "application/json; charset=utf-8", w->out.p,
+                           w->out.len, 0);
+        }
+        return;
+    }
     /* Content-Range: POST and DELETE "* / *" (with count=exact "* / n"),
        PATCH "0-(n-1) / *", without the spaces */
     int64_t n = repr || w->plan.count_only || w->kind != REST_W_INSERT
@@ -235,6 +254,27 @@ static int location(wreq *w, ffb_stmt *st) {
 }
 
 static int one_row(wreq *w, ffb_stmt *st) {
+    unsigned off = 0; /* the first key's column */
+    if (w->plan.put) {
+        /* M: the body's key is the URL's (else nothing was written); I:
+           the row was new */
+        int64_t m = 0, ins = 0;
+        ffb_stmt_get_int64(st, 0, &m);
+        ffb_stmt_get_int64(st, 1, &ins);
+        if (!m) {
+            rest_err_set(&w->b.err, 400, "PGRST115", NULL,
+                         "Payload values do not match URL in primary key "
+                         "column(s)");
+            w->b.failed = 1;
+            return 0;
+        }
+        w->put_inserted = ins != 0;
+        if (w->pf.ret != REST_RET_REPR) {
+            w->affected++;
+            return 0;
+        }
+        off = 2;
+    }
     if (w->plan.count_only) {
         int64_t v = 0;
         if (ffb_stmt_get_int64(st, 0, &v) == 0)
@@ -251,12 +291,12 @@ static int one_row(wreq *w, ffb_stmt *st) {
     rbuf_addc(&w->out, '{');
     for (size_t c = 0; c < w->plan.nkeys; c++) {
         ffb_column_info ci;
-        int rc = ffb_stmt_column_info(st, (unsigned)c, &ci, sizeof ci);
+        int rc = ffb_stmt_column_info(st, (unsigned)c + off, &ci, sizeof ci);
         if (c)
             rbuf_addc(&w->out, ',');
         rbuf_adds(&w->out, w->keyjson[c]);
         if (rc == 0)
-            rc = json_column(&w->out, st, (unsigned)c, &ci);
+            rc = json_column(&w->out, st, (unsigned)c + off, &ci);
         if (rc < 0)
             return rc;
     }
@@ -398,9 +438,11 @@ static void run(wreq *w) {
         }
     }
     /* one statement whose rows all come with its execute: the end rides
-       in the same write */
-    if (n == 1 && !w->singular &&
-        (!w->plan.stmts[0].cursor || w->kind == REST_W_INSERT) &&
+       in the same write (a PUT writes one row or none, and none is its
+       error already: the singular check need not wait) */
+    int put = w->kind == REST_W_PUT;
+    if (n == 1 && (!w->singular || put) &&
+        (!w->plan.stmts[0].cursor || w->kind == REST_W_INSERT || put) &&
         !(w->b.as.stmt && w->b.app->cfg->db_pre_request))
         queue_end(w);
 }
@@ -489,6 +531,8 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
             ? REST_W_INSERT
         : h2o_memis(req->method.base, req->method.len, H2O_STRLIT("PATCH"))
             ? REST_W_UPDATE
+        : h2o_memis(req->method.base, req->method.len, H2O_STRLIT("PUT"))
+            ? REST_W_PUT
             : REST_W_DELETE;
     if (rest_req_runas(&w->b, &err) < 0)
         goto fail;
