@@ -837,10 +837,8 @@ static void on_count(ffb_conn *conn, const ffb_result *res, void *data) {
     (void)conn;
     rreq *rr = data;
     int64_t v;
-    if (ffb_result_status(res) < 0) {
-        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
+    if (rest_req_check(&rr->b, res) < 0)
         return;
-    }
     if (ffb_stmt_fetch(rr->cstmt) == 1 &&
         ffb_stmt_get_int64(rr->cstmt, 0, &v) == 0)
         rr->counted = v;
@@ -851,10 +849,8 @@ static void on_estimate(ffb_conn *conn, const ffb_result *res, void *data) {
     (void)conn;
     rreq *rr = data;
     double s;
-    if (ffb_result_status(res) < 0) {
-        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
+    if (rest_req_check(&rr->b, res) < 0)
         return;
-    }
     /* no row: a view, or a table without a primary or unique key */
     if (ffb_stmt_fetch(rr->estmt) == 1 &&
         ffb_stmt_get_double(rr->estmt, 0, &s) == 0)
