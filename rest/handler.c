@@ -58,9 +58,11 @@ struct rreq {
     int64_t counted; /* the count's answer; -1: none */
     rbuf body;
     int64_t nrows;
-    int64_t total;    /* -1: unknown */
-    char **keyjson;   /* "\"key\":" per output column */
-    const char *name; /* the table as the client named it */
+    int64_t total;           /* -1: unknown */
+    char **keyjson;          /* "\"key\":" per output column */
+    const char *name;        /* the table as the client named it */
+    const rest_table *table; /* a selectable procedure's (RPC), or NULL */
+    int read_write;          /* an RPC POST: the procedure may write */
     /* blobs of the page: opened while the rows are written, read once
        every row is in (one write for all), spliced into the body at the
        end */
@@ -332,6 +334,7 @@ static void read_opts(const rreq *rr, rest_plan_opts *po, int64_t probe) {
     po->max_rows = cfg->db_max_rows;
     po->null_order_pg = cfg->db_null_order_pg;
     po->probe = probe;
+    po->table = rr->table;
     po->aggregates = cfg->db_aggregates_enabled;
     rest_plan_count_opts(po, rr->count);
 }
@@ -871,8 +874,9 @@ static int queue_counts(rreq *rr) {
 static int bind_plan(const rest_plan *pl, ffb_stmt *st, size_t n) {
     for (size_t i = 0; i < n; i++) {
         const rest_param *p = &pl->params[i];
-        int rc = p->is_int
-                     ? ffb_stmt_bind_int64(st, (unsigned)i, p->i)
+        int rc = p->is_int ? ffb_stmt_bind_int64(st, (unsigned)i, p->i)
+                 : p->is_null
+                     ? ffb_stmt_bind_null(st, (unsigned)i)
                      : ffb_stmt_bind_text(st, (unsigned)i, p->text, (size_t)-1);
         if (rc < 0)
             return rc;
@@ -1030,8 +1034,9 @@ static void start(rest_req *r) {
     rreq *rr = (rreq *)r;
     /* with embeds, every level's statement must see the same rows: one
        snapshot for all */
-    int rc = rest_req_begin(
-        r, 1, rr->plan.embed ? FFB_ISO_SNAPSHOT : FFB_ISO_READ_COMMITTED);
+    int rc = rest_req_begin(r, !rr->read_write,
+                            rr->plan.embed ? FFB_ISO_SNAPSHOT
+                                           : FFB_ISO_READ_COMMITTED);
     if (rc == 0 && r->as.sql) {
         rc = rest_req_prepare(r, r->as.sql, r->as.sql_len, &r->as.stmt);
         rc = rc < 0 ? rc : 0;
@@ -1090,9 +1095,11 @@ static int prefer_count(h2o_req_t *req) {
                                             : REST_COUNT_NONE;
 }
 
-static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
-                       int head) {
-    rest_app *app = h->app;
+/* A read of `name`, or of the selectable procedure `t` (with its
+   arguments) when set, with the query string `qs` (n bytes). */
+static int read_request(rest_app *app, h2o_req_t *req, const char *name,
+                        const rest_table *t, const char *qs, size_t qn,
+                        int head, int read_write) {
     const rest_config *cfg = app->cfg;
     rest_err err;
     rreq *rr = calloc(1, sizeof *rr);
@@ -1103,17 +1110,30 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
     }
     rest_req_init(&rr->b, &read_ops, app, req, head, 8u << 20);
     rr->total = rr->counted = rr->planned = -1;
+    rr->read_write = read_write;
     rbuf_init(&rr->body, 64u << 20);
+    if (t) {
+        /* the procedure's table with this request's arguments, in the
+           request's arena (the caller's go away) */
+        rest_table *c = rarena_alloc(&rr->b.arena, sizeof *c);
+        const char **v =
+            rarena_alloc(&rr->b.arena, (t->proc_nvals + 1) * sizeof *v);
+        if (!c || !v)
+            goto nomem;
+        *c = *t;
+        for (size_t i = 0; i < t->proc_nvals; i++) {
+            const char *a = t->proc_vals[i];
+            v[i] = a ? rarena_strndup(&rr->b.arena, a, strlen(a)) : NULL;
+            if (a && !v[i])
+                goto nomem;
+        }
+        c->proc_vals = v;
+        rr->table = c;
+    }
     if (rest_req_runas(&rr->b, &err) < 0)
         goto fail;
     if (parse_accept(req, &rr->singular, &err) < 0)
         goto fail;
-    const char *qs = "";
-    size_t qn = 0;
-    if (req->query_at != SIZE_MAX) {
-        qs = req->path.base + req->query_at + 1;
-        qn = req->path.len - req->query_at - 1;
-    }
     const h2o_iovec_t *range = header(req, "range");
     rest_limits lim = {cfg->server_max_filters, cfg->server_max_in_list, 8,
                        cfg->server_max_embed_depth};
@@ -1145,6 +1165,22 @@ fail:
     send_error(req, app, &err, head);
     rreq_free(rr);
     return 0;
+}
+
+static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
+                       int head) {
+    const char *qs = "";
+    size_t qn = 0;
+    if (req->query_at != SIZE_MAX) {
+        qs = req->path.base + req->query_at + 1;
+        qn = req->path.len - req->query_at - 1;
+    }
+    return read_request(h->app, req, name, NULL, qs, qn, head, 0);
+}
+
+int rest_http_read_proc(rest_app *app, h2o_req_t *req, const rest_table *t,
+                        const char *qs, size_t qn, int head, int read_write) {
+    return read_request(app, req, t->exposed, t, qs, qn, head, read_write);
 }
 
 /* ---- OPTIONS and the OpenAPI document (spec A12) ------------------------- */

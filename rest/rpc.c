@@ -376,26 +376,42 @@ static int set_arg(rpcreq *r, const char *key, const char *v, size_t vn,
 static const char *const reserved[] = {"select", "order", "limit",  "offset",
                                        "or",     "and",   "columns"};
 
-/* A value shaped as a filter ("eq.1", "not.in.(1,2)"): on a name that is
-   not an argument, a filter on the result (postgrest-js's .eq() after
-   .rpc(..., {get: true})), which ffb-rest does not do yet. */
-static int filter_shaped(const char *v) {
-    static const char *const ops[] = {"eq.", "neq.", "gt.",        "gte.",
-                                      "lt.", "lte.", "like.",      "ilike.",
-                                      "in.", "is.",  "isdistinct."};
-    if (strncmp(v, "not.", 4) == 0)
-        v += 4;
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (strncmp(v, ops[i], strlen(ops[i])) == 0)
+/* A key of the read's grammar: reserved, or an embed's ("track.order"). */
+static int reserved_key(const char *k) {
+    const char *dot = strrchr(k, '.');
+    const char *last = dot ? dot + 1 : k;
+    for (size_t x = 0; x < sizeof reserved / sizeof reserved[0]; x++)
+        if (strcmp(last, reserved[x]) == 0)
             return 1;
     return 0;
 }
 
-/* The query string: the arguments of a GET; of a POST (args = 0), any key
-   is a select, order, limit or filter on the result, refused alike
-   (ignoring it would answer what was not asked for). */
+/* A value shaped as a filter ("eq.1", "not.in.(1,2)", "fts(english).x",
+   "eq(any).{1,2}"): on a name that is not an argument, a filter on the
+   result (postgrest-js's .eq() after .rpc(..., {get: true})). */
+static int filter_shaped(const char *v) {
+    static const char *const ops[] = {
+        "eq",    "neq",   "gt",   "gte",        "lt",    "lte",    "like",
+        "ilike", "in",    "is",   "isdistinct", "match", "imatch", "fts",
+        "plfts", "phfts", "wfts", "cs",         "cd",    "ov",     "sl",
+        "sr",    "nxr",   "nxl",  "adj"};
+    if (strncmp(v, "not.", 4) == 0)
+        v += 4;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        size_t n = strlen(ops[i]);
+        if (strncmp(v, ops[i], n) == 0 && (v[n] == '.' || v[n] == '('))
+            return 1;
+    }
+    return 0;
+}
+
+/* The query string. A GET's arguments; with `rq` (a selectable
+   procedure, read as a table), every key that is not an argument and is
+   reserved or has a filter-shaped value goes to `rq` as written (a POST's
+   (args = 0): every key), for the read's grammar. Without `rq` such keys
+   are 400 PGRST127 (ignoring them would answer what was not asked for). */
 static int args_from_query(rpcreq *r, rest_err *err, unsigned char *setmask,
-                           int args) {
+                           int args, rbuf *rq) {
     h2o_req_t *req = r->b.req;
     rbuf given;
     int unknown = 0;
@@ -414,6 +430,7 @@ static int args_from_query(rpcreq *r, rest_err *err, unsigned char *setmask,
             char *v =
                 eq ? qdecode(&r->b.arena, eq + 1, (size_t)(q + i - eq - 1), &vn)
                    : qdecode(&r->b.arena, "", 0, &vn);
+            size_t seg = s, segn = i - s;
             i++;
             if (!k || !v) {
                 rbuf_free(&given);
@@ -423,20 +440,25 @@ static int args_from_query(rpcreq *r, rest_err *err, unsigned char *setmask,
             if (kn == 0)
                 continue;
             size_t pos;
-            int refuse = !args || (!rest_routine_find_arg(r->rt, k, &pos) &&
-                                   filter_shaped(v));
-            for (size_t x = 0;
-                 !refuse && x < sizeof reserved / sizeof reserved[0]; x++)
-                refuse = strcmp(k, reserved[x]) == 0;
-            if (refuse) {
+            int arg = args && rest_routine_find_arg(r->rt, k, &pos);
+            int result =
+                !args || (!arg && (filter_shaped(v) || reserved_key(k)));
+            if (result && rq) {
+                if (rq->len)
+                    rbuf_addc(rq, '&');
+                rbuf_add(rq, q + seg, segn);
+                continue;
+            }
+            if (result) {
                 rbuf_free(&given);
                 rest_err_set(err, 400, "PGRST127",
                              "select, order, limit and filters on "
-                             "RPC results",
+                             "the results of functions and executable "
+                             "procedures",
                              "Feature not implemented");
                 return -1;
             }
-            if (rest_routine_find_arg(r->rt, k, &pos))
+            if (arg)
                 setmask[pos] = 1;
             unknown |= set_arg(r, k, v, vn, 0, &given);
         }
@@ -455,6 +477,26 @@ static int args_from_body(rpcreq *r, rest_err *err, unsigned char *setmask) {
     char *text = rarena_strndup(&r->b.arena, req->entity.base, n);
     char eb[128];
     yajl_val doc = text ? yajl_tree_parse(text, eb, sizeof eb) : NULL;
+    const h2o_iovec_t *pv = rest_http_header(req, "prefer");
+    rest_prefer pf;
+    rest_parse_prefer(pv ? pv->base : NULL, pv ? pv->len : 0, &pf);
+    if (doc && pf.params_single && strlen(text) == n) {
+        /* Prefer: params=single-object: the whole body, as JSON text, is
+           the one argument (Firebird has no json type: a text argument) */
+        yajl_tree_free(doc);
+        if (r->rt->nin != 1) {
+            rest_err_set(err, 404, "PGRST202", NULL,
+                         "Could not find the function %s with a single "
+                         "parameter in the schema cache",
+                         r->rt->exposed);
+            return -1;
+        }
+        setmask[0] = 1;
+        r->val[0] = text;
+        r->vlen[0] = n;
+        r->nargs = 1;
+        return 0;
+    }
     if (!doc || !YAJL_IS_OBJECT(doc) || strlen(text) != n) {
         yajl_tree_free(doc);
         rest_err_set(err, 400, "PGRST102", NULL, "Empty or invalid json");
@@ -590,12 +632,48 @@ int rest_rpc_handle(rest_app *app, h2o_req_t *req, const char *name, size_t n) {
         rest_err_set(&err, 500, "PGRST000", NULL, "out of memory");
         goto fail;
     }
-    if ((post ? (args_from_query(r, &err, setmask, 0) < 0
+    /* a selectable procedure reads as a table: the query string's keys
+       that are not arguments are the read's */
+    rbuf rq;
+    int selectable = r->rt->kind == REST_RT_SELECTABLE;
+    rbuf_init(&rq, 1u << 20);
+    if ((post ? (args_from_query(r, &err, setmask, 0, selectable ? &rq : NULL) <
+                         0
                      ? -1
                      : args_from_body(r, &err, setmask))
-              : args_from_query(r, &err, setmask, 1)) < 0 ||
-        check_args(r, setmask, &err) < 0)
+              : args_from_query(r, &err, setmask, 1, selectable ? &rq : NULL)) <
+            0 ||
+        check_args(r, setmask, &err) < 0) {
+        rbuf_free(&rq);
         goto fail;
+    }
+    if (selectable && (!post || rq.len)) {
+        /* GET/HEAD always, a POST with a query string: as a read of the
+           procedure's table (with db-pre-request a POST's end must wait
+           for the block, which the read path does not do) */
+        if (post && app->cfg->db_pre_request) {
+            rbuf_free(&rq);
+            rest_err_set(&err, 400, "PGRST127",
+                         "select, order, limit and filters on a POST to a "
+                         "procedure with db-pre-request",
+                         "Feature not implemented");
+            goto fail;
+        }
+        rest_table t = r->rt->out;
+        t.proc_vals = r->val;
+        t.proc_nvals = r->nargs;
+        const char *qs = rq.len ? rbuf_cstr(&rq) : "";
+        if (rq.failed) {
+            rbuf_free(&rq);
+            rest_err_set(&err, 414, "PGRST000", NULL, "URI too long");
+            goto fail;
+        }
+        rest_http_read_proc(app, req, &t, qs, rq.len, head, post);
+        rbuf_free(&rq);
+        rpc_free(r);
+        return 0;
+    }
+    rbuf_free(&rq);
     if (rest_req_runas(&r->b, &err) < 0)
         goto fail;
     build_sql(r);

@@ -498,6 +498,32 @@ int rest_plan_where(rarena *arena, const rest_table *t, const rest_query *q,
 
 void rest_quote_ident(rbuf *b, const char *name) { quote_ident(b, name); }
 
+int rest_gen_from(rest_gen *g, const rest_table *t, rbuf *b) {
+    if (!t->proc) {
+        quote_ident(b, t->name);
+        return 0;
+    }
+    /* a selectable procedure: its arguments are the statement's first
+       parameters; named as the table, so that qualified columns (the
+       embeds' EXISTS, order=rel(col)) read it */
+    quote_ident(b, t->proc);
+    if (t->proc_nvals) {
+        rbuf_addc(b, '(');
+        for (size_t i = 0; i < t->proc_nvals; i++) {
+            rest_param p = {0};
+            p.text = t->proc_vals[i];
+            p.is_null = !p.text;
+            rbuf_adds(b, i ? ", ?" : "?");
+            if (rest_gen_param(g, &p) < 0)
+                return -1;
+        }
+        rbuf_addc(b, ')');
+    }
+    rbuf_addc(b, ' ');
+    quote_ident(b, t->name);
+    return 0;
+}
+
 int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
                    const rest_query *q, const rest_plan_opts *opts,
                    rest_plan *plan, rest_err *err) {
@@ -505,7 +531,7 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
     memset(plan, 0, sizeof *plan);
     rbuf_init(&plan->sql, 1u << 20);
     rbuf_init(&plan->count_sql, 1u << 20);
-    g.t = rest_schema_find(schema, name);
+    g.t = opts->table ? opts->table : rest_schema_find(schema, name);
     if (!g.t) {
         rest_err_set(err, 404, "PGRST205", NULL,
                      "Could not find the table '%.128s' in the schema cache",
@@ -517,10 +543,12 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
     if (q->nembeds &&
         rest_embed_resolve(arena, schema, g.t, q, &plan->embed, err) < 0)
         goto fail0;
-    rbuf where, group;
+    rbuf where, group, from;
     rbuf_init(&where, 1u << 20);
     rbuf_init(&group, 1u << 20);
-    if (where_sql(&g, q, &where) < 0)
+    rbuf_init(&from, 1u << 20);
+    /* FROM, then WHERE: a procedure's arguments come first */
+    if (rest_gen_from(&g, g.t, &from) < 0 || where_sql(&g, q, &where) < 0)
         goto fail;
     g.ep = plan->embed;
     if (plan->embed && rest_embed_root_where(plan->embed, &g, &where) < 0)
@@ -537,7 +565,7 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
             rbuf_adds(&plan->sql, "1"); /* only embeds without keys */
     }
     rbuf_adds(&plan->sql, " FROM ");
-    quote_ident(&plan->sql, g.t->name);
+    rbuf_add(&plan->sql, from.p, from.len);
     if (where.len)
         rbuf_add(&plan->sql, where.p, where.len);
     if (q->naggs && group_by(&g, q, &group) < 0)
@@ -572,13 +600,13 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
         fetch = opts->probe + 1;
     }
     if (off > 0 || fetch >= 0) {
-        rest_param p = {1, off, NULL};
+        rest_param p = {1, off, NULL, 0};
         rbuf_adds(&plan->sql, " OFFSET ? ROWS");
         if (rest_gen_param(&g, &p) < 0)
             goto fail;
     }
     if (fetch >= 0) {
-        rest_param p = {1, fetch, NULL};
+        rest_param p = {1, fetch, NULL, 0};
         rbuf_adds(&plan->sql, " FETCH NEXT ? ROWS ONLY");
         if (rest_gen_param(&g, &p) < 0)
             goto fail;
@@ -591,7 +619,7 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
         if (sub)
             rbuf_adds(&plan->count_sql, q->naggs ? "(SELECT COUNT(*) AS N FROM "
                                                  : "(SELECT 1 AS N FROM ");
-        quote_ident(&plan->count_sql, g.t->name);
+        rbuf_add(&plan->count_sql, from.p, from.len);
         if (where.len)
             rbuf_add(&plan->count_sql, where.p, where.len);
         if (q->naggs)
@@ -602,7 +630,7 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
         if (sub)
             rbuf_addc(&plan->count_sql, ')');
     }
-    if (opts->count_planned) {
+    if (opts->count_planned && !g.t->proc) {
         plan->est_sql =
             "SELECT I.RDB$STATISTICS FROM RDB$RELATION_CONSTRAINTS C JOIN "
             "RDB$INDICES I ON I.RDB$INDEX_NAME = C.RDB$INDEX_NAME WHERE "
@@ -611,7 +639,7 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
         plan->est_table = g.t->name;
     }
     if (plan->sql.failed || plan->count_sql.failed || where.failed ||
-        group.failed) {
+        group.failed || from.failed) {
         rest_err_set(err, 400, "PGRST100", NULL,
                      "the generated SQL is too long");
         goto fail;
@@ -620,6 +648,7 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
     rbuf_cstr(&plan->count_sql);
     rbuf_free(&where);
     rbuf_free(&group);
+    rbuf_free(&from);
     if (plan->embed &&
         rest_embed_plan(plan->embed, arena, q, opts, plan, err) < 0) {
         rest_plan_free(plan);
@@ -629,6 +658,7 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
 fail:
     rbuf_free(&where);
     rbuf_free(&group);
+    rbuf_free(&from);
 fail0:
     rest_plan_free(plan);
     return -1;
@@ -679,6 +709,8 @@ void rest_plan_dump(const rest_plan *plan, rbuf *b) {
     for (size_t i = 0; i < plan->nparams; i++) {
         if (plan->params[i].is_int)
             rbuf_printf(b, " %lld", (long long)plan->params[i].i);
+        else if (plan->params[i].is_null)
+            rbuf_adds(b, " NULL");
         else {
             rbuf_adds(b, " '");
             rbuf_adds(b, plan->params[i].text);

@@ -17,23 +17,26 @@ typedef struct rest_param {
     int is_int; /* OFFSET/FETCH values */
     int64_t i;
     const char *text; /* values from the URL, bound as text */
+    int is_null;      /* a procedure's argument given as null */
 } rest_param;
 
 typedef struct rest_plan_opts {
-    int64_t max_rows;    /* db-max-rows, -1: none */
-    int null_order_pg;   /* 1: PostgreSQL's null placement (A4.4) */
-    int count_exact;     /* Prefer: count=exact */
-    int64_t probe;       /* > 0: a read without a limit asks for probe + 1
-                            rows, so that the whole answer fits one fetch
-                            (and the commit can ride with it); more rows
-                            than that and the server reads again without
-                            the probe */
-    int aggregates;      /* db-aggregates-enabled: else aggregates in select
-                            are 400 PGRST123 */
-    int64_t count_limit; /* > 0: the count query counts at most this many
-                            rows (count=estimated: db-max-rows + 1) */
-    int count_planned;   /* count=planned/estimated: the row estimate's
-                            statement (est_sql) */
+    int64_t max_rows;        /* db-max-rows, -1: none */
+    int null_order_pg;       /* 1: PostgreSQL's null placement (A4.4) */
+    int count_exact;         /* Prefer: count=exact */
+    int64_t probe;           /* > 0: a read without a limit asks for probe + 1
+                                rows, so that the whole answer fits one fetch
+                                (and the commit can ride with it); more rows
+                                than that and the server reads again without
+                                the probe */
+    int aggregates;          /* db-aggregates-enabled: else aggregates in select
+                                are 400 PGRST123 */
+    int64_t count_limit;     /* > 0: the count query counts at most this many
+                                rows (count=estimated: db-max-rows + 1) */
+    int count_planned;       /* count=planned/estimated: the row estimate's
+                                statement (est_sql) */
+    const rest_table *table; /* read this one instead of `name`'s (a
+                                selectable procedure, rest_table.proc) */
 } rest_plan_opts;
 
 typedef struct rest_plan {
@@ -120,6 +123,10 @@ int rest_gen_order(rest_gen *g, const rest_query *q, const rest_plan_opts *o,
 int rest_plan_where(rarena *arena, const rest_table *t, const rest_query *q,
                     rbuf *out, rest_param **params, size_t *nparams,
                     rest_err *err);
+
+/* What a read names after FROM: the table, or a selectable procedure
+   with its arguments as parameters and the table's name as alias. */
+int rest_gen_from(rest_gen *g, const rest_table *t, rbuf *b);
 
 /* `name` as a double-quoted SQL identifier. */
 void rest_quote_ident(rbuf *b, const char *name);

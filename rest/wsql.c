@@ -929,6 +929,8 @@ void rest_parse_prefer(const char *v, size_t n, rest_prefer *out) {
             out->tx = 2;
         else if (tok_is(p, l, "count=exact"))
             out->count_exact = 1;
+        else if (tok_is(p, l, "params=single-object"))
+            out->params_single = 1;
     }
 }
 

@@ -108,6 +108,7 @@ typedef struct rest_prefer {
     int missing_default;
     int tx; /* 0: not given, 1: commit, 2: rollback */
     int count_exact;
+    int params_single; /* params=single-object (RPC) */
 } rest_prefer;
 
 void rest_parse_prefer(const char *v, size_t n, rest_prefer *out);

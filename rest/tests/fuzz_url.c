@@ -48,8 +48,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     rbuf_free(&dump);
     for (size_t t = 0; t < 4; t++) {
         rest_plan plan;
-        rest_plan_opts o = {
-            t == 0 ? 100 : -1, (int)(t & 1), 1, t == 2 ? 5 : 0, t != 1, 0, 0};
+        rest_plan_opts o = {t == 0 ? 100 : -1,
+                            (int)(t & 1),
+                            1,
+                            t == 2 ? 5 : 0,
+                            t != 1,
+                            0,
+                            0,
+                            NULL};
         if (t == 3) {
             o.max_rows = 50;
             rest_plan_count_opts(&o, REST_COUNT_ESTIMATED);

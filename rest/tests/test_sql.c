@@ -1,7 +1,9 @@
 /*
  * The SQL generator against golden/sql.txt: each case is a path and query
  * string ("> /table?query"), optional "R " Range and "P " Prefer lines,
- * an "A off" line (db-aggregates-enabled = false; else true), and the SQL,
+ * an "A off" line (db-aggregates-enabled = false; else true), an
+ * "F proc a,b" line (read the selectable procedure proc with these
+ * arguments, "-" for a null, instead of the path's table), and the SQL,
  * its parameters, the JSON keys and the count query the
  * planner makes, or the error. The schema is tests/fixture.h.
  */
@@ -39,7 +41,26 @@ static void run_case(const char *in, rbuf *out) {
                         pr ? atoll(pr) : 0,
                         !golden_tag(in, "A ", aggs, sizeof aggs),
                         0,
-                        0};
+                        0,
+                        NULL};
+    char fn[256];
+    rest_table ft;
+    const char *fv[8];
+    if (golden_tag(in, "F ", fn, sizeof fn)) {
+        char *args = strchr(fn, ' ');
+        if (args)
+            *args++ = '\0';
+        const rest_routine *rt = rest_schema_find_routine(&schema, fn);
+        if (rt) {
+            ft = rt->out;
+            ft.proc_nvals = 0;
+            for (char *t = args ? strtok(args, ",") : NULL;
+                 t && ft.proc_nvals < 8; t = strtok(NULL, ","))
+                fv[ft.proc_nvals++] = strcmp(t, "-") == 0 ? NULL : t;
+            ft.proc_vals = fv;
+            o.table = &ft;
+        }
+    }
     if (p && strstr(p, "nulls=firebird"))
         o.null_order_pg = 0;
     if (p && strstr(p, "count=planned"))
