@@ -43,6 +43,7 @@ void rest_config_defaults(rest_config *c) {
     c->server_max_embed_depth = 8;
     c->log_level = 1;
     c->db_probe_rows = 1000;
+    c->jwt_cache_max_entries = 1000;
     replace(&c->server_host, "!4", 2);
     replace(&c->db_schemas, "public", 6);
 }
@@ -225,13 +226,9 @@ static int set_uri(rest_config *c, const char *v, const char *origin, char *err,
 /* PostgREST keys that ffb-rest knows but does not do yet: refusing them
    is safer than running without (a JWT secret ignored would let every
    request in). */
-static const char *const later[] = {"jwt-cache-max-entries",
-                                    "db-prepared-statements",
-                                    "db-plan-enabled",
-                                    "db-extra-search-path",
-                                    "db-root-spec",
-                                    "db-pre-config",
-                                    "db-channel",
+static const char *const later[] = {"db-prepared-statements", "db-plan-enabled",
+                                    "db-extra-search-path",   "db-root-spec",
+                                    "db-pre-config",          "db-channel",
                                     "db-channel-enabled"};
 
 int rest_config_set(rest_config *c, const char *key, const char *v,
@@ -439,6 +436,13 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
             }
         return fail(err, errlen, origin, key,
                     "expected crit, error, warn or info");
+    }
+    if (strcmp(key, "jwt-cache-max-entries") == 0) {
+        if (parse_int(v, 0, 1000000, &x) < 0)
+            return fail(err, errlen, origin, key,
+                        "expected an integer from 0 to 1000000");
+        c->jwt_cache_max_entries = (long)x;
+        return 0;
     }
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (strcmp(key, later[i]) == 0)

@@ -56,6 +56,7 @@ typedef struct rest_config {
     char *jwt_aud;
     char *jwt_role_claim_key;          /* NULL: .role */
     char *jwt_alg;                     /* ffb-rest's own; NULL: HS256 */
+    long jwt_cache_max_entries;        /* per server thread; 0: no cache */
     int db_request_context;            /* 0 auto, 1 always, 2 never (A8.3) */
     char *db_pre_request;              /* a procedure run before each request */
     char *server_cors_allowed_origins; /* NULL: any origin (`*`) */

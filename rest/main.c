@@ -30,6 +30,7 @@
 #include "buf.h"
 #include "config.h"
 #include "jwt.h"
+#include "jwtcache.h"
 #include "reload.h"
 #include "roles.h"
 #include "schema_load.h"
@@ -223,6 +224,13 @@ static int loop_init(rest_app *app, rest_loop *lp, int index, char *err,
             return -1;
         }
     }
+    if (app->jwt && cfg->jwt_cache_max_entries > 0) {
+        lp->jwt_cache = rest_jwt_cache_new((size_t)cfg->jwt_cache_max_entries);
+        if (!lp->jwt_cache) {
+            snprintf(err, errlen, "out of memory (jwt-cache-max-entries)");
+            return -1;
+        }
+    }
     ffb_pool_options po = FFB_POOL_OPTIONS_INIT;
     po.conn = &app->conn_opts;
     int share = (cfg->db_pool + nloops - 1) / nloops;
@@ -373,6 +381,7 @@ int main(int argc, char **argv) {
         /* h2o may leave a handle open: the process ends anyway */
         (void)uv_loop_close(&loops[i].loop);
         rest_roles_free(&loops[i]);
+        rest_jwt_cache_free(loops[i].jwt_cache);
     }
     free(loops);
     rest_reload_free(&app);

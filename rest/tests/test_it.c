@@ -1917,6 +1917,7 @@ static void test_rest_rpc(void **state) {
 }
 
 #include "it_rpc.h"
+#include "it_settings.h"
 
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
@@ -1945,6 +1946,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_reload),
         cmocka_unit_test(test_rest_rpc),
         cmocka_unit_test(test_rest_rpc_read),
+        cmocka_unit_test(test_rest_jwt_cache),
     };
     if (argc != 2 && argc != 3) {
         fprintf(stderr, "usage: test_rest_it <ffb-rest> [lsan.supp]\n");
