@@ -44,6 +44,9 @@ void rest_config_defaults(rest_config *c) {
     c->log_level = 1;
     c->db_probe_rows = 1000;
     c->jwt_cache_max_entries = 1000;
+    c->db_prepared_statements = 1;
+    c->db_prepared_statements_max = 256;
+    c->server_request_timeout = 10;
     replace(&c->server_host, "!4", 2);
     replace(&c->db_schemas, "public", 6);
 }
@@ -226,10 +229,9 @@ static int set_uri(rest_config *c, const char *v, const char *origin, char *err,
 /* PostgREST keys that ffb-rest knows but does not do yet: refusing them
    is safer than running without (a JWT secret ignored would let every
    request in). */
-static const char *const later[] = {"db-prepared-statements", "db-plan-enabled",
-                                    "db-extra-search-path",   "db-root-spec",
-                                    "db-pre-config",          "db-channel",
-                                    "db-channel-enabled"};
+static const char *const later[] = {"db-plan-enabled", "db-extra-search-path",
+                                    "db-root-spec",    "db-pre-config",
+                                    "db-channel",      "db-channel-enabled"};
 
 int rest_config_set(rest_config *c, const char *key, const char *v,
                     const char *origin, char *err, size_t errlen) {
@@ -436,6 +438,26 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
             }
         return fail(err, errlen, origin, key,
                     "expected crit, error, warn or info");
+    }
+    if (strcmp(key, "db-prepared-statements") == 0) {
+        if (parse_bool(v, &b) < 0)
+            return fail(err, errlen, origin, key, "expected true or false");
+        c->db_prepared_statements = b;
+        return 0;
+    }
+    if (strcmp(key, "db-prepared-statements-max") == 0) {
+        if (parse_int(v, 1, 65536, &x) < 0)
+            return fail(err, errlen, origin, key,
+                        "expected an integer from 1 to 65536");
+        c->db_prepared_statements_max = (int)x;
+        return 0;
+    }
+    if (strcmp(key, "server-request-timeout") == 0) {
+        if (parse_int(v, 1, 3600, &x) < 0)
+            return fail(err, errlen, origin, key,
+                        "expected an integer from 1 to 3600");
+        c->server_request_timeout = (int)x;
+        return 0;
     }
     if (strcmp(key, "jwt-cache-max-entries") == 0) {
         if (parse_int(v, 0, 1000000, &x) < 0)

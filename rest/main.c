@@ -309,7 +309,10 @@ int main(int argc, char **argv) {
     co->compress = cfg.db_compress;
     co->connect_timeout_ms = 10000;
     co->io_timeout_ms = 30000;
-    co->stmt_cache_size = 256;
+    /* db-prepared-statements = false: nothing kept (every request
+       prepares its statements: cold round trips) */
+    co->stmt_cache_size =
+        cfg.db_prepared_statements ? cfg.db_prepared_statements_max : -1;
 
     /* The schema cache, before anything is served. */
     rest_schema schema;
@@ -348,6 +351,9 @@ int main(int argc, char **argv) {
     /* h2o's default is 1 GiB: a body longer than this gets 413 before it
        is read */
     app.h2o.max_request_entity_size = cfg.server_max_body;
+    /* h2o 2.2's one HTTP/1 timer: the time to send a request's headers,
+       and a kept-alive connection's idle time before the next request */
+    app.h2o.http1.req_timeout = (uint64_t)cfg.server_request_timeout * 1000;
     app.host = h2o_config_register_host(
         &app.h2o, h2o_iovec_init(H2O_STRLIT("default")), 65535);
     if (cfg.admin_server_port)

@@ -110,7 +110,8 @@ static void test_aggregates(void) {
     rest_config_free(&c);
 }
 
-/* rest13b's keys: jwt-cache-max-entries */
+/* jwt-cache-max-entries, db-prepared-statements(-max),
+   server-request-timeout */
 static void test_settings(void) {
     rest_config c;
     char err[256] = "";

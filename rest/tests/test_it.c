@@ -1947,6 +1947,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_rpc),
         cmocka_unit_test(test_rest_rpc_read),
         cmocka_unit_test(test_rest_jwt_cache),
+        cmocka_unit_test(test_rest_settings),
     };
     if (argc != 2 && argc != 3) {
         fprintf(stderr, "usage: test_rest_it <ffb-rest> [lsan.supp]\n");
