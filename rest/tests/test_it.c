@@ -1043,9 +1043,9 @@ static void test_rest_bad_start(void **state) {
     assert_int_equal(run_once("PGRST_DB_POOL=0", out, sizeof out), 2);
     assert_non_null(strstr(out, "environment PGRST_DB_POOL: db-pool: "
                                 "expected an integer from 1 to 4096"));
-    assert_int_equal(run_once("PGRST_JWT_CACHE_MAX_ENTRIES=5", out, sizeof out),
+    assert_int_equal(run_once("PGRST_DB_CHANNEL_ENABLED=true", out, sizeof out),
                      2);
-    assert_non_null(strstr(out, "jwt-cache-max-entries: not implemented yet"));
+    assert_non_null(strstr(out, "db-channel-enabled: not implemented yet"));
     assert_int_equal(run_once("PGRST_SERVER_PORT=3000", out, sizeof out), 2);
     assert_non_null(strstr(out, "db-uri is required"));
     int port = free_port(); /* nothing listens there */
