@@ -158,6 +158,20 @@ static int i32(ffb_stmt *st, unsigned col) {
     return (int)v;
 }
 
+/* A column's type from the 8 columns from `at` on (q_columns' order:
+   type, sub type, scale, length, character length, precision, character
+   set, null flag). */
+static void col_type(ffb_stmt *st, unsigned at, rest_column *c) {
+    c->type = i32(st, at);
+    c->subtype = i32(st, at + 1);
+    c->scale = i32(st, at + 2);
+    c->length = i32(st, at + 3);
+    c->charlen = i32(st, at + 4);
+    c->precision = i32(st, at + 5);
+    c->charset = i32(st, at + 6);
+    c->notnull = i32(st, at + 7) != 0;
+}
+
 static int column_row(loader *l) {
     char rel[256], name[256];
     ffb_stmt *st = l->cols;
@@ -167,14 +181,7 @@ static int column_row(loader *l) {
     rest_column *c = t ? rest_table_add_column(t, name) : NULL;
     if (!c)
         return FFB_E_NOMEM;
-    c->type = i32(st, 4);
-    c->subtype = i32(st, 5);
-    c->scale = i32(st, 6);
-    c->length = i32(st, 7);
-    c->charlen = i32(st, 8);
-    c->precision = i32(st, 9);
-    c->charset = i32(st, 10);
-    c->notnull = i32(st, 11) != 0;
+    col_type(st, 4, c);
     c->computed = i32(st, 12);
     c->has_default = i32(st, 13);
     c->identity = i32(st, 14);
@@ -227,14 +234,7 @@ static int routine_row(loader *l) {
             rest_column *c = rest_table_add_column(&r->out, arg);
             if (!c)
                 return FFB_E_NOMEM;
-            c->type = i32(st, 6);
-            c->subtype = i32(st, 7);
-            c->scale = i32(st, 8);
-            c->length = i32(st, 9);
-            c->charlen = i32(st, 10);
-            c->precision = i32(st, 11);
-            c->charset = i32(st, 12);
-            c->notnull = i32(st, 13) != 0;
+            col_type(st, 6, c);
         }
     }
     if (!r->returns && ffb_stmt_is_null(st, 14) == 0) {

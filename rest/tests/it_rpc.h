@@ -29,15 +29,8 @@ static const char *const rr_drops[] = {
 static void rr_drop_quiet(ffb_conn *c, const char *T) {
     for (size_t i = 0; i < sizeof rr_drops / sizeof rr_drops[0]; i++) {
         char sql[256];
-        ffb_tx *tx;
         snprintf(sql, sizeof sql, rr_drops[i], T);
-        if (ffb_tx_begin(c, NULL, &tx) == 0) {
-            if (ffb_conn_execute_immediate(c, tx, sql, (size_t)-1) == 0)
-                ffb_tx_commit(tx);
-            else
-                ffb_tx_rollback(tx);
-            ffb_tx_free(tx);
-        }
+        exec_sql_quiet(c, sql);
     }
 }
 

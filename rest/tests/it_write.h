@@ -55,17 +55,10 @@ static void w_restart(const target *t, const char *env) {
 
 static void w_drop_quiet(ffb_conn *c, const target *t) {
     char sql[256];
-    ffb_tx *tx;
     /* <T>_W, and <T>_C of it_agg.h */
     for (int i = 0; i < 2; i++) {
         snprintf(sql, sizeof sql, "DROP TABLE %s_%c", t->table, "WC"[i]);
-        if (ffb_tx_begin(c, NULL, &tx) == 0) {
-            if (ffb_conn_execute_immediate(c, tx, sql, (size_t)-1) == 0)
-                ffb_tx_commit(tx);
-            else
-                ffb_tx_rollback(tx);
-            ffb_tx_free(tx);
-        }
+        exec_sql_quiet(c, sql);
     }
 }
 

@@ -351,6 +351,19 @@ static void exec_sql(ffb_conn *c, const char *sql) {
     ffb_tx_free(tx);
 }
 
+/* `sql` in its own transaction, a failure ignored (drops of what a failed
+   run may have left). */
+static void exec_sql_quiet(ffb_conn *c, const char *sql) {
+    ffb_tx *tx;
+    if (ffb_tx_begin(c, NULL, &tx) == 0) {
+        if (ffb_conn_execute_immediate(c, tx, sql, (size_t)-1) == 0)
+            ffb_tx_commit(tx);
+        else
+            ffb_tx_rollback(tx);
+        ffb_tx_free(tx);
+    }
+}
+
 static char tname[64];  /* the exposed (lower case) name of t->table */
 static char t4name[64]; /* the FB4 types table */
 static char tbname[80]; /* the blobs table */
