@@ -62,6 +62,7 @@ void rest_config_free(rest_config *c) {
     free(c->server_host);
     free(c->jwt_secret);
     free(c->jwt_aud);
+    free(c->db_procedure_returns);
     free(c->jwt_role_claim_key);
     free(c->jwt_alg);
     free(c->db_pre_request);
@@ -439,6 +440,8 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
         return fail(err, errlen, origin, key,
                     "expected crit, error, warn or info");
     }
+    if (strcmp(key, "db-procedure-returns") == 0)
+        return replace(&c->db_procedure_returns, v, strlen(v));
     if (strcmp(key, "db-prepared-statements") == 0) {
         if (parse_bool(v, &b) < 0)
             return fail(err, errlen, origin, key, "expected true or false");

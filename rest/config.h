@@ -60,6 +60,7 @@ typedef struct rest_config {
     int db_prepared_statements;     /* PostgREST's: 0 = no statement cache */
     int db_prepared_statements_max; /* ours: statements per connection */
     int server_request_timeout;     /* ours: seconds (h2o http1 req_timeout) */
+    char *db_procedure_returns;     /* "proc:table, ..." (@returns) */
     int db_request_context;         /* 0 auto, 1 always, 2 never (A8.3) */
     char *db_pre_request;           /* a procedure run before each request */
     char *server_cors_allowed_origins; /* NULL: any origin (`*`) */

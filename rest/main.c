@@ -317,6 +317,7 @@ int main(int argc, char **argv) {
     /* The schema cache, before anything is served. */
     rest_schema schema;
     rest_schema_init(&schema);
+    schema.returns_map = cfg.db_procedure_returns;
     uv_loop_t boot;
     uint64_t rts = 0;
     uv_loop_init(&boot);

@@ -4,6 +4,7 @@
 #include "buf.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,7 +185,51 @@ fks:
     return 0;
 }
 
+/* db-procedure-returns: "proc:table, proc:table". */
+static int apply_map(rest_schema *s, const char *m) {
+    while (m && *m) {
+        while (*m == ' ' || *m == ',')
+            m++;
+        if (!*m)
+            break;
+        const char *colon = strchr(m, ':');
+        const char *end = strchr(m, ',');
+        if (!end)
+            end = m + strlen(m);
+        if (!colon || colon > end)
+            return -2;
+        char proc[256], tab[300];
+        size_t pn = (size_t)(colon - m), tn = (size_t)(end - colon - 1);
+        while (pn && m[pn - 1] == ' ')
+            pn--;
+        const char *t = colon + 1;
+        while (tn && *t == ' ')
+            t++, tn--;
+        while (tn && t[tn - 1] == ' ')
+            tn--;
+        if (pn == 0 || tn == 0 || pn >= sizeof proc || tn + 10 >= sizeof tab)
+            return -2;
+        memcpy(proc, m, pn);
+        proc[pn] = '\0';
+        snprintf(tab, sizeof tab, "@returns %.*s", (int)tn, t);
+        rest_routine *r = (rest_routine *)rest_schema_find_routine(s, proc);
+        if (!r || r->kind != REST_RT_SELECTABLE)
+            return -2;
+        free(r->returns);
+        r->returns = NULL;
+        if (rest_routine_set_returns(r, tab, strlen(tab)) < 0)
+            return -1;
+        if (!r->returns)
+            return -2;
+        m = end;
+    }
+    return 0;
+}
+
 int rest_schema_link_routines(rest_schema *s) {
+    int rc = apply_map(s, s->returns_map);
+    if (rc < 0)
+        return rc;
     for (size_t i = 0; i < s->nroutines; i++) {
         rest_routine *r = &s->routines[i];
         r->out.proc = r->name;

@@ -86,6 +86,9 @@ typedef struct rest_schema {
     /* a source text of the database mentions `request.` (spec A8.3:
        db-request-context = auto sends the request context) */
     int reads_request_context;
+    /* db-procedure-returns ("proc:table, proc:table"), set before the
+       load; wins over a description's @returns */
+    const char *returns_map;
     rest_routine *routines; /* procedures and functions (outside packages) */
     size_t nroutines;
     size_t cap_routines;
@@ -126,10 +129,12 @@ const rest_arg *rest_routine_find_arg(const rest_routine *r, const char *name,
    or "quoted" as is). 0, or -1 on no memory; no annotation is not an
    error. */
 int rest_routine_set_returns(rest_routine *r, const char *desc, size_t n);
-/* Once every table and routine is in: each selectable procedure's `out`
-   table takes its `returns` table's name, primary key and foreign keys
-   (those whose columns are all outputs of the procedure). A `returns`
-   naming no table is left unlinked (the procedure reads as itself).
+/* Once every table and routine is in: `returns_map` sets `returns` of
+   the procedures it names (names as a client gives them, A4.1; -2 for a
+   malformed map or one naming no procedure), then each selectable
+   procedure's `out` table takes its `returns` table's name, primary key and
+   foreign keys (those whose columns are all outputs of the procedure). A
+   `returns` naming no table is left unlinked (the procedure reads as itself).
    -1 on no memory. */
 int rest_schema_link_routines(rest_schema *s);
 

@@ -419,7 +419,14 @@ int rest_schema_load(uv_loop_t *loop, const ffb_conn_options *opts,
     uv_run(loop, UV_RUN_DEFAULT);
     if (round_trips)
         *round_trips = l.rt;
-    if (l.rc == 0 && rest_schema_link_routines(out) < 0) {
+    int lk = l.rc == 0 ? rest_schema_link_routines(out) : 0;
+    if (lk == -2) {
+        snprintf(err, errlen,
+                 "db-procedure-returns: expected proc:table, ... naming "
+                 "selectable procedures");
+        return FFB_E_INVAL;
+    }
+    if (lk < 0) {
         snprintf(err, errlen, "schema cache: out of memory");
         return FFB_E_NOMEM;
     }

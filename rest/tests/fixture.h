@@ -91,6 +91,12 @@ static void fixture_schema(rest_schema *s) {
     rest_routine_add_arg(ti, "N", 1);
     fixture_col(&ti->out, "ID", 8, 0);
     ti->nout = 1;
+    /* one linked by db-procedure-returns (no description) */
+    rest_routine *cb = rest_schema_routine(s, "CFG_BOOKS", REST_RT_SELECTABLE);
+    fixture_col(&cb->out, "ID", 8, 0);
+    fixture_col(&cb->out, "TITLE", 37, 0);
+    cb->nout = 2;
+    s->returns_map = " cfg_books : books ";
     rest_schema_link_routines(s);
 }
 

@@ -204,6 +204,27 @@ static void test_rest_rpc_read(void **state) {
     EXPECT(&r, 200, "[{\"id\":1,\"b\":\"hello\"},{\"id\":2,\"b\":null}]");
     assert_int_equal(rts(&r), 3);
 
+    /* db-procedure-returns links a procedure without a description */
+    assert_int_equal(stop_server(), 0);
+    char env[256];
+    snprintf(env, sizeof env,
+             "PGRST_DB_PROCEDURE_RETURNS=%s_ret_artists:%s_artist\n", tl, tl);
+    assert_int_equal(start_server(t, env), 0);
+    snprintf(p, sizeof p,
+             "/rpc/%s_ret_artists?select=name,%s_album(title)&artist_id=eq.7&"
+             "%s_album.order=album_id",
+             tl, tl, tl);
+    http("GET", p, NULL, &r);
+    snprintf(want, sizeof want,
+             "[{\"name\":\"Artist 7\",\"%s_album\":[{\"title\":\"Album "
+             "6\"},{\"title\":\"Album 16\"}]}]",
+             tl);
+    EXPECT(&r, 200, want);
+    http("GET", p, NULL, &r);
+    assert_int_equal(rts(&r), 1);
+    assert_int_equal(stop_server(), 0);
+    assert_int_equal(start_server(t, NULL), 0);
+
     /* POST: arguments from the body, the query string on the result */
     snprintf(p, sizeof p,
              "/rpc/%s_ret_albums?select=album_id&artist_id=eq.7&order=album_"

@@ -85,6 +85,24 @@ int main(int argc, char **argv) {
         return 2;
     }
     fixture_schema(&schema);
+    /* db-procedure-returns refused: malformed, or naming no selectable
+       procedure (-2); a table that does not exist leaves it unlinked */
+    static const char *const maps[] = {"p",       "p:",         ":books",
+                                       "q:books", "p:books, x", "p:books,"};
+    static const int want[] = {-2, -2, -2, -2, -2, 0};
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) {
+        rest_schema s2;
+        rest_schema_init(&s2);
+        rest_schema_routine(&s2, "P", REST_RT_SELECTABLE);
+        s2.returns_map = maps[i];
+        int lk = rest_schema_link_routines(&s2);
+        if (lk != want[i]) {
+            fprintf(stderr, "db-procedure-returns \"%s\": %d, want %d\n",
+                    maps[i], lk, want[i]);
+            return 1;
+        }
+        rest_schema_free(&s2);
+    }
     int rc = golden_run(argv[1], run_case);
     rest_schema_free(&schema);
     return rc;
