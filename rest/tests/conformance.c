@@ -196,7 +196,9 @@ static const row rows[] = {
     {"RPC", "PUT", "/rpc/%F", JSON, "{}", 405, NULL, NULL, -1, -1,
      "PGRST101 before the database", NULL},
     {"RPC table", "GET", "/rpc/%S?id=gt.1", NULL, NULL, 200, NULL,
-     "[{\"id\":2},{\"id\":3}]", -2, -2, "filters on the result", "RPC filters"},
+     "[{\"id\":2},{\"id\":3}]", 2, 3, "cold: the procedure read as a table, a new text; filters on the result", NULL},
+    {"RPC table", "GET", "/rpc/%S?id=gt.1", NULL, NULL, 200, "Content-Range: 0-1/*\n",
+     "[{\"id\":2},{\"id\":3}]", 1, 1, "warm: start, the procedure's read with its rows, commit in one write", NULL},
     /* ---- CORS, OPTIONS, OpenAPI (CorsSpec) ---- */
     {"CORS", "OPTIONS", "/%T",
      "Origin: http://example.com\r\nAccess-Control-Request-Method: POST\r\n"
