@@ -498,6 +498,24 @@ int dl_finish(dl_ctx *c) {
     return 0;
 }
 
+int dl_run(dl_ctx *c, const char *dataset, int version, uint64_t total_rows,
+           const dl_sql *pre, int (*load)(dl_ctx *c, void *arg), void *arg,
+           const dl_sql *post) {
+    int rc = 1;
+    int r = dl_open(c, dataset, version, total_rows);
+    if (r == 1) {
+        rc = 0;
+    } else if (r == 0 && c->o.check_only) {
+        printf("%s: %s holds no complete load\n", dataset, c->o.dsn);
+        rc = 3;
+    } else if (r == 0 && dl_ddl(c, pre) == 0 && load(c, arg) == 0 &&
+               dl_ddl(c, post) == 0 && dl_finish(c) == 0) {
+        rc = 0;
+    }
+    dl_close(c);
+    return rc;
+}
+
 void dl_close(dl_ctx *c) {
     ffb_batch_free(c->batch);
     ffb_stmt_free(c->stmt);
@@ -547,4 +565,39 @@ void dl_names(int salt, int n, char (*out)[16]) {
     for (int i = 0; i < n && i < 400; i++)
         snprintf(out[i], 16, "%s%s", head[i % 20],
                  tail[(i / 20 + 7 * salt) % 20]);
+}
+
+/* 50 title words; none is a substring of another, so an ilike search for
+   one finds exactly the titles holding it. */
+const char *const dl_vocab[50] = {
+    "alpha",   "bravo",  "charlie", "delta",  "echo",    "foxtrot", "golf",
+    "hotel",   "india",  "juliett", "kilo",   "lima",    "mike",    "november",
+    "oscar",   "papa",   "quebec",  "romeo",  "sierra",  "tango",   "uniform",
+    "victor",  "whiskey", "xray",   "yankee", "zulu",    "amber",   "basalt",
+    "cobalt",  "dune",   "ember",   "fjord",  "glacier", "harbor",  "iris",
+    "jasper",  "kestrel", "lagoon", "meadow", "nebula",  "orchid",  "prairie",
+    "quartz",  "raven",  "saffron", "thistle", "umber",  "velvet",  "willow",
+    "zephyr"};
+
+void dl_words(dl_prng *p, int nw, char *out, size_t size) {
+    int used[8];
+    size_t len = 0;
+    out[0] = 0;
+    for (int w = 0; w < nw && w < 8; w++) {
+        int k;
+        for (;;) {
+            k = (int)dl_range(p, 0, 49);
+            int dup = 0;
+            for (int j = 0; j < w; j++)
+                dup |= used[j] == k;
+            if (!dup)
+                break;
+        }
+        used[w] = k;
+        int n = snprintf(out + len, size - len, "%s%c%s", w ? " " : "",
+                         dl_vocab[k][0] - 'a' + 'A', dl_vocab[k] + 1);
+        if (n < 0 || (size_t)n >= size - len)
+            break;
+        len += (size_t)n;
+    }
 }

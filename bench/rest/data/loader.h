@@ -124,6 +124,15 @@ int dl_table_end(dl_ctx *c);
 /* Mark the load complete, print the time, detach. Returns 0 or -1. */
 int dl_finish(dl_ctx *c);
 
+/*
+ * The whole run after dl_parse_args(): dl_open(), `pre`, `load(c, arg)`,
+ * `post`, dl_finish(), dl_close(). Returns the exit code: 0 (loaded, or a
+ * complete load found), 1 (failed), 3 (--check: no complete load).
+ */
+int dl_run(dl_ctx *c, const char *dataset, int version, uint64_t total_rows,
+           const dl_sql *pre, int (*load)(dl_ctx *c, void *arg), void *arg,
+           const dl_sql *post);
+
 /* Free everything (after an error too). */
 void dl_close(dl_ctx *c);
 
@@ -133,5 +142,13 @@ void dl_day_to_date(int y0, int n, int *y, int *m, int *d);
 /* A generated word list: `n` distinct capitalised words of 5..12 letters
    made of syllables, different for each `salt`. out[i] has room for 16. */
 void dl_names(int salt, int n, char (*out)[16]);
+
+/* The 50-word vocabulary of titles (none a substring of another, so an
+   ilike search for one finds exactly the titles holding it). */
+extern const char *const dl_vocab[50];
+
+/* `nw` (at most 8) distinct vocabulary words, capitalised, joined by
+   spaces (cut at `size`). */
+void dl_words(dl_prng *p, int nw, char *out, size_t size);
 
 #endif
