@@ -523,5 +523,5 @@ int main(int argc, char **argv) {
                      N_EMPLOYEE + N_CUSTOMER + N_INVOICE + N_INVOICE_LINE +
                      N_PLAYLIST + N_PLAYLIST_TRACK + N_ACTOR;
     return dl_run(&c, "chinook", DATASET_VERSION, total, pre, load, NULL,
-                  post);
+                  post, NULL, NULL);
 }

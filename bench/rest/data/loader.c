@@ -3,6 +3,7 @@
  */
 #include "loader.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -35,6 +36,9 @@ static void usage(FILE *f, const char *prog, const char *what) {
             "server's)\n"
             "  -q                 no progress bar, only the summary line\n"
             "  --print-schema     print the schema as an isql script, exit\n"
+            "  --pg-copy FILE     write the PostgreSQL twin (DDL and COPY text\n"
+            "                     of the same rows; - = stdout) instead of\n"
+            "                     loading Firebird; no DSN needed\n"
             "  -h, --help         this text\n",
             prog, what);
 }
@@ -66,7 +70,8 @@ int dl_parse_args(int argc, char **argv, const char *prog, const char *what,
         } else if ((strcmp(a, "-u") == 0 || strcmp(a, "-p") == 0 ||
                     strcmp(a, "--scale") == 0 ||
                     strcmp(a, "--page-size") == 0 ||
-                    strcmp(a, "--forced-writes") == 0)) {
+                    strcmp(a, "--forced-writes") == 0 ||
+                    strcmp(a, "--pg-copy") == 0)) {
             if (!v) {
                 fprintf(stderr, "%s: %s needs a value\n", prog, a);
                 return 2;
@@ -74,6 +79,8 @@ int dl_parse_args(int argc, char **argv, const char *prog, const char *what,
             i++;
             if (strcmp(a, "-u") == 0) {
                 o->user = v;
+            } else if (strcmp(a, "--pg-copy") == 0) {
+                o->pg_copy = v;
             } else if (strcmp(a, "-p") == 0) {
                 o->password = v;
             } else if (strcmp(a, "--forced-writes") == 0) {
@@ -112,7 +119,7 @@ int dl_parse_args(int argc, char **argv, const char *prog, const char *what,
             o->dsn = a;
         }
     }
-    if (!o->dsn && !o->print_schema) {
+    if (!o->dsn && !o->print_schema && !o->pg_copy) {
         usage(stderr, prog, what);
         return 2;
     }
@@ -352,6 +359,18 @@ int dl_table_begin(dl_ctx *c, const char *table, const char *insert_sql,
     c->table_rows = 0;
     c->table_total = rows;
     c->in_batch = 0;
+    if (c->pg) {
+        /* "INSERT INTO t (a, b) VALUES ..." -> "COPY t (a, b) FROM stdin;" */
+        const char *open = strchr(insert_sql, '(');
+        const char *close = open ? strchr(open, ')') : NULL;
+        if (!close) {
+            fprintf(stderr, "%s: no column list in %s\n", g_prog, insert_sql);
+            return -1;
+        }
+        fprintf(c->pg, "COPY %s %.*s FROM stdin;\n", table,
+                (int)(close - open + 1), open);
+        return 0;
+    }
     if (ffb_tx_begin(c->conn, NULL, &c->tx) != 0 ||
         ffb_stmt_new(c->conn, &c->stmt) != 0)
         return fail(c, table);
@@ -372,29 +391,83 @@ static int bound(dl_ctx *c, int rc, unsigned idx) {
     return fail(c, what);
 }
 
+/* --pg-copy: keep the field's COPY text. */
+static int pg_field(dl_ctx *c, unsigned idx, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int pg_field(dl_ctx *c, unsigned idx, const char *fmt, ...) {
+    if (idx >= DL_MAX_PARAMS) {
+        fprintf(stderr, "%s: parameter %u of %s: too many\n", g_prog, idx + 1,
+                c->table);
+        return -1;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->pgv[idx], sizeof(c->pgv[idx]), fmt, ap);
+    va_end(ap);
+    if (idx + 1 > c->pgn)
+        c->pgn = idx + 1;
+    return 0;
+}
+
 int dl_int(dl_ctx *c, unsigned idx, int64_t v) {
+    if (c->pg)
+        return pg_field(c, idx, "%lld", (long long)v);
     return bound(c, ffb_stmt_bind_int64(c->stmt, idx, v), idx);
 }
 
 int dl_num(dl_ctx *c, unsigned idx, int64_t unscaled, int scale) {
+    if (c->pg) {
+        if (scale != -2) {
+            fprintf(stderr, "%s: --pg-copy: only scale -2\n", g_prog);
+            return -1;
+        }
+        return pg_field(c, idx, "%s%lld.%02lld", unscaled < 0 ? "-" : "",
+                        (long long)(unscaled < 0 ? -unscaled : unscaled) / 100,
+                        (long long)(unscaled < 0 ? -unscaled : unscaled) % 100);
+    }
     return bound(c, ffb_stmt_bind_numeric(c->stmt, idx, unscaled, scale),
                  idx);
 }
 
 int dl_text(dl_ctx *c, unsigned idx, const char *s) {
+    if (c->pg) {
+        /* COPY text escapes: backslash, tab, newline, carriage return. */
+        char buf[256];
+        size_t o = 0;
+        for (; *s && o + 3 < sizeof(buf); s++) {
+            char e = *s == '\\' ? '\\' : *s == '\t' ? 't'
+                   : *s == '\n' ? 'n' : *s == '\r' ? 'r' : 0;
+            if (e) {
+                buf[o++] = '\\';
+                buf[o++] = e;
+            } else {
+                buf[o++] = *s;
+            }
+        }
+        buf[o] = 0;
+        return pg_field(c, idx, "%s", buf);
+    }
     return bound(c, ffb_stmt_bind_text(c->stmt, idx, s, strlen(s)), idx);
 }
 
 int dl_null(dl_ctx *c, unsigned idx) {
+    if (c->pg)
+        return pg_field(c, idx, "\\N");
     return bound(c, ffb_stmt_bind_null(c->stmt, idx), idx);
 }
 
 int dl_date(dl_ctx *c, unsigned idx, int y, int m, int d) {
+    if (c->pg)
+        return pg_field(c, idx, "%04d-%02d-%02d", y, m, d);
     return bound(c, ffb_stmt_bind_date(c->stmt, idx, y, m, d), idx);
 }
 
 int dl_ts(dl_ctx *c, unsigned idx, int y, int m, int d, int hh, int mi,
           int ss) {
+    if (c->pg)
+        return pg_field(c, idx, "%04d-%02d-%02d %02d:%02d:%02d", y, m, d, hh,
+                        mi, ss);
     return bound(c,
                  ffb_stmt_bind_timestamp(c->stmt, idx, y, m, d, hh, mi, ss,
                                          0),
@@ -430,6 +503,15 @@ static int run_batch(dl_ctx *c) {
 }
 
 int dl_row(dl_ctx *c) {
+    if (c->pg) {
+        for (unsigned i = 0; i < c->pgn; i++)
+            fprintf(c->pg, "%s%s", i ? "\t" : "", c->pgv[i]);
+        fputc('\n', c->pg);
+        c->pgn = 0;
+        c->table_rows++;
+        c->done_rows++;
+        return 0;
+    }
     if (ffb_batch_add(c->batch) != 0)
         return fail(c, c->table);
     c->in_batch++;
@@ -438,6 +520,16 @@ int dl_row(dl_ctx *c) {
 }
 
 int dl_table_end(dl_ctx *c) {
+    if (c->pg) {
+        fprintf(c->pg, "\\.\n\n");
+        if (c->table_rows != c->table_total) {
+            fprintf(stderr, "%s: %s: %llu rows generated, %llu expected\n",
+                    g_prog, c->table, (unsigned long long)c->table_rows,
+                    (unsigned long long)c->table_total);
+            return -1;
+        }
+        return 0;
+    }
     if (run_batch(c) != 0)
         return -1;
     ffb_batch_free(c->batch);
@@ -498,9 +590,48 @@ int dl_finish(dl_ctx *c) {
     return 0;
 }
 
+static int pg_run(dl_ctx *c, const char *dataset, uint64_t total_rows,
+                  int (*load)(dl_ctx *c, void *arg), void *arg,
+                  const char *pg_pre, const char *pg_post) {
+    if (!pg_pre) {
+        fprintf(stderr, "%s: %s has no PostgreSQL twin (--pg-copy)\n",
+                g_prog, dataset);
+        return 2;
+    }
+    int to_stdout = strcmp(c->o.pg_copy, "-") == 0;
+    c->pg = to_stdout ? stdout : fopen(c->o.pg_copy, "w");
+    if (!c->pg) {
+        fprintf(stderr, "%s: %s: cannot write\n", g_prog, c->o.pg_copy);
+        return 1;
+    }
+    c->total_rows = total_rows;
+    fputs(pg_pre, c->pg);
+    int rc = load(c, arg);
+    if (rc == 0 && c->done_rows != total_rows) {
+        fprintf(stderr, "%s: %llu rows generated, %llu expected\n", g_prog,
+                (unsigned long long)c->done_rows,
+                (unsigned long long)total_rows);
+        rc = -1;
+    }
+    if (rc == 0)
+        fputs(pg_post, c->pg);
+    if (fflush(c->pg) != 0 || ferror(c->pg))
+        rc = -1;
+    if (!to_stdout && fclose(c->pg) != 0)
+        rc = -1;
+    c->pg = NULL;
+    if (rc == 0 && !c->o.quiet)
+        fprintf(stderr, "%s: %llu rows (scale %d) written as COPY text to %s\n",
+                dataset, (unsigned long long)total_rows, c->o.scale,
+                c->o.pg_copy);
+    return rc == 0 ? 0 : 1;
+}
+
 int dl_run(dl_ctx *c, const char *dataset, int version, uint64_t total_rows,
            const dl_sql *pre, int (*load)(dl_ctx *c, void *arg), void *arg,
-           const dl_sql *post) {
+           const dl_sql *post, const char *pg_pre, const char *pg_post) {
+    if (c->o.pg_copy)
+        return pg_run(c, dataset, total_rows, load, arg, pg_pre, pg_post);
     int rc = 1;
     int r = dl_open(c, dataset, version, total_rows);
     if (r == 1) {

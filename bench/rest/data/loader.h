@@ -45,6 +45,7 @@ typedef struct dl_opts {
     int forced_writes;  /* -1 server default, 0 off, 1 on */
     int quiet;
     int print_schema;
+    const char *pg_copy; /* write the PostgreSQL twin here ("-": stdout) */
 } dl_opts;
 
 /* One DDL statement (no terminator). Those holding a ';' (PSQL bodies)
@@ -73,6 +74,10 @@ typedef struct dl_ctx {
     int64_t t0_ms;
     int tty;
     int last_pct;
+    /* --pg-copy: the COPY text of the current row */
+    FILE *pg;
+    char pgv[DL_MAX_PARAMS][256];
+    unsigned pgn;
 } dl_ctx;
 
 /*
@@ -128,10 +133,13 @@ int dl_finish(dl_ctx *c);
  * The whole run after dl_parse_args(): dl_open(), `pre`, `load(c, arg)`,
  * `post`, dl_finish(), dl_close(). Returns the exit code: 0 (loaded, or a
  * complete load found), 1 (failed), 3 (--check: no complete load).
+ * With --pg-copy no database is touched: `pg_pre`, the rows as COPY text
+ * (the same values), then `pg_post` go to the file (NULL texts: the
+ * dataset has no PostgreSQL twin, exit 2).
  */
 int dl_run(dl_ctx *c, const char *dataset, int version, uint64_t total_rows,
            const dl_sql *pre, int (*load)(dl_ctx *c, void *arg), void *arg,
-           const dl_sql *post);
+           const dl_sql *post, const char *pg_pre, const char *pg_post);
 
 /* Free everything (after an error too). */
 void dl_close(dl_ctx *c);

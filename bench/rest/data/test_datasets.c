@@ -466,6 +466,76 @@ static void check_chinook(const char *dsn, int64_t *digest) {
     detach(c);
 }
 
+/* seed --pg-copy: the PostgreSQL twin holds the same rows: each COPY
+   block's line count, and book 77 and order 2500 field by field against
+   the Firebird load. */
+static void check_pg_twin(const char *dsn) {
+    char path[256], args[512], out[4096];
+    snprintf(path, sizeof(path), "/tmp/ffbtest_restbench_%d_pg.sql",
+             (int)getpid());
+    snprintf(args, sizeof(args), "--scale 20 --pg-copy '%s'", path);
+    assert_int_equal(run_tool(FFB_BENCH_SEED, args, out, sizeof(out)), 0);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static const struct {
+        const char *copy;
+        long rows;
+    } blocks[] = {{"COPY tags ", 100},          {"COPY authors ", 100},
+                  {"COPY books ", 5000},        {"COPY book_tags ", 10000},
+                  {"COPY customers ", 250},     {"COPY orders ", 2500},
+                  {"COPY order_items ", 5000}};
+    char line[1024], book77[1024] = "", order2500[1024] = "";
+    size_t b = 0;
+    long n = -1;
+    while (fgets(line, sizeof(line), f)) {
+        if (n < 0) {
+            if (b < 7 && strncmp(line, blocks[b].copy,
+                                 strlen(blocks[b].copy)) == 0)
+                n = 0;
+            continue;
+        }
+        if (strcmp(line, "\\.\n") == 0) {
+            if (n != blocks[b].rows)
+                fail_msg("%s: %ld rows, expected %ld", blocks[b].copy, n,
+                         blocks[b].rows);
+            b++;
+            n = -1;
+            continue;
+        }
+        n++;
+        if (b == 2 && n == 77)
+            snprintf(book77, sizeof(book77), "%s", line);
+        if (b == 5 && n == 2500)
+            snprintf(order2500, sizeof(order2500), "%s", line);
+    }
+    fclose(f);
+    unlink(path);
+    assert_int_equal(b, 7);
+
+    ffb_conn *c = attach(dsn);
+    ffb_tx *tx;
+    char want[1024];
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    row_text(c, tx, "SELECT id || ASCII_CHAR(9) || author_id || "
+                    "ASCII_CHAR(9) || title || ASCII_CHAR(9) || isbn || "
+                    "ASCII_CHAR(9) || published_year || ASCII_CHAR(9) || "
+                    "pages || ASCII_CHAR(9) || price || ASCII_CHAR(9) || "
+                    "language || ASCII_CHAR(9) || LEFT(CAST(created_at AS "
+                    "VARCHAR(30)), 19) || ASCII_CHAR(10) FROM books WHERE id "
+                    "= 77",
+             want, sizeof(want));
+    assert_string_equal(book77, want);
+    row_text(c, tx, "SELECT id || ASCII_CHAR(9) || customer_id || "
+                    "ASCII_CHAR(9) || LEFT(CAST(ordered_at AS VARCHAR(30)), "
+                    "19) || ASCII_CHAR(9) || status || ASCII_CHAR(9) || total "
+                    "|| ASCII_CHAR(10) FROM orders WHERE id = 2500",
+             want, sizeof(want));
+    assert_string_equal(order2500, want);
+    OK(c, ffb_tx_rollback(tx));
+    ffb_tx_free(tx);
+    detach(c);
+}
+
 /* seed or chinook_gen: load, check, run again (nothing to do), --check,
    --force (same content), drop. */
 static void load_twice(const it_target *t, const char *tool,
@@ -484,10 +554,12 @@ static void load_twice(const it_target *t, const char *tool,
     assert_non_null(strstr(out, "loaded into"));
     int64_t d1[6], d2[6], d3[6];
     int bookstore = strcmp(what, "bookstore") == 0;
-    if (bookstore)
+    if (bookstore) {
         check_bookstore(dsn, d1);
-    else
+        check_pg_twin(dsn);
+    } else {
         check_chinook(dsn, d1);
+    }
 
     ffb_conn *c = attach(dsn);
     int64_t secs1 = one(c, "SELECT CAST(load_seconds * 1000 AS BIGINT) FROM "
