@@ -83,9 +83,9 @@ static const dl_sql pre[] = {
     {NULL}};
 
 #define TABLES(X)                                                              \
-    X(artist) X(genre) X(media_type) X(album) X(track) X(employee)          \
-    X(customer) X(invoice) X(invoice_line) X(playlist) X(playlist_track)    \
-    X(actor)
+    X(artist)                                                                  \
+    X(genre) X(media_type) X(album) X(track) X(employee) X(customer)           \
+        X(invoice) X(invoice_line) X(playlist) X(playlist_track) X(actor)
 
 static const dl_sql post[] = {
     {"ALTER TABLE artist ADD CONSTRAINT pk_artist PRIMARY KEY (artist_id)"},
@@ -178,7 +178,7 @@ static const dl_sql post[] = {
      "postgres"},
     TABLES(GRANT)
 #undef GRANT
-    {"GRANT EXECUTE ON FUNCTION add_them TO web_anon, web_user, postgres"},
+        {"GRANT EXECUTE ON FUNCTION add_them TO web_anon, web_user, postgres"},
     {"GRANT EXECUTE ON PROCEDURE ret_artists TO web_anon, web_user, "
      "postgres"},
     {"GRANT EXECUTE ON PROCEDURE ret_albums TO web_anon, web_user, postgres"},
@@ -194,8 +194,7 @@ typedef struct person {
 
 static void pick_person(dl_prng *p, char (*first)[16], char (*last)[16],
                         person *out) {
-    snprintf(out->first, sizeof(out->first), "%s",
-             first[dl_range(p, 0, 199)]);
+    snprintf(out->first, sizeof(out->first), "%s", first[dl_range(p, 0, 199)]);
     snprintf(out->last, sizeof(out->last), "%s", last[dl_range(p, 0, 199)]);
 }
 
@@ -207,8 +206,8 @@ static void words_between(dl_prng *p, int lo, int hi, char *out) {
     while ((int)len < want) {
         char w[16];
         dl_words(p, 1, w, sizeof(w));
-        len += (size_t)snprintf(out + len, 256 - len, "%s%s", len ? " " : "",
-                                w);
+        len +=
+            (size_t)snprintf(out + len, 256 - len, "%s%s", len ? " " : "", w);
     }
     if ((int)len > hi)
         out[hi] = 0;
@@ -218,8 +217,8 @@ static void words_between(dl_prng *p, int lo, int hi, char *out) {
 }
 
 static const char *const countries[10] = {
-    "Canada", "USA", "Brazil", "Germany", "France",
-    "Norway", "Czech Republic", "India", "Australia", "Chile"};
+    "Canada",         "USA",   "Brazil",    "Germany", "France", "Norway",
+    "Czech Republic", "India", "Australia", "Chile"};
 
 typedef struct place {
     char address[48], city[24], state[8], country[24], postal[12];
@@ -259,29 +258,33 @@ static int load(dl_ctx *c, void *arg) {
     static int track_price[N_TRACK + 1];
     static place cust_place[N_CUSTOMER + 1];
 
-    if (dl_table_begin(c, "genre", "INSERT INTO genre (genre_id, name) "
-                                   "VALUES (?, ?)", N_GENRE))
+    if (dl_table_begin(c, "genre",
+                       "INSERT INTO genre (genre_id, name) "
+                       "VALUES (?, ?)",
+                       N_GENRE))
         return -1;
     for (int i = 1; i <= N_GENRE; i++) {
         dl_words(&p, 2, buf, sizeof(buf));
         if (dl_int(c, 0, i) || dl_text(c, 1, buf) || dl_row(c))
             return -1;
     }
-    if (dl_table_end(c) ||
-        dl_table_begin(c, "media_type", "INSERT INTO media_type "
-                                        "(media_type_id, name) VALUES (?, ?)",
-                       N_MEDIA))
+    if (dl_table_end(c) || dl_table_begin(c, "media_type",
+                                          "INSERT INTO media_type "
+                                          "(media_type_id, name) VALUES (?, ?)",
+                                          N_MEDIA))
         return -1;
     for (int i = 1; i <= N_MEDIA; i++) {
         dl_words(&p, 1, buf, sizeof(buf));
-        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
-                 " media file %d", i);
+        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " media file %d",
+                 i);
         if (dl_int(c, 0, i) || dl_text(c, 1, buf) || dl_row(c))
             return -1;
     }
     if (dl_table_end(c) ||
-        dl_table_begin(c, "artist", "INSERT INTO artist (artist_id, name) "
-                                    "VALUES (?, ?)", N_ARTIST))
+        dl_table_begin(c, "artist",
+                       "INSERT INTO artist (artist_id, name) "
+                       "VALUES (?, ?)",
+                       N_ARTIST))
         return -1;
     for (int i = 1; i <= N_ARTIST; i++) {
         person a;
@@ -290,9 +293,10 @@ static int load(dl_ctx *c, void *arg) {
         if (dl_int(c, 0, i) || dl_text(c, 1, buf) || dl_row(c))
             return -1;
     }
-    if (dl_table_end(c) ||
-        dl_table_begin(c, "album", "INSERT INTO album (album_id, title, "
-                                   "artist_id) VALUES (?, ?, ?)", N_ALBUM))
+    if (dl_table_end(c) || dl_table_begin(c, "album",
+                                          "INSERT INTO album (album_id, title, "
+                                          "artist_id) VALUES (?, ?, ?)",
+                                          N_ALBUM))
         return -1;
     for (int i = 1; i <= N_ALBUM; i++) {
         dl_words(&p, (int)dl_range(&p, 1, 4), buf, sizeof(buf));
@@ -301,11 +305,13 @@ static int load(dl_ctx *c, void *arg) {
             return -1;
     }
     if (dl_table_end(c) ||
-        dl_table_begin(c, "track", "INSERT INTO track (track_id, name, "
-                                   "album_id, media_type_id, genre_id, "
-                                   "composer, milliseconds, bytes, "
-                                   "unit_price) VALUES (?, ?, ?, ?, ?, ?, ?, "
-                                   "?, ?)", N_TRACK))
+        dl_table_begin(c, "track",
+                       "INSERT INTO track (track_id, name, "
+                       "album_id, media_type_id, genre_id, "
+                       "composer, milliseconds, bytes, "
+                       "unit_price) VALUES (?, ?, ?, ?, ?, ?, ?, "
+                       "?, ?)",
+                       N_TRACK))
         return -1;
     for (int t = 1; t <= N_TRACK; t++) {
         words_between(&p, 10, 40, buf);
@@ -324,9 +330,8 @@ static int load(dl_ctx *c, void *arg) {
             while ((int)len < want) {
                 person a;
                 pick_person(&p, first, last, &a);
-                len += (size_t)snprintf(buf + len, sizeof(buf) - len,
-                                        "%s%s %s", len ? ", " : "", a.first,
-                                        a.last);
+                len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s %s",
+                                        len ? ", " : "", a.first, a.last);
             }
             if (len > 60)
                 buf[60] = 0;
@@ -342,17 +347,22 @@ static int load(dl_ctx *c, void *arg) {
     if (dl_table_end(c))
         return -1;
 
-    static const char *const titles[N_EMPLOYEE] = {
-        "General Manager",     "Sales Manager",       "Sales Support Agent",
-        "Sales Support Agent", "Sales Support Agent", "IT Manager",
-        "IT Staff",            "IT Staff"};
+    static const char *const titles[N_EMPLOYEE] = {"General Manager",
+                                                   "Sales Manager",
+                                                   "Sales Support Agent",
+                                                   "Sales Support Agent",
+                                                   "Sales Support Agent",
+                                                   "IT Manager",
+                                                   "IT Staff",
+                                                   "IT Staff"};
     static const int reports_to[N_EMPLOYEE] = {0, 1, 2, 2, 2, 1, 6, 6};
     if (dl_table_begin(c, "employee",
                        "INSERT INTO employee (employee_id, last_name, "
                        "first_name, title, reports_to, birth_date, hire_date, "
                        "address, city, state, country, postal_code, phone, "
                        "fax, email) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                       "?, ?, ?, ?)", N_EMPLOYEE))
+                       "?, ?, ?, ?)",
+                       N_EMPLOYEE))
         return -1;
     for (int i = 1; i <= N_EMPLOYEE; i++) {
         person a;
@@ -444,7 +454,8 @@ static int load(dl_ctx *c, void *arg) {
         dl_table_begin(c, "invoice_line",
                        "INSERT INTO invoice_line (invoice_line_id, invoice_id, "
                        "track_id, unit_price, quantity) VALUES (?, ?, ?, ?, "
-                       "?)", N_INVOICE_LINE))
+                       "?)",
+                       N_INVOICE_LINE))
         return -1;
     line = 0;
     for (int i = 1; i <= N_INVOICE; i++) {
@@ -459,9 +470,10 @@ static int load(dl_ctx *c, void *arg) {
                 return -1;
         }
     }
-    if (dl_table_end(c) ||
-        dl_table_begin(c, "playlist", "INSERT INTO playlist (playlist_id, "
-                                      "name) VALUES (?, ?)", N_PLAYLIST))
+    if (dl_table_end(c) || dl_table_begin(c, "playlist",
+                                          "INSERT INTO playlist (playlist_id, "
+                                          "name) VALUES (?, ?)",
+                                          N_PLAYLIST))
         return -1;
     for (int i = 1; i <= N_PLAYLIST; i++) {
         dl_words(&p, (int)dl_range(&p, 1, 3), buf, sizeof(buf));
@@ -474,7 +486,8 @@ static int load(dl_ctx *c, void *arg) {
     if (dl_table_end(c) ||
         dl_table_begin(c, "playlist_track",
                        "INSERT INTO playlist_track (playlist_id, track_id) "
-                       "VALUES (?, ?)", N_PLAYLIST_TRACK))
+                       "VALUES (?, ?)",
+                       N_PLAYLIST_TRACK))
         return -1;
     for (int q = 1; q <= N_PLAYLIST; q++) {
         int n = (int)((int64_t)q * N_PLAYLIST_TRACK / N_PLAYLIST -
@@ -485,17 +498,18 @@ static int load(dl_ctx *c, void *arg) {
                 return -1;
     }
     if (dl_table_end(c) ||
-        dl_table_begin(c, "actor", "INSERT INTO actor (actor_id, first_name, "
-                                   "last_name, last_update) VALUES (?, ?, ?, "
-                                   "?)", N_ACTOR))
+        dl_table_begin(c, "actor",
+                       "INSERT INTO actor (actor_id, first_name, "
+                       "last_name, last_update) VALUES (?, ?, ?, "
+                       "?)",
+                       N_ACTOR))
         return -1;
     for (int i = 1; i <= N_ACTOR; i++) {
         person a;
         pick_person(&p, first, last, &a);
         lower(a.first + 1);
         if (dl_int(c, 0, i) || dl_text(c, 1, a.first) ||
-            dl_text(c, 2, a.last) || bind_day(c, &p, 3, 2006, 365) ||
-            dl_row(c))
+            dl_text(c, 2, a.last) || bind_day(c, &p, 3, 2006, 365) || dl_row(c))
             return -1;
     }
     return dl_table_end(c);
@@ -509,8 +523,9 @@ int main(int argc, char **argv) {
     if (r)
         return r == 1 ? 0 : 2;
     if (c.o.print_schema) {
-        dl_print_schema(stdout, "bench/rest/data/chinook.sql: the "
-                                "Chinook-shaped dataset (spec A16.2)",
+        dl_print_schema(stdout,
+                        "bench/rest/data/chinook.sql: the "
+                        "Chinook-shaped dataset (spec A16.2)",
                         pre, post);
         return 0;
     }
@@ -522,6 +537,6 @@ int main(int argc, char **argv) {
     uint64_t total = N_GENRE + N_MEDIA + N_ARTIST + N_ALBUM + N_TRACK +
                      N_EMPLOYEE + N_CUSTOMER + N_INVOICE + N_INVOICE_LINE +
                      N_PLAYLIST + N_PLAYLIST_TRACK + N_ACTOR;
-    return dl_run(&c, "chinook", DATASET_VERSION, total, pre, load, NULL,
-                  post, NULL, NULL);
+    return dl_run(&c, "chinook", DATASET_VERSION, total, pre, load, NULL, post,
+                  NULL, NULL);
 }

@@ -17,30 +17,31 @@ static int fail(dl_ctx *c, const char *what) {
 }
 
 static void usage(FILE *f, const char *prog, const char *what) {
-    fprintf(f,
-            "usage: %s [options] DSN\n"
-            "Load %s into the Firebird database DSN (host/port:path),\n"
-            "creating it when it does not exist. A complete load of the same\n"
-            "dataset is left alone (run twice = the same content).\n"
-            "\n"
-            "  -u USER            user (default $ISC_USER, else SYSDBA)\n"
-            "  -p PASSWORD        password (default $ISC_PASSWORD, else "
-            "masterkey)\n"
-            "  --force            drop the database and load it again\n"
-            "  --check            only say whether a complete load is there\n"
-            "                     (exit 0 yes, 3 no)\n"
-            "  --scale N          divide the big tables by N (tests; N must\n"
-            "                     divide 1000; default 1 = the spec's counts)\n"
-            "  --page-size N      page size of a new database (default 8192)\n"
-            "  --forced-writes on|off  of a new database (default: the "
-            "server's)\n"
-            "  -q                 no progress bar, only the summary line\n"
-            "  --print-schema     print the schema as an isql script, exit\n"
-            "  --pg-copy FILE     write the PostgreSQL twin (DDL and COPY text\n"
-            "                     of the same rows; - = stdout) instead of\n"
-            "                     loading Firebird; no DSN needed\n"
-            "  -h, --help         this text\n",
-            prog, what);
+    fprintf(
+        f,
+        "usage: %s [options] DSN\n"
+        "Load %s into the Firebird database DSN (host/port:path),\n"
+        "creating it when it does not exist. A complete load of the same\n"
+        "dataset is left alone (run twice = the same content).\n"
+        "\n"
+        "  -u USER            user (default $ISC_USER, else SYSDBA)\n"
+        "  -p PASSWORD        password (default $ISC_PASSWORD, else "
+        "masterkey)\n"
+        "  --force            drop the database and load it again\n"
+        "  --check            only say whether a complete load is there\n"
+        "                     (exit 0 yes, 3 no)\n"
+        "  --scale N          divide the big tables by N (tests; N must\n"
+        "                     divide 1000; default 1 = the spec's counts)\n"
+        "  --page-size N      page size of a new database (default 8192)\n"
+        "  --forced-writes on|off  of a new database (default: the "
+        "server's)\n"
+        "  -q                 no progress bar, only the summary line\n"
+        "  --print-schema     print the schema as an isql script, exit\n"
+        "  --pg-copy FILE     write the PostgreSQL twin (DDL and COPY text\n"
+        "                     of the same rows; - = stdout) instead of\n"
+        "                     loading Firebird; no DSN needed\n"
+        "  -h, --help         this text\n",
+        prog, what);
 }
 
 int dl_parse_args(int argc, char **argv, const char *prog, const char *what,
@@ -51,8 +52,7 @@ int dl_parse_args(int argc, char **argv, const char *prog, const char *what,
     o->page_size = 8192;
     o->forced_writes = -1;
     o->user = getenv("ISC_USER") ? getenv("ISC_USER") : "SYSDBA";
-    o->password =
-        getenv("ISC_PASSWORD") ? getenv("ISC_PASSWORD") : "masterkey";
+    o->password = getenv("ISC_PASSWORD") ? getenv("ISC_PASSWORD") : "masterkey";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -97,8 +97,7 @@ int dl_parse_args(int argc, char **argv, const char *prog, const char *what,
                 if (*end || n <= 0 || (scale && 1000 % n != 0) ||
                     (!scale && n != 4096 && n != 8192 && n != 16384 &&
                      n != 32768)) {
-                    fprintf(stderr,
-                            "%s: bad %s '%s' (%s)\n", prog, a, v,
+                    fprintf(stderr, "%s: bad %s '%s' (%s)\n", prog, a, v,
                             scale ? "a divisor of 1000"
                                   : "4096, 8192, 16384 or 32768");
                     return 2;
@@ -233,8 +232,7 @@ static int create_db(dl_ctx *c) {
     return 0;
 }
 
-int dl_open(dl_ctx *c, const char *dataset, int version,
-            uint64_t total_rows) {
+int dl_open(dl_ctx *c, const char *dataset, int version, uint64_t total_rows) {
     c->dataset = dataset;
     c->version = version;
     c->total_rows = total_rows;
@@ -257,7 +255,8 @@ int dl_open(dl_ctx *c, const char *dataset, int version,
         int64_t v[3] = {0, 0, 0};
         snprintf(sql, sizeof(sql),
                  "SELECT version, scale, complete FROM dataset_info "
-                 "WHERE name = '%s'", dataset);
+                 "WHERE name = '%s'",
+                 dataset);
         int r = query_ints(c, sql, v, 3, 1);
         if (r < 0) {
             if (ffb_conn_is_broken(c->conn))
@@ -426,8 +425,7 @@ int dl_num(dl_ctx *c, unsigned idx, int64_t unscaled, int scale) {
                         (long long)(unscaled < 0 ? -unscaled : unscaled) / 100,
                         (long long)(unscaled < 0 ? -unscaled : unscaled) % 100);
     }
-    return bound(c, ffb_stmt_bind_numeric(c->stmt, idx, unscaled, scale),
-                 idx);
+    return bound(c, ffb_stmt_bind_numeric(c->stmt, idx, unscaled, scale), idx);
 }
 
 int dl_text(dl_ctx *c, unsigned idx, const char *s) {
@@ -436,8 +434,11 @@ int dl_text(dl_ctx *c, unsigned idx, const char *s) {
         char buf[256];
         size_t o = 0;
         for (; *s && o + 3 < sizeof(buf); s++) {
-            char e = *s == '\\' ? '\\' : *s == '\t' ? 't'
-                   : *s == '\n' ? 'n' : *s == '\r' ? 'r' : 0;
+            char e = *s == '\\'   ? '\\'
+                     : *s == '\t' ? 't'
+                     : *s == '\n' ? 'n'
+                     : *s == '\r' ? 'r'
+                                  : 0;
             if (e) {
                 buf[o++] = '\\';
                 buf[o++] = e;
@@ -468,10 +469,8 @@ int dl_ts(dl_ctx *c, unsigned idx, int y, int m, int d, int hh, int mi,
     if (c->pg)
         return pg_field(c, idx, "%04d-%02d-%02d %02d:%02d:%02d", y, m, d, hh,
                         mi, ss);
-    return bound(c,
-                 ffb_stmt_bind_timestamp(c->stmt, idx, y, m, d, hh, mi, ss,
-                                         0),
-                 idx);
+    return bound(
+        c, ffb_stmt_bind_timestamp(c->stmt, idx, y, m, d, hh, mi, ss, 0), idx);
 }
 
 static int run_batch(dl_ctx *c) {
@@ -492,8 +491,8 @@ static int run_batch(dl_ctx *c) {
     if (rc != 0)
         return fail(c, c->table);
     if (ffb_batch_row_count(c->batch) != c->in_batch) {
-        fprintf(stderr, "%s: %s: %zu of %zu rows executed\n", g_prog,
-                c->table, ffb_batch_row_count(c->batch), c->in_batch);
+        fprintf(stderr, "%s: %s: %zu of %zu rows executed\n", g_prog, c->table,
+                ffb_batch_row_count(c->batch), c->in_batch);
         return -1;
     }
     c->done_rows += c->in_batch;
@@ -548,8 +547,9 @@ int dl_table_end(dl_ctx *c) {
     if (query_ints(c, sql, &n, 1, 0) != 1)
         return -1;
     if ((uint64_t)n != c->table_total || c->table_rows != c->table_total) {
-        fprintf(stderr, "%s: %s holds %lld rows, %llu generated, %llu "
-                        "expected\n",
+        fprintf(stderr,
+                "%s: %s holds %lld rows, %llu generated, %llu "
+                "expected\n",
                 g_prog, c->table, (long long)n,
                 (unsigned long long)c->table_rows,
                 (unsigned long long)c->table_total);
@@ -583,8 +583,8 @@ int dl_finish(dl_ctx *c) {
     }
     printf("%s: %llu rows (scale %d) loaded into %s in %.2f s "
            "(%.0f rows/s, keys and statistics included)\n",
-           c->dataset, (unsigned long long)c->total_rows, c->o.scale,
-           c->o.dsn, secs, secs > 0 ? (double)c->total_rows / secs : 0.0);
+           c->dataset, (unsigned long long)c->total_rows, c->o.scale, c->o.dsn,
+           secs, secs > 0 ? (double)c->total_rows / secs : 0.0);
     if (ffb_conn_close(c->conn) != 0)
         return fail(c, "detach");
     return 0;
@@ -594,8 +594,8 @@ static int pg_run(dl_ctx *c, const char *dataset, uint64_t total_rows,
                   int (*load)(dl_ctx *c, void *arg), void *arg,
                   const char *pg_pre, const char *pg_post) {
     if (!pg_pre) {
-        fprintf(stderr, "%s: %s has no PostgreSQL twin (--pg-copy)\n",
-                g_prog, dataset);
+        fprintf(stderr, "%s: %s has no PostgreSQL twin (--pg-copy)\n", g_prog,
+                dataset);
         return 2;
     }
     int to_stdout = strcmp(c->o.pg_copy, "-") == 0;
@@ -690,9 +690,9 @@ void dl_names(int salt, int n, char (*out)[16]) {
         "Bar", "Cel", "Dor", "Elm", "Fal", "Gor", "Hal", "Isk", "Jor", "Kel",
         "Lor", "Mar", "Nel", "Orv", "Pel", "Qua", "Ras", "Sol", "Tam", "Vel"};
     static const char *const tail[20] = {
-        "an",     "ina",    "ton",   "ardo",    "elle",   "mund",   "wick",
-        "ossa",   "ander",  "ington", "ette",   "ovich",  "sen",    "quist",
-        "aro",    "haven",  "ley",   "brook",   "enberg", "amstead"};
+        "an",   "ina",   "ton",    "ardo",  "elle",   "mund",   "wick",
+        "ossa", "ander", "ington", "ette",  "ovich",  "sen",    "quist",
+        "aro",  "haven", "ley",    "brook", "enberg", "amstead"};
     for (int i = 0; i < n && i < 400; i++)
         snprintf(out[i], 16, "%s%s", head[i % 20],
                  tail[(i / 20 + 7 * salt) % 20]);
@@ -701,13 +701,13 @@ void dl_names(int salt, int n, char (*out)[16]) {
 /* 50 title words; none is a substring of another, so an ilike search for
    one finds exactly the titles holding it. */
 const char *const dl_vocab[50] = {
-    "alpha",   "bravo",  "charlie", "delta",  "echo",    "foxtrot", "golf",
-    "hotel",   "india",  "juliett", "kilo",   "lima",    "mike",    "november",
-    "oscar",   "papa",   "quebec",  "romeo",  "sierra",  "tango",   "uniform",
-    "victor",  "whiskey", "xray",   "yankee", "zulu",    "amber",   "basalt",
-    "cobalt",  "dune",   "ember",   "fjord",  "glacier", "harbor",  "iris",
-    "jasper",  "kestrel", "lagoon", "meadow", "nebula",  "orchid",  "prairie",
-    "quartz",  "raven",  "saffron", "thistle", "umber",  "velvet",  "willow",
+    "alpha",  "bravo",   "charlie", "delta",   "echo",    "foxtrot", "golf",
+    "hotel",  "india",   "juliett", "kilo",    "lima",    "mike",    "november",
+    "oscar",  "papa",    "quebec",  "romeo",   "sierra",  "tango",   "uniform",
+    "victor", "whiskey", "xray",    "yankee",  "zulu",    "amber",   "basalt",
+    "cobalt", "dune",    "ember",   "fjord",   "glacier", "harbor",  "iris",
+    "jasper", "kestrel", "lagoon",  "meadow",  "nebula",  "orchid",  "prairie",
+    "quartz", "raven",   "saffron", "thistle", "umber",   "velvet",  "willow",
     "zephyr"};
 
 void dl_words(dl_prng *p, int nw, char *out, size_t size) {

@@ -38,11 +38,11 @@ typedef struct dl_opts {
     const char *dsn;
     const char *user;
     const char *password;
-    int force;          /* drop and reload even when complete */
-    int check_only;     /* report whether a complete load is there */
-    int scale;          /* divisor of the big tables (1 = the spec's) */
+    int force;      /* drop and reload even when complete */
+    int check_only; /* report whether a complete load is there */
+    int scale;      /* divisor of the big tables (1 = the spec's) */
     int page_size;
-    int forced_writes;  /* -1 server default, 0 off, 1 on */
+    int forced_writes; /* -1 server default, 0 off, 1 on */
     int quiet;
     int print_schema;
     const char *pg_copy; /* write the PostgreSQL twin here ("-": stdout) */
@@ -101,8 +101,7 @@ void dl_print_schema(FILE *f, const char *title, const dl_sql *pre,
  * dataset_info is refused. Returns 0 (load it), 1 (a complete load of the
  * same dataset, version and scale is there: nothing to do), -1.
  */
-int dl_open(dl_ctx *c, const char *dataset, int version,
-            uint64_t total_rows);
+int dl_open(dl_ctx *c, const char *dataset, int version, uint64_t total_rows);
 
 /* Execute each statement in a transaction of its own, committed. */
 int dl_ddl(dl_ctx *c, const dl_sql *list);
@@ -117,8 +116,7 @@ int dl_num(dl_ctx *c, unsigned idx, int64_t unscaled, int scale);
 int dl_text(dl_ctx *c, unsigned idx, const char *s);
 int dl_null(dl_ctx *c, unsigned idx);
 int dl_date(dl_ctx *c, unsigned idx, int y, int m, int d);
-int dl_ts(dl_ctx *c, unsigned idx, int y, int m, int d, int hh, int mi,
-          int ss);
+int dl_ts(dl_ctx *c, unsigned idx, int y, int m, int d, int hh, int mi, int ss);
 
 /* Add the bound row; executes the batch every DL_BATCH_ROWS rows. */
 int dl_row(dl_ctx *c);

@@ -256,8 +256,8 @@ static const char *const countries[20] = {
 
 static const char *const languages[5] = {"en", "de", "fr", "es", "it"};
 
-static const char *const statuses[5] = {"new", "paid", "shipped",
-                                        "delivered", "cancelled"};
+static const char *const statuses[5] = {"new", "paid", "shipped", "delivered",
+                                        "cancelled"};
 
 typedef struct counts {
     int tags, authors, books, customers, orders;
@@ -341,8 +341,7 @@ static int load(dl_ctx *c, void *arg) {
         if (dl_int(c, 0, i) || dl_int(c, 1, 1 + (i - 1) % n->authors) ||
             dl_text(c, 2, buf) || dl_text(c, 3, isbn) ||
             dl_int(c, 4, dl_range(&p, 1950, 2024)) ||
-            dl_int(c, 5, dl_range(&p, 80, 900)) ||
-            dl_num(c, 6, price[i], -2) ||
+            dl_int(c, 5, dl_range(&p, 80, 900)) || dl_num(c, 6, price[i], -2) ||
             dl_text(c, 7, languages[lang < 6 ? 0 : lang - 5]) ||
             bind_ts_between(c, &p, 8, 2015, 2024) || dl_row(c))
             goto out;
@@ -356,8 +355,8 @@ static int load(dl_ctx *c, void *arg) {
         goto out;
     for (int i = 1; i <= n->books; i++) {
         /* 7i and 13i+5 never meet mod 100 (6i+5 is odd): two tags. */
-        if (dl_int(c, 0, i) || dl_int(c, 1, 1 + (i * 7) % 100) ||
-            dl_row(c) || dl_int(c, 1, 1 + (i * 13 + 5) % 100) || dl_row(c))
+        if (dl_int(c, 0, i) || dl_int(c, 1, 1 + (i * 7) % 100) || dl_row(c) ||
+            dl_int(c, 1, 1 + (i * 13 + 5) % 100) || dl_row(c))
             goto out;
     }
     if (dl_table_end(c) != 0)
@@ -455,11 +454,11 @@ static dl_sql *post_for(const counts *n) {
             out[i].text = t;
             continue;
         }
-        int v = strncmp(pct, "%AUTHORS1", 9) == 0 ? n->authors
-                : strncmp(pct, "%BOOKS1", 7) == 0 ? n->books
-                : strncmp(pct, "%TAGS1", 6) == 0  ? n->tags
+        int v = strncmp(pct, "%AUTHORS1", 9) == 0      ? n->authors
+                : strncmp(pct, "%BOOKS1", 7) == 0      ? n->books
+                : strncmp(pct, "%TAGS1", 6) == 0       ? n->tags
                 : strncmp(pct, "%CUSTOMERS1", 11) == 0 ? n->customers
-                                                        : n->orders;
+                                                       : n->orders;
         snprintf(restart[k], sizeof(restart[k]), "%.*s%d", (int)(pct - t), t,
                  v + 1);
         out[i].text = restart[k++];
@@ -470,8 +469,10 @@ static dl_sql *post_for(const counts *n) {
 int main(int argc, char **argv) {
     dl_ctx c;
     memset(&c, 0, sizeof(c));
-    int r = dl_parse_args(argc, argv, "seed", "the bookstore dataset "
-                                              "(spec A16.1)", &c.o);
+    int r = dl_parse_args(argc, argv, "seed",
+                          "the bookstore dataset "
+                          "(spec A16.1)",
+                          &c.o);
     if (r)
         return r == 1 ? 0 : 2;
     int s = c.o.scale;
@@ -482,8 +483,9 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (c.o.print_schema) {
-        dl_print_schema(stdout, "bench/rest/data/bookstore.sql: the bookstore "
-                                "dataset (spec A16.1)",
+        dl_print_schema(stdout,
+                        "bench/rest/data/bookstore.sql: the bookstore "
+                        "dataset (spec A16.1)",
                         pre, postn);
         free(postn);
         return 0;

@@ -37,8 +37,7 @@ static void db_dsn(const it_target *t, const char *what, char *out,
     const char *colon = strchr(t->dsn, ':');
     assert_non_null(colon);
     snprintf(out, size, "%.*s:%s/ffbtest_restbench_%s_%d_%s.fdb",
-             (int)(colon - t->dsn), t->dsn, dir, t->name, (int)getpid(),
-             what);
+             (int)(colon - t->dsn), t->dsn, dir, t->name, (int)getpid(), what);
 }
 
 static void set_login(const it_target *t) {
@@ -170,8 +169,8 @@ static int64_t one(ffb_conn *c, const char *sql) {
     do {                                                                       \
         int64_t got_ = one((c), (sql));                                        \
         if (got_ != (int64_t)(want))                                           \
-            fail_msg("%s:%d: %s gave %lld, expected %lld", __FILE__,          \
-                     __LINE__, (sql), (long long)got_, (long long)(want));     \
+            fail_msg("%s:%d: %s gave %lld, expected %lld", __FILE__, __LINE__, \
+                     (sql), (long long)got_, (long long)(want));               \
     } while (0)
 
 /* The text of the one row, one column `sql` gives. */
@@ -220,38 +219,44 @@ static void check_bookstore(const char *dsn, int64_t digest[6]) {
     EXPECT(c, "SELECT COUNT(*) FROM customers", customers);
     EXPECT(c, "SELECT COUNT(*) FROM orders", orders);
     EXPECT(c, "SELECT COUNT(*) FROM order_items", 2 * orders);
-    EXPECT(c, "SELECT complete FROM dataset_info WHERE name = 'bookstore' "
-              "AND scale = 20",
+    EXPECT(c,
+           "SELECT complete FROM dataset_info WHERE name = 'bookstore' "
+           "AND scale = 20",
            1);
 
     /* Value rules. */
-    EXPECT(c, "SELECT COUNT(*) FROM tags WHERE name <> 'tag' || "
-              "LPAD(id, 3, '0')",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM tags WHERE name <> 'tag' || "
+           "LPAD(id, 3, '0')",
            0);
     EXPECT(c, "SELECT COUNT(*) FROM books WHERE author_id = 1", 50);
-    EXPECT(c, "SELECT MIN(n) FROM (SELECT COUNT(*) n FROM books GROUP BY "
-              "author_id)",
+    EXPECT(c,
+           "SELECT MIN(n) FROM (SELECT COUNT(*) n FROM books GROUP BY "
+           "author_id)",
            50);
     snprintf(sql, sizeof(sql),
              "SELECT COUNT(*) FROM books WHERE author_id <> 1 + MOD(id - 1, "
              "%d) OR isbn <> '978' || LPAD(id, 10, '0')",
              authors);
     EXPECT(c, sql, 0);
-    EXPECT(c, "SELECT COUNT(*) FROM books WHERE published_year NOT BETWEEN "
-              "1950 AND 2024 OR pages NOT BETWEEN 80 AND 900 OR price NOT "
-              "BETWEEN 5 AND 80",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM books WHERE published_year NOT BETWEEN "
+           "1950 AND 2024 OR pages NOT BETWEEN 80 AND 900 OR price NOT "
+           "BETWEEN 5 AND 80",
            0);
     /* Both ends of the year range are drawn at this size. */
     EXPECT(c, "SELECT MIN(published_year) FROM books", 1950);
     EXPECT(c, "SELECT MAX(published_year) FROM books", 2024);
-    EXPECT(c, "SELECT COUNT(*) FROM authors WHERE born NOT BETWEEN "
-              "DATE '1900-01-01' AND DATE '1995-12-31' OR CHAR_LENGTH("
-              "first_name) NOT BETWEEN 5 AND 12 OR CHAR_LENGTH(last_name) NOT "
-              "BETWEEN 5 AND 12",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM authors WHERE born NOT BETWEEN "
+           "DATE '1900-01-01' AND DATE '1995-12-31' OR CHAR_LENGTH("
+           "first_name) NOT BETWEEN 5 AND 12 OR CHAR_LENGTH(last_name) NOT "
+           "BETWEEN 5 AND 12",
            0);
     /* 3..6 words: 2..5 spaces. */
-    EXPECT(c, "SELECT COUNT(*) FROM books WHERE CHAR_LENGTH(title) - "
-              "CHAR_LENGTH(REPLACE(title, ' ', '')) NOT BETWEEN 2 AND 5",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM books WHERE CHAR_LENGTH(title) - "
+           "CHAR_LENGTH(REPLACE(title, ' ', '')) NOT BETWEEN 2 AND 5",
            0);
     /* A word is in about 6.9% of titles (5,000 books: 4%..10%). */
     int64_t alpha = one(c, "SELECT COUNT(*) FROM books WHERE title "
@@ -261,16 +266,19 @@ static void check_bookstore(const char *dsn, int64_t digest[6]) {
     assert_in_range(alpha, books * 4 / 100, books * 10 / 100);
     assert_in_range(zephyr, books * 4 / 100, books * 10 / 100);
     /* Book i's tags: 1 + 7i mod 100 and 1 + (13i+5) mod 100. */
-    EXPECT(c, "SELECT COUNT(*) FROM books b WHERE (SELECT COUNT(*) FROM "
-              "book_tags t WHERE t.book_id = b.id AND t.tag_id IN "
-              "(1 + MOD(b.id * 7, 100), 1 + MOD(b.id * 13 + 5, 100))) <> 2",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM books b WHERE (SELECT COUNT(*) FROM "
+           "book_tags t WHERE t.book_id = b.id AND t.tag_id IN "
+           "(1 + MOD(b.id * 7, 100), 1 + MOD(b.id * 13 + 5, 100))) <> 2",
            0);
-    EXPECT(c, "SELECT tag_id FROM book_tags WHERE book_id = 77 ORDER BY "
-              "tag_id ROWS 1",
+    EXPECT(c,
+           "SELECT tag_id FROM book_tags WHERE book_id = 77 ORDER BY "
+           "tag_id ROWS 1",
            1 + (77 * 13 + 5) % 100); /* 7 (the other: 1 + 539 mod 100 = 40) */
     /* Customers, orders, items. */
-    EXPECT(c, "SELECT COUNT(*) FROM customers WHERE email <> 'c' || id || "
-              "'@example.com'",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM customers WHERE email <> 'c' || id || "
+           "'@example.com'",
            0);
     snprintf(sql, sizeof(sql),
              "SELECT COUNT(*) FROM orders WHERE customer_id <> 1 + MOD(id - "
@@ -278,23 +286,27 @@ static void check_bookstore(const char *dsn, int64_t digest[6]) {
              "ordered_at >= TIMESTAMP '2026-01-01 00:00:00'",
              customers);
     EXPECT(c, sql, 0);
-    EXPECT(c, "SELECT COUNT(*) FROM orders o WHERE total <> (SELECT "
-              "SUM(quantity * unit_price) FROM order_items i WHERE "
-              "i.order_id = o.id)",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM orders o WHERE total <> (SELECT "
+           "SUM(quantity * unit_price) FROM order_items i WHERE "
+           "i.order_id = o.id)",
            0);
-    EXPECT(c, "SELECT COUNT(*) FROM order_items i JOIN books b ON b.id = "
-              "i.book_id WHERE i.unit_price <> b.price OR i.quantity NOT "
-              "BETWEEN 1 AND 3 OR i.line_no NOT IN (1, 2)",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM order_items i JOIN books b ON b.id = "
+           "i.book_id WHERE i.unit_price <> b.price OR i.quantity NOT "
+           "BETWEEN 1 AND 3 OR i.line_no NOT IN (1, 2)",
            0);
 
     /* Computed column, functions, the context view. */
-    EXPECT(c, "SELECT COUNT(*) FROM authors WHERE full_name IS DISTINCT "
-              "FROM first_name || ' ' || last_name",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM authors WHERE full_name IS DISTINCT "
+           "FROM first_name || ' ' || last_name",
            0);
-    EXPECT(c, "SELECT COUNT(*) FROM RDB$RELATION_FIELDS rf JOIN RDB$FIELDS "
-              "f ON f.RDB$FIELD_NAME = rf.RDB$FIELD_SOURCE WHERE "
-              "rf.RDB$RELATION_NAME = 'AUTHORS' AND rf.RDB$FIELD_NAME = "
-              "'FULL_NAME' AND f.RDB$COMPUTED_BLR IS NOT NULL",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM RDB$RELATION_FIELDS rf JOIN RDB$FIELDS "
+           "f ON f.RDB$FIELD_NAME = rf.RDB$FIELD_SOURCE WHERE "
+           "rf.RDB$RELATION_NAME = 'AUTHORS' AND rf.RDB$FIELD_NAME = "
+           "'FULL_NAME' AND f.RDB$COMPUTED_BLR IS NOT NULL",
            1);
     EXPECT(c, "SELECT author_book_count(1) FROM RDB$DATABASE", 50);
     EXPECT(c, "SELECT author_book_count(0) FROM RDB$DATABASE", 0);
@@ -302,11 +314,11 @@ static void check_bookstore(const char *dsn, int64_t digest[6]) {
         ffb_tx *tx;
         char v[64];
         OK(c, ffb_tx_begin(c, NULL, &tx));
-        row_text(c, tx, "SELECT RDB$SET_CONTEXT('USER_TRANSACTION', "
-                        "'request.jwt.claim.sub', 'bench') FROM RDB$DATABASE",
+        row_text(c, tx,
+                 "SELECT RDB$SET_CONTEXT('USER_TRANSACTION', "
+                 "'request.jwt.claim.sub', 'bench') FROM RDB$DATABASE",
                  v, sizeof(v));
-        row_text(c, tx, "SELECT current_sub() FROM RDB$DATABASE", v,
-                 sizeof(v));
+        row_text(c, tx, "SELECT current_sub() FROM RDB$DATABASE", v, sizeof(v));
         assert_string_equal(v, "bench");
         row_text(c, tx, "SELECT sub FROM request_context", v, sizeof(v));
         assert_string_equal(v, "bench");
@@ -317,8 +329,9 @@ static void check_bookstore(const char *dsn, int64_t digest[6]) {
         int64_t id = 0;
         ffb_stmt *s;
         OK(c, ffb_stmt_new(c, &s));
-        OK(c, ffb_stmt_prepare(s, tx, "INSERT INTO tags (name) VALUES "
-                                      "('new') RETURNING id",
+        OK(c, ffb_stmt_prepare(s, tx,
+                               "INSERT INTO tags (name) VALUES "
+                               "('new') RETURNING id",
                                (size_t)-1));
         OK(c, ffb_stmt_execute(s, tx));
         assert_int_equal(ffb_stmt_fetch(s), 1);
@@ -333,45 +346,53 @@ static void check_bookstore(const char *dsn, int64_t digest[6]) {
 
     /* Keys and indexes: 7 primary, 3 unique, 6 foreign keys; every index
        has statistics; price unindexed. */
-    EXPECT(c, "SELECT COUNT(*) FROM RDB$RELATION_CONSTRAINTS WHERE "
-              "RDB$CONSTRAINT_TYPE = 'PRIMARY KEY' AND RDB$RELATION_NAME "
-              "<> 'DATASET_INFO'",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM RDB$RELATION_CONSTRAINTS WHERE "
+           "RDB$CONSTRAINT_TYPE = 'PRIMARY KEY' AND RDB$RELATION_NAME "
+           "<> 'DATASET_INFO'",
            7);
-    EXPECT(c, "SELECT COUNT(*) FROM RDB$RELATION_CONSTRAINTS WHERE "
-              "RDB$CONSTRAINT_TYPE = 'UNIQUE'"
-              "AND RDB$RELATION_NAME IN (SELECT RDB$RELATION_NAME FROM "
-              "RDB$RELATIONS WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0)",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM RDB$RELATION_CONSTRAINTS WHERE "
+           "RDB$CONSTRAINT_TYPE = 'UNIQUE'"
+           "AND RDB$RELATION_NAME IN (SELECT RDB$RELATION_NAME FROM "
+           "RDB$RELATIONS WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0)",
            3);
-    EXPECT(c, "SELECT COUNT(*) FROM RDB$RELATION_CONSTRAINTS WHERE "
-              "RDB$CONSTRAINT_TYPE = 'FOREIGN KEY'"
-              "AND RDB$RELATION_NAME IN (SELECT RDB$RELATION_NAME FROM "
-              "RDB$RELATIONS WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0)",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM RDB$RELATION_CONSTRAINTS WHERE "
+           "RDB$CONSTRAINT_TYPE = 'FOREIGN KEY'"
+           "AND RDB$RELATION_NAME IN (SELECT RDB$RELATION_NAME FROM "
+           "RDB$RELATIONS WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0)",
            6);
-    EXPECT(c, "SELECT COUNT(*) FROM RDB$INDICES WHERE COALESCE("
-              "RDB$SYSTEM_FLAG, 0) = 0 AND RDB$RELATION_NAME <> "
-              "'DATASET_INFO' AND (RDB$STATISTICS IS NULL OR RDB$STATISTICS "
-              "<= 0)",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM RDB$INDICES WHERE COALESCE("
+           "RDB$SYSTEM_FLAG, 0) = 0 AND RDB$RELATION_NAME <> "
+           "'DATASET_INFO' AND (RDB$STATISTICS IS NULL OR RDB$STATISTICS "
+           "<= 0)",
            0);
-    EXPECT(c, "SELECT COUNT(*) FROM RDB$INDEX_SEGMENTS WHERE "
-              "RDB$FIELD_NAME = 'PRICE'",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM RDB$INDEX_SEGMENTS WHERE "
+           "RDB$FIELD_NAME = 'PRICE'",
            0);
 
     /* Roles and grants: web_user may change every table and run both
        functions; web_anon reads. */
-    EXPECT(c, "SELECT COUNT(*) FROM RDB$ROLES WHERE RDB$ROLE_NAME IN "
-              "('WEB_USER', 'WEB_ANON')",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM RDB$ROLES WHERE RDB$ROLE_NAME IN "
+           "('WEB_USER', 'WEB_ANON')",
            2);
-    EXPECT(c, "SELECT COUNT(*) FROM RDB$RELATIONS r WHERE COALESCE("
-              "r.RDB$SYSTEM_FLAG, 0) = 0 AND r.RDB$VIEW_BLR IS NULL AND "
-              "r.RDB$RELATION_NAME <> 'DATASET_INFO' AND (SELECT COUNT("
-              "DISTINCT RDB$PRIVILEGE) FROM RDB$USER_PRIVILEGES p WHERE "
-              "p.RDB$USER = 'WEB_USER' AND p.RDB$RELATION_NAME = "
-              "r.RDB$RELATION_NAME AND p.RDB$PRIVILEGE IN ('S', 'I', 'U', "
-              "'D')) = 4",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM RDB$RELATIONS r WHERE COALESCE("
+           "r.RDB$SYSTEM_FLAG, 0) = 0 AND r.RDB$VIEW_BLR IS NULL AND "
+           "r.RDB$RELATION_NAME <> 'DATASET_INFO' AND (SELECT COUNT("
+           "DISTINCT RDB$PRIVILEGE) FROM RDB$USER_PRIVILEGES p WHERE "
+           "p.RDB$USER = 'WEB_USER' AND p.RDB$RELATION_NAME = "
+           "r.RDB$RELATION_NAME AND p.RDB$PRIVILEGE IN ('S', 'I', 'U', "
+           "'D')) = 4",
            7);
-    EXPECT(c, "SELECT COUNT(*) FROM RDB$USER_PRIVILEGES WHERE RDB$PRIVILEGE "
-              "= 'X' AND RDB$USER IN ('WEB_USER', 'WEB_ANON') AND "
-              "RDB$RELATION_NAME IN ('CURRENT_SUB', 'AUTHOR_BOOK_COUNT')",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM RDB$USER_PRIVILEGES WHERE RDB$PRIVILEGE "
+           "= 'X' AND RDB$USER IN ('WEB_USER', 'WEB_ANON') AND "
+           "RDB$RELATION_NAME IN ('CURRENT_SUB', 'AUTHOR_BOOK_COUNT')",
            4);
 
     row_ints(c, bookstore_digest_sql, digest, 6);
@@ -383,62 +404,71 @@ static void check_chinook(const char *dsn, int64_t *digest) {
     static const struct {
         const char *table;
         int rows;
-    } counts[] = {{"artist", 275},        {"album", 347},
-                  {"track", 3503},        {"genre", 25},
-                  {"media_type", 5},      {"employee", 8},
-                  {"actor", 203},         {"customer", 59},
-                  {"invoice", 412},       {"invoice_line", 2240},
-                  {"playlist", 18},       {"playlist_track", 8715}};
+    } counts[] = {
+        {"artist", 275},        {"album", 347},    {"track", 3503},
+        {"genre", 25},          {"media_type", 5}, {"employee", 8},
+        {"actor", 203},         {"customer", 59},  {"invoice", 412},
+        {"invoice_line", 2240}, {"playlist", 18},  {"playlist_track", 8715}};
     char sql[512];
     for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-        snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %s",
-                 counts[i].table);
+        snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %s", counts[i].table);
         EXPECT(c, sql, counts[i].rows);
     }
     /* Albums belong to artists 1..204; artist 1 has 2 (1 and 205). */
-    EXPECT(c, "SELECT COUNT(*) FROM album WHERE artist_id <> 1 + "
-              "MOD(album_id - 1, 204)",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM album WHERE artist_id <> 1 + "
+           "MOD(album_id - 1, 204)",
            0);
     EXPECT(c, "SELECT COUNT(*) FROM album WHERE artist_id = 1", 2);
-    EXPECT(c, "SELECT COUNT(*) FROM track WHERE album_id <> 1 + "
-              "MOD(track_id - 1, 347) OR genre_id <> 1 + MOD(track_id - 1, "
-              "25) OR media_type_id <> 1 + MOD(track_id - 1, 5)",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM track WHERE album_id <> 1 + "
+           "MOD(track_id - 1, 347) OR genre_id <> 1 + MOD(track_id - 1, "
+           "25) OR media_type_id <> 1 + MOD(track_id - 1, 5)",
            0);
-    EXPECT(c, "SELECT COUNT(*) FROM (SELECT album_id, COUNT(*) n FROM track "
-              "GROUP BY album_id) WHERE n NOT IN (10, 11)",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM (SELECT album_id, COUNT(*) n FROM track "
+           "GROUP BY album_id) WHERE n NOT IN (10, 11)",
            0);
-    EXPECT(c, "SELECT COUNT(*) FROM track WHERE CHAR_LENGTH(name) NOT "
-              "BETWEEN 10 AND 40 OR milliseconds NOT BETWEEN 150000 AND "
-              "400000 OR bytes NOT BETWEEN milliseconds * 33 AND "
-              "milliseconds * 33 + 999",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM track WHERE CHAR_LENGTH(name) NOT "
+           "BETWEEN 10 AND 40 OR milliseconds NOT BETWEEN 150000 AND "
+           "400000 OR bytes NOT BETWEEN milliseconds * 33 AND "
+           "milliseconds * 33 + 999",
            0);
-    EXPECT(c, "SELECT COUNT(*) FROM track WHERE (composer IS NULL) <> "
-              "(MOD(track_id, 4) = 0) OR CHAR_LENGTH(composer) NOT BETWEEN "
-              "15 AND 60",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM track WHERE (composer IS NULL) <> "
+           "(MOD(track_id, 4) = 0) OR CHAR_LENGTH(composer) NOT BETWEEN "
+           "15 AND 60",
            0);
-    EXPECT(c, "SELECT COUNT(*) FROM track WHERE unit_price <> CASE WHEN "
-              "MOD(track_id, 10) = 0 THEN 1.99 ELSE 0.99 END",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM track WHERE unit_price <> CASE WHEN "
+           "MOD(track_id, 10) = 0 THEN 1.99 ELSE 0.99 END",
            0);
-    EXPECT(c, "SELECT COUNT(*) FROM invoice v WHERE total <> (SELECT "
-              "SUM(unit_price * quantity) FROM invoice_line l WHERE "
-              "l.invoice_id = v.invoice_id)",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM invoice v WHERE total <> (SELECT "
+           "SUM(unit_price * quantity) FROM invoice_line l WHERE "
+           "l.invoice_id = v.invoice_id)",
            0);
-    EXPECT(c, "SELECT COUNT(*) FROM (SELECT playlist_id, COUNT(*) n FROM "
-              "playlist_track GROUP BY playlist_id) WHERE n NOT IN (484, "
-              "485)",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM (SELECT playlist_id, COUNT(*) n FROM "
+           "playlist_track GROUP BY playlist_id) WHERE n NOT IN (484, "
+           "485)",
            0);
     /* employee: no key, no index (as postgrest-benchmark's). */
-    EXPECT(c, "SELECT COUNT(*) FROM RDB$RELATION_CONSTRAINTS WHERE "
-              "RDB$RELATION_NAME = 'EMPLOYEE' AND RDB$CONSTRAINT_TYPE IN "
-              "('PRIMARY KEY', 'FOREIGN KEY', 'UNIQUE')",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM RDB$RELATION_CONSTRAINTS WHERE "
+           "RDB$RELATION_NAME = 'EMPLOYEE' AND RDB$CONSTRAINT_TYPE IN "
+           "('PRIMARY KEY', 'FOREIGN KEY', 'UNIQUE')",
            0);
-    EXPECT(c, "SELECT COUNT(*) FROM RDB$INDICES WHERE RDB$RELATION_NAME = "
-              "'EMPLOYEE'",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM RDB$INDICES WHERE RDB$RELATION_NAME = "
+           "'EMPLOYEE'",
            0);
-    EXPECT(c, "SELECT COUNT(*) FROM RDB$RELATION_CONSTRAINTS WHERE "
-              "RDB$CONSTRAINT_TYPE = 'FOREIGN KEY'"
-              "AND RDB$RELATION_NAME IN (SELECT RDB$RELATION_NAME FROM "
-              "RDB$RELATIONS WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0)",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM RDB$RELATION_CONSTRAINTS WHERE "
+           "RDB$CONSTRAINT_TYPE = 'FOREIGN KEY'"
+           "AND RDB$RELATION_NAME IN (SELECT RDB$RELATION_NAME FROM "
+           "RDB$RELATIONS WHERE COALESCE(RDB$SYSTEM_FLAG, 0) = 0)",
            9);
     /* The routines. */
     EXPECT(c, "SELECT add_them(1, 2, 3, 4, 5) FROM RDB$DATABASE", 15);
@@ -446,13 +476,15 @@ static void check_chinook(const char *dsn, int64_t *digest) {
     EXPECT(c, "SELECT COUNT(*) FROM ret_artists WHERE artist_id = 7", 1);
     EXPECT(c, "SELECT COUNT(*) FROM ret_albums WHERE artist_id = 1", 2);
     EXPECT(c, "SELECT COUNT(*) FROM ret_albums WHERE artist_id = 276", 0);
-    EXPECT(c, "SELECT COUNT(*) FROM RDB$PROCEDURES WHERE (RDB$PROCEDURE_NAME "
-              "= 'RET_ALBUMS' AND CAST(RDB$DESCRIPTION AS VARCHAR(40)) = "
-              "'@returns album') OR (RDB$PROCEDURE_NAME = 'RET_ARTISTS' AND "
-              "CAST(RDB$DESCRIPTION AS VARCHAR(40)) = '@returns artist')",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM RDB$PROCEDURES WHERE (RDB$PROCEDURE_NAME "
+           "= 'RET_ALBUMS' AND CAST(RDB$DESCRIPTION AS VARCHAR(40)) = "
+           "'@returns album') OR (RDB$PROCEDURE_NAME = 'RET_ARTISTS' AND "
+           "CAST(RDB$DESCRIPTION AS VARCHAR(40)) = '@returns artist')",
            2);
-    EXPECT(c, "SELECT COUNT(*) FROM RDB$ROLES WHERE RDB$ROLE_NAME IN "
-              "('WEB_USER', 'WEB_ANON', 'POSTGRES')",
+    EXPECT(c,
+           "SELECT COUNT(*) FROM RDB$ROLES WHERE RDB$ROLE_NAME IN "
+           "('WEB_USER', 'WEB_ANON', 'POSTGRES')",
            3);
     *digest = one(c, "SELECT (SELECT SUM(MOD(HASH(name || '|' || COALESCE("
                      "composer, '-') || '|' || bytes), 1000003)) FROM track) "
@@ -480,17 +512,17 @@ static void check_pg_twin(const char *dsn) {
     static const struct {
         const char *copy;
         long rows;
-    } blocks[] = {{"COPY tags ", 100},          {"COPY authors ", 100},
-                  {"COPY books ", 5000},        {"COPY book_tags ", 10000},
-                  {"COPY customers ", 250},     {"COPY orders ", 2500},
+    } blocks[] = {{"COPY tags ", 100},        {"COPY authors ", 100},
+                  {"COPY books ", 5000},      {"COPY book_tags ", 10000},
+                  {"COPY customers ", 250},   {"COPY orders ", 2500},
                   {"COPY order_items ", 5000}};
     char line[1024], book77[1024] = "", order2500[1024] = "";
     size_t b = 0;
     long n = -1;
     while (fgets(line, sizeof(line), f)) {
         if (n < 0) {
-            if (b < 7 && strncmp(line, blocks[b].copy,
-                                 strlen(blocks[b].copy)) == 0)
+            if (b < 7 &&
+                strncmp(line, blocks[b].copy, strlen(blocks[b].copy)) == 0)
                 n = 0;
             continue;
         }
@@ -516,19 +548,21 @@ static void check_pg_twin(const char *dsn) {
     ffb_tx *tx;
     char want[1024];
     OK(c, ffb_tx_begin(c, NULL, &tx));
-    row_text(c, tx, "SELECT id || ASCII_CHAR(9) || author_id || "
-                    "ASCII_CHAR(9) || title || ASCII_CHAR(9) || isbn || "
-                    "ASCII_CHAR(9) || published_year || ASCII_CHAR(9) || "
-                    "pages || ASCII_CHAR(9) || price || ASCII_CHAR(9) || "
-                    "language || ASCII_CHAR(9) || LEFT(CAST(created_at AS "
-                    "VARCHAR(30)), 19) || ASCII_CHAR(10) FROM books WHERE id "
-                    "= 77",
+    row_text(c, tx,
+             "SELECT id || ASCII_CHAR(9) || author_id || "
+             "ASCII_CHAR(9) || title || ASCII_CHAR(9) || isbn || "
+             "ASCII_CHAR(9) || published_year || ASCII_CHAR(9) || "
+             "pages || ASCII_CHAR(9) || price || ASCII_CHAR(9) || "
+             "language || ASCII_CHAR(9) || LEFT(CAST(created_at AS "
+             "VARCHAR(30)), 19) || ASCII_CHAR(10) FROM books WHERE id "
+             "= 77",
              want, sizeof(want));
     assert_string_equal(book77, want);
-    row_text(c, tx, "SELECT id || ASCII_CHAR(9) || customer_id || "
-                    "ASCII_CHAR(9) || LEFT(CAST(ordered_at AS VARCHAR(30)), "
-                    "19) || ASCII_CHAR(9) || status || ASCII_CHAR(9) || total "
-                    "|| ASCII_CHAR(10) FROM orders WHERE id = 2500",
+    row_text(c, tx,
+             "SELECT id || ASCII_CHAR(9) || customer_id || "
+             "ASCII_CHAR(9) || LEFT(CAST(ordered_at AS VARCHAR(30)), "
+             "19) || ASCII_CHAR(9) || status || ASCII_CHAR(9) || total "
+             "|| ASCII_CHAR(10) FROM orders WHERE id = 2500",
              want, sizeof(want));
     assert_string_equal(order2500, want);
     OK(c, ffb_tx_rollback(tx));
@@ -538,8 +572,8 @@ static void check_pg_twin(const char *dsn) {
 
 /* seed or chinook_gen: load, check, run again (nothing to do), --check,
    --force (same content), drop. */
-static void load_twice(const it_target *t, const char *tool,
-                       const char *what, const char *scale_arg) {
+static void load_twice(const it_target *t, const char *tool, const char *what,
+                       const char *scale_arg) {
     char dsn[600], args[800], out[4096];
     set_login(t);
     db_dsn(t, what, dsn, sizeof(dsn));
@@ -633,8 +667,7 @@ static void test_refuses_foreign(void **state) {
 /* bookstore.sql and chinook.sql are what --print-schema prints. */
 static void same_as_file(const char *tool, const char *path) {
     char cmd[1024];
-    snprintf(cmd, sizeof(cmd), "'%s' --print-schema | cmp - '%s'", tool,
-             path);
+    snprintf(cmd, sizeof(cmd), "'%s' --print-schema | cmp - '%s'", tool, path);
     if (system(cmd) != 0)
         fail_msg("%s differs from %s --print-schema (regenerate it)", path,
                  tool);
@@ -654,6 +687,6 @@ int main(void) {
         cmocka_unit_test_teardown(test_refuses_foreign, drop_if_there),
         cmocka_unit_test(test_schema_files),
     };
-    return it_main("restbench", names, 2, tests, sizeof(tests) / sizeof(tests[0]),
-                   NULL, NULL);
+    return it_main("restbench", names, 2, tests,
+                   sizeof(tests) / sizeof(tests[0]), NULL, NULL);
 }
