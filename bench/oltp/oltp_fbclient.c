@@ -284,6 +284,41 @@ static fbc_handle *implicit(oltp_thr *t) {
     return &D(t)->itx;
 }
 
+static fbc_da *new_da(int n) {
+    fbc_da *da = calloc(1, FBC_DA_SIZE(n));
+    if (da) {
+        da->version = FBC_DA_VERSION1;
+        da->sqln = (short)n;
+    }
+    return da;
+}
+
+#define OOM(p)                                                                 \
+    do {                                                                       \
+        if (!(p))                                                              \
+            return oltp_fatal(t, "prepare", "out of memory");                  \
+    } while (0)
+
+/* Describe into s->in / s->out (describe_bind when `bind`), growing the
+   SQLDA when the statement has more than its first guess of 8. */
+static int describe(oltp_thr *t, fstmt *s, int bind) {
+    fbc_da **da = bind ? &s->in : &s->out;
+    for (int round = 0; round < 2; round++) {
+        if (round) {
+            int n = (*da)->sqld;
+            if (n <= (*da)->sqln)
+                break;
+            free(*da);
+            OOM(*da = new_da(n));
+        }
+        if (bind)
+            CK(L.describe_bind(SV, &s->h, FBC_DA_VERSION1, *da), "describe_bind");
+        else
+            CK(L.describe(SV, &s->h, FBC_DA_VERSION1, *da), "describe");
+    }
+    return 0;
+}
+
 /* Allocate, prepare (in the implicit transaction), describe both sides,
    and lay out buffers for the output columns. */
 static int c_prepare(oltp_thr *t, int slot, const char *sql) {
@@ -291,25 +326,19 @@ static int c_prepare(oltp_thr *t, int slot, const char *sql) {
     fbc_handle *tx = implicit(t);
     if (!tx)
         return -1;
-    s->out = calloc(1, FBC_DA_SIZE(8));
-    s->out->version = FBC_DA_VERSION1;
-    s->out->sqln = 8;
+    OOM(s->out = new_da(8));
+    OOM(s->in = new_da(8));
     CK(L.alloc(SV, &D(t)->db, &s->h), "isc_dsql_allocate_statement");
-    CK(L.prepare(SV, tx, &s->h, 0, sql, FBC_DIALECT3, s->out), sql);
-    int n = s->out->sqld;
-    if (n > 8) {
-        free(s->out);
-        s->out = calloc(1, FBC_DA_SIZE(n));
-        s->out->version = FBC_DA_VERSION1;
-        s->out->sqln = (short)n;
-        CK(L.describe(SV, &s->h, FBC_DA_VERSION1, s->out), "describe");
-    }
+    CK(L.prepare(SV, tx, &s->h, 0, sql, FBC_DIALECT3, NULL), sql);
+    if (describe(t, s, 0) || describe(t, s, 1))
+        return -1;
+    int n = s->out->sqld, np = s->in->sqld;
     s->is_select = n > 0;
     size_t off = 0;
     for (int i = 0; i < n; i++)
         off += ((size_t)s->out->sqlvar[i].sqllen + 2 + 7) & ~(size_t)7;
-    s->obuf = calloc(1, off + 8);
-    s->oind = calloc((size_t)n + 1, sizeof(short));
+    OOM(s->obuf = calloc(1, off + 8));
+    OOM(s->oind = calloc((size_t)n + 1, sizeof(short)));
     off = 0;
     for (int i = 0; i < n; i++) {
         fbc_var *v = &s->out->sqlvar[i];
@@ -317,19 +346,7 @@ static int c_prepare(oltp_thr *t, int slot, const char *sql) {
         v->sqlind = &s->oind[i];
         off += ((size_t)v->sqllen + 2 + 7) & ~(size_t)7;
     }
-    s->in = calloc(1, FBC_DA_SIZE(1));
-    s->in->version = FBC_DA_VERSION1;
-    s->in->sqln = 1;
-    CK(L.describe_bind(SV, &s->h, FBC_DA_VERSION1, s->in), "describe_bind");
-    int np = s->in->sqld;
-    if (np > 1) {
-        free(s->in);
-        s->in = calloc(1, FBC_DA_SIZE(np));
-        s->in->version = FBC_DA_VERSION1;
-        s->in->sqln = (short)np;
-        CK(L.describe_bind(SV, &s->h, FBC_DA_VERSION1, s->in), "describe_bind");
-    }
-    s->ibuf = calloc((size_t)np + 1, PBUF);
+    OOM(s->ibuf = calloc((size_t)np + 1, PBUF));
     for (int i = 0; i < np; i++) {
         s->in->sqlvar[i].sqldata = s->ibuf + (size_t)i * PBUF;
         s->in->sqlvar[i].sqlind = NULL;
