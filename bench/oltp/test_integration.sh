@@ -52,6 +52,12 @@ declare -A RTC=([oltp_point_select]=1.05 [oltp_read_only]=16.00
 declare -A RTP=([oltp_read_only]=2.00 [oltp_read_write]=2.00
     [oltp_write_only]=2.00)
 field() { sed -n "s/^$1: *//p" <<<"$2"; }
+end_proxy() { # stdin EOF ends it (--exit-on-stdin-eof)
+    local pid=$PX_PID
+    exec {PX[1]}>&-
+    wait "$pid" 2>/dev/null
+    rm -f "$st"
+}
 for srv in FB3 FB4; do
     dsnv=FFB_TEST_${srv}_DSN dirv=FFB_TEST_${srv}_DBDIR
     if [ -z "${!dsnv:-}" ]; then
@@ -65,7 +71,7 @@ for srv in FB3 FB4; do
     o=(--dsn="$dsn" --user="${FFB_TEST_FB4_USER:-SYSDBA}" --password=masterkey)
     pr=(--proxy-pid="$PX_PID" --proxy-stats="$st")
     if ! "$B" oltp_read_write createdb "${o[@]}" >/dev/null; then
-        bad "$srv: createdb"; continue
+        bad "$srv: createdb"; end_proxy; continue
     fi
     if "$B" oltp_read_write prepare "${o[@]}" --tables=2 --table-size=500 \
         >/dev/null 2>&1; then ok; else bad "$srv: prepare"; fi
@@ -106,9 +112,7 @@ for srv in FB3 FB4; do
         "$B" bulk_insert cleanup "${o[@]}" --threads=2 >/dev/null 2>&1
     done
     "$B" oltp_read_write dropdb "${o[@]}" >/dev/null 2>&1
-    exec {PX[1]}>&-
-    wait "$PX_PID" 2>/dev/null
-    rm -f "$st"
+    end_proxy
 done
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
