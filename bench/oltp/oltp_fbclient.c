@@ -12,6 +12,7 @@
    commit; BEGIN/COMMIT = isc_start_transaction (concurrency, wait, write:
    the Edition's empty TPB) / isc_commit_transaction. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -123,14 +124,19 @@ static struct {
     char path[256];
 } L;
 
-/* Load libfbclient once (not thread-safe: called from main before the
-   threads start). Returns 0, or -1 with `err` set. */
-static int load(char *err, size_t size) {
+/* Load libfbclient once (under load_mu: every thread's connect calls
+   it). Returns 0, or -1 with `err` set. */
+static pthread_mutex_t load_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int load_locked(char *err, size_t size) {
     if (L.lib)
-        return 0;
-    const char *want[3] = {oltp_o->fb_client, "libfbclient.so.2",
-                           "libfbclient.so"};
-    for (int i = 0; i < 3 && !L.lib; i++)
+        return L.interpret ? 0 : (snprintf(err, size, "%s", L.path), -1);
+    /* --fb-client names the one to load; else Debian's runtime name, then
+       the development symlink */
+    const char *want[2] = {"libfbclient.so.2", "libfbclient.so"};
+    if (oltp_o->fb_client)
+        want[0] = oltp_o->fb_client, want[1] = NULL;
+    for (int i = 0; i < 2 && !L.lib; i++)
         if (want[i] && (L.lib = dlopen(want[i], RTLD_NOW | RTLD_LOCAL)))
             snprintf(L.path, sizeof(L.path), "%s", want[i]);
     if (!L.lib) {
@@ -163,9 +169,18 @@ static int load(char *err, size_t size) {
     for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
         if (!(*syms[i].fn = dlsym(L.lib, syms[i].name))) {
             snprintf(err, size, "%.200s: no %.40s", L.path, syms[i].name);
+            L.interpret = NULL; /* a later caller fails the same way */
+            snprintf(L.path, sizeof(L.path), "%s", err);
             return -1;
         }
     return 0;
+}
+
+static int load(char *err, size_t size) {
+    pthread_mutex_lock(&load_mu);
+    int rc = load_locked(err, size);
+    pthread_mutex_unlock(&load_mu);
+    return rc;
 }
 
 /* ---- per-thread state ------------------------------------------------- */
