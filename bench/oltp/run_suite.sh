@@ -72,7 +72,7 @@ ts=$(date -u +%Y%m%dT%H%M%SZ)
 out=$root/bench/results/oltp/$ts
 mkdir -p "$out"
 host=${FFB_TEST_FB4_HOST:-127.0.0.1} port=${FFB_TEST_FB4_PORT:?no fb4}
-path=$FFB_TEST_FB4_DBDIR/ffb-oltp-suite.fdb
+path=$FFB_TEST_FB4_DBDIR/ffb-oltp-suite-$ts-$$.fdb # unique: runs may overlap
 auth=(--user="${FFB_TEST_FB4_USER:-SYSDBA}" --password="${FFB_TEST_FB4_PASSWORD:-masterkey}")
 admin=(--dsn="$host/$port:$path" "${auth[@]}")
 {
