@@ -21,10 +21,10 @@
 
 #include "oltp_drv.h"
 
-typedef intptr_t fbc_status;      /* ISC_STATUS: a long */
-typedef unsigned int fbc_handle;  /* FB_API_HANDLE */
+typedef intptr_t fbc_status;     /* ISC_STATUS: a long */
+typedef unsigned int fbc_handle; /* FB_API_HANDLE */
 
-typedef struct fbc_var {          /* XSQLVAR */
+typedef struct fbc_var { /* XSQLVAR */
     short sqltype, sqlscale, sqlsubtype, sqllen;
     char *sqldata;
     short *sqlind;
@@ -38,7 +38,7 @@ typedef struct fbc_var {          /* XSQLVAR */
     char aliasname[32];
 } fbc_var;
 
-typedef struct fbc_da {           /* XSQLDA */
+typedef struct fbc_da { /* XSQLDA */
     short version;
     char sqldaid[8];
     int sqldabc;
@@ -47,18 +47,32 @@ typedef struct fbc_da {           /* XSQLDA */
 } fbc_da;
 
 enum {
-    FBC_DA_VERSION1 = 1, FBC_DIALECT3 = 3, FBC_CLOSE = 1, FBC_DROP = 2,
-    FBC_TEXT = 452, FBC_VARYING = 448, FBC_SHORT = 500, FBC_LONG = 496,
-    FBC_INT64 = 580, FBC_DOUBLE = 480,
-    FBC_DPB_V1 = 1, FBC_DPB_USER = 28, FBC_DPB_PASSWORD = 29,
+    FBC_DA_VERSION1 = 1,
+    FBC_DIALECT3 = 3,
+    FBC_CLOSE = 1,
+    FBC_DROP = 2,
+    FBC_TEXT = 452,
+    FBC_VARYING = 448,
+    FBC_SHORT = 500,
+    FBC_LONG = 496,
+    FBC_INT64 = 580,
+    FBC_DOUBLE = 480,
+    FBC_DPB_V1 = 1,
+    FBC_DPB_USER = 28,
+    FBC_DPB_PASSWORD = 29,
     FBC_DPB_LC_CTYPE = 48,
-    FBC_TPB_V3 = 3, FBC_TPB_CONCURRENCY = 2, FBC_TPB_WAIT = 6,
+    FBC_TPB_V3 = 3,
+    FBC_TPB_CONCURRENCY = 2,
+    FBC_TPB_WAIT = 6,
     FBC_TPB_WRITE = 9,
-    FBC_INFO_END = 1, FBC_INFO_SQL_RECORDS = 23, FBC_REQ_INSERT = 14,
-    FBC_REQ_UPDATE = 15, FBC_REQ_DELETE = 16,
+    FBC_INFO_END = 1,
+    FBC_INFO_SQL_RECORDS = 23,
+    FBC_REQ_INSERT = 14,
+    FBC_REQ_UPDATE = 15,
+    FBC_REQ_DELETE = 16,
 };
 
-#define FBC_DA_SIZE(n) (sizeof(fbc_da) + ((n) - 1) * sizeof(fbc_var))
+#define FBC_DA_SIZE(n) (sizeof(fbc_da) + ((n)-1) * sizeof(fbc_var))
 
 #if defined(__has_include)
 #if __has_include(<ibase.h>)
@@ -93,8 +107,8 @@ _Static_assert(FBC_DPB_USER == isc_dpb_user_name &&
 /* ---- the library ------------------------------------------------------ */
 
 static struct {
-    fbc_status (*attach)(fbc_status *, short, const char *, fbc_handle *,
-                         short, const char *);
+    fbc_status (*attach)(fbc_status *, short, const char *, fbc_handle *, short,
+                         const char *);
     fbc_status (*detach)(fbc_status *, fbc_handle *);
     fbc_status (*start)(fbc_status *, fbc_handle *, short, ...);
     fbc_status (*commit)(fbc_status *, fbc_handle *);
@@ -115,8 +129,8 @@ static struct {
     fbc_status (*sql_info)(fbc_status *, fbc_handle *, short, const char *,
                            short, char *);
     fbc_status (*exec_immediate)(fbc_status *, fbc_handle *, fbc_handle *,
-                                 unsigned short, const char *,
-                                 unsigned short, const fbc_da *);
+                                 unsigned short, const char *, unsigned short,
+                                 const fbc_da *);
     int (*sqlcode)(const fbc_status *);
     int (*interpret)(char *, unsigned int, const fbc_status **);
     void (*client_version)(char *);
@@ -140,8 +154,10 @@ static int load_locked(char *err, size_t size) {
         if (want[i] && (L.lib = dlopen(want[i], RTLD_NOW | RTLD_LOCAL)))
             snprintf(L.path, sizeof(L.path), "%s", want[i]);
     if (!L.lib) {
-        snprintf(err, size, "cannot load libfbclient (Debian: libfbclient2; "
-                 "or --fb-client=PATH): %s", dlerror());
+        snprintf(err, size,
+                 "cannot load libfbclient (Debian: libfbclient2; "
+                 "or --fb-client=PATH): %s",
+                 dlerror());
         return -1;
     }
     struct {
@@ -327,7 +343,8 @@ static int describe(oltp_thr *t, fstmt *s, int bind) {
             OOM(*da = new_da(n));
         }
         if (bind)
-            CK(L.describe_bind(SV, &s->h, FBC_DA_VERSION1, *da), "describe_bind");
+            CK(L.describe_bind(SV, &s->h, FBC_DA_VERSION1, *da),
+               "describe_bind");
         else
             CK(L.describe(SV, &s->h, FBC_DA_VERSION1, *da), "describe");
     }
@@ -413,8 +430,7 @@ static void c_end_implicit(oltp_thr *t) {
         L.commit(SV, &D(t)->itx);
 }
 
-static int c_select(oltp_thr *t, int slot, int tx, int check,
-                    long long *rows) {
+static int c_select(oltp_thr *t, int slot, int tx, int check, long long *rows) {
     fstmt *s = &D(t)->st[slot];
     fbc_handle *h = tx ? &D(t)->tx : implicit(t);
     if (!h)
@@ -455,13 +471,14 @@ static int affected(oltp_thr *t, fstmt *s, int64_t *n) {
     static const char items[] = {FBC_INFO_SQL_RECORDS, FBC_INFO_END};
     unsigned char buf[64];
     CK(L.sql_info(SV, &s->h, (short)sizeof(items), items, (short)sizeof(buf),
-                  (char *)buf), "isc_dsql_sql_info");
+                  (char *)buf),
+       "isc_dsql_sql_info");
     *n = 0;
     if (buf[0] != FBC_INFO_SQL_RECORDS)
         return oltp_fatal(t, "isc_dsql_sql_info", "no isc_info_sql_records");
     size_t end = 3 + (size_t)(buf[1] | buf[2] << 8);
-    for (size_t p = 3; p + 3 <= end && p + 3 <= sizeof(buf) &&
-                       buf[p] != FBC_INFO_END;) {
+    for (size_t p = 3;
+         p + 3 <= end && p + 3 <= sizeof(buf) && buf[p] != FBC_INFO_END;) {
         int tag = buf[p];
         size_t l = (size_t)(buf[p + 1] | buf[p + 2] << 8);
         if (p + 3 + l > sizeof(buf))

@@ -159,8 +159,7 @@ static int read_rows(oltp_thr *t, ffb_stmt *st, int check, long long *rows) {
     return 0;
 }
 
-static int f_select(oltp_thr *t, int slot, int tx, int check,
-                    long long *rows) {
+static int f_select(oltp_thr *t, int slot, int tx, int check, long long *rows) {
     ffb_stmt *st = D(t)->st[slot];
     CK(ffb_stmt_execute(st, tx ? D(t)->tx : implicit(t)));
     return read_rows(t, st, check, rows);
@@ -175,9 +174,8 @@ static int autocommit(oltp_thr *t, int slot, const char *sql, int64_t *n) {
     const ffb_result *res;
     CK(ffb_tx_begin(d->conn, &TXO, &a));
     int q = slot >= 0 ? ffb_stmt_queue_execute(d->st[slot], a, NULL, NULL)
-                      : ffb_conn_queue_execute_immediate(d->conn, a, sql,
-                                                         (size_t)-1, NULL, 0,
-                                                         NULL, NULL);
+                      : ffb_conn_queue_execute_immediate(
+                            d->conn, a, sql, (size_t)-1, NULL, 0, NULL, NULL);
     if (q < 0 || ffb_tx_queue_commit(a, NULL, NULL) < 0 ||
         ffb_conn_flush(d->conn) < 0) {
         ffb_tx_free(a);
@@ -236,7 +234,8 @@ static int f_bulk_flush(oltp_thr *t) {
         ffb_batch_execute(d->bulk, tx) < 0)
         rc = oltp_fatal(t, "batch", ffb_error_message(ffb_conn_error(d->conn)));
     if (ffb_tx_is_active(tx) && ffb_tx_commit(tx) < 0)
-        rc = oltp_fatal(t, "commit", ffb_error_message(ffb_conn_error(d->conn)));
+        rc =
+            oltp_fatal(t, "commit", ffb_error_message(ffb_conn_error(d->conn)));
     ffb_tx_free(tx);
     ffb_batch_free(d->bulk);
     d->bulk = NULL;
@@ -257,8 +256,8 @@ static int f_q_select(oltp_thr *t, int slot, int check, long long want_max,
     if (d->nq == QMAX)
         return oltp_fatal(t, "pipeline", "too many statements in one event");
     CK(ffb_stmt_queue_execute(d->st[slot], d->tx, NULL, NULL));
-    d->q[d->nq++] = (qent){.slot = slot, .check = check, .max = want_max,
-                           .exact = want_exact};
+    d->q[d->nq++] = (qent){
+        .slot = slot, .check = check, .max = want_max, .exact = want_exact};
     return 0;
 }
 
