@@ -84,8 +84,10 @@ fi
 step "examples/query.c against the installed libfastfb-dev, on Firebird 4.0"
 # shellcheck disable=SC2046  # pkg-config's words are meant to split
 cc -Wall -Werror -o "$work/query" examples/query.c $(pkg-config --cflags --libs fastfb)
-ldd "$work/query" | grep -q "libfastfb.so.0 => /usr/lib/" ||
-    { ldd "$work/query"; echo "packaging: query does not use the installed library"; exit 1; }
+# the library it loads is the package's file
+lib=$(ldd "$work/query" | awk '$1 == "libfastfb.so.0" {print $3}')
+dpkg -S "$(readlink -f "$lib")" | grep -q '^libfastfb0:' ||
+    { ldd "$work/query"; echo "packaging: query does not load libfastfb0's library"; exit 1; }
 ISC_USER=$FFB_TEST_FB4_USER "$work/query" "$FFB_TEST_FB4_DSN" "$FFB_TEST_FB4_PASSWORD" \
     >"$work/query.out"
 cat "$work/query.out"
