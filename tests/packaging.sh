@@ -92,9 +92,11 @@ ISC_USER=$FFB_TEST_FB4_USER "$work/query" "$FFB_TEST_FB4_DSN" "$FFB_TEST_FB4_PAS
     >"$work/query.out"
 cat "$work/query.out"
 # rdb$relation_id < 10: the ten system tables of ids 0-9
-[ "$(grep -c ' system$' "$work/query.out")" -eq 10 ] &&
-    grep -q '^  0  RDB\$PAGES ' "$work/query.out" ||
-    { echo "packaging: query did not print relations 0-9"; exit 1; }
+if [ "$(grep -c ' system$' "$work/query.out")" -ne 10 ] ||
+    ! grep -q "^  0  RDB\\\$PAGES " "$work/query.out"; then
+    echo "packaging: query did not print relations 0-9"
+    exit 1
+fi
 # 5 round trips: connect with wire encryption (the FB4 server requires it) 3,
 # prepare 1, execute with its first fetch 1 (the transaction's start rides
 # the prepare; the ten rows come in that fetch)
@@ -104,5 +106,8 @@ grep -qx 'round trips so far: 5' "$work/query.out" ||
 step "apt-get purge"
 "${SUDO[@]}" apt-get purge -y -qq "${pkgs[@]}" >/dev/null
 installed=0
-! dpkg-query -W -f='${Status}\n' "${pkgs[@]}" 2>/dev/null | grep -q "ok installed"
+if dpkg-query -W -f='${Status}\n' "${pkgs[@]}" 2>/dev/null | grep -q "ok installed"; then
+    echo "packaging: a package is still installed after the purge"
+    exit 1
+fi
 step "done"
