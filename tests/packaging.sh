@@ -52,7 +52,7 @@ ls "$work"/*.deb
 
 step "lintian"
 # --fail-on warning: a warning not overridden (with its reason) fails
-lintian --fail-on error,warning --suppress-tags mail-contact \
+lintian --fail-on error,warning --display-info --suppress-tags mail-contact \
     "$work/libfastfb_${version}_$(dpkg --print-architecture).changes"
 
 step "ABI against the baseline"
