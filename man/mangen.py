@@ -241,7 +241,8 @@ def write_pages(outdir, version, headers):
                     out.append(".RS 0")
                     out.append(".nf")
                     out.append(".ft B")
-                    out.extend(code_line(l) for l in lines)
+                    # FFB_API is the export attribute, not part of the C a reader writes
+                    out.extend(code_line(re.sub(r"^FFB_API ", "", l)) for l in lines)
                     out.append(".ft R")
                     out.append(".fi")
                     out.append(".RE")
