@@ -1119,8 +1119,6 @@ static int rest_it_run(int argc, char **argv, const char *prog,
     return rc ? rc : server_exit_failed;
 }
 
-#ifndef REST_IT_NO_MAIN /* test_embed.c reuses the helpers above */
-
 /* ---- JWT and roles (issue 13 item 3) ------------------------------------ */
 
 #define JWT_SECRET "it-secret-it-secret-it-secret-0123456789"
@@ -1178,6 +1176,8 @@ static void ffbtest_env(const target *t, const char *extra, char *env,
              "PGRST_JWT_SECRET=" JWT_SECRET "\n%s",
              host, port, db, extra);
 }
+
+#ifndef REST_IT_NO_MAIN /* test_embed.c, conformance.c reuse the helpers above */
 
 /* A non-SYSDBA user (FFBTEST of servers.env) with role <pid>A, granted
    SELECT on one table only; role <pid>B exists but is not granted. */
