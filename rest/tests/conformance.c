@@ -63,7 +63,8 @@ static const row rows[] = {
     {"select", "GET", "/%T?select=name&id=eq.2", NULL, NULL, 200, NULL,
      "[{\"name\":\"b\"}]", 2, 3, "cold (a new text)", NULL},
     {"rename", "GET", "/%T?select=n:name&id=eq.2", NULL, NULL, 200, NULL,
-     "[{\"n\":\"b\"}]", 1, 1, "warm: the SQL of select=name (the alias is the writer's key)", NULL},
+     "[{\"n\":\"b\"}]", 1, 1,
+     "warm: the SQL of select=name (the alias is the writer's key)", NULL},
     {"cast", "GET", "/%T?select=id::text&id=eq.2", NULL, NULL, 200, NULL,
      "[{\"id\":\"2\"}]", 2, 3, "cold", NULL},
     {"filters", "GET", "/%T?id=gte.2&name=like.*c&order=id", NULL, NULL, 200,
@@ -75,8 +76,8 @@ static const row rows[] = {
      "cold", NULL},
     {"filters", "GET", "/%T?name=match.a", NULL, NULL, 400, NULL, NULL, -1, -1,
      "refused by the parser (regex is not v1)", NULL},
-    {"logic", "GET", "/%T?or=(id.eq.1,id.eq.3)&order=id.desc", NULL, NULL,
-     200, NULL, "[{\"id\":3,\"name\":\"c\"},{\"id\":1,\"name\":\"a\"}]", 2, 3,
+    {"logic", "GET", "/%T?or=(id.eq.1,id.eq.3)&order=id.desc", NULL, NULL, 200,
+     NULL, "[{\"id\":3,\"name\":\"c\"},{\"id\":1,\"name\":\"a\"}]", 2, 3,
      "cold", NULL},
     {"logic", "GET", "/%T?id=not.eq.1&order=id", NULL, NULL, 200, NULL,
      "[{\"id\":2,\"name\":\"b\"},{\"id\":3,\"name\":\"c\"}]", 2, 3, "cold",
@@ -86,7 +87,8 @@ static const row rows[] = {
      NULL},
     /* RangeSpec */
     {"limit/offset/Range", "GET", "/%T?order=id", "Range: 1-1\r\n", NULL, 200,
-     "Content-Range: 1-1/*\n", "[{\"id\":2,\"name\":\"b\"}]", 1, 1, "warm: offset and limit are parameters of the first row's text", NULL},
+     "Content-Range: 1-1/*\n", "[{\"id\":2,\"name\":\"b\"}]", 1, 1,
+     "warm: offset and limit are parameters of the first row's text", NULL},
     {"limit/offset/Range", "GET", "/%T?order=id&offset=1&limit=5", NULL, NULL,
      200, "Content-Range: 1-2/*\n", NULL, 1, 1,
      "warm: the same text as Range 1-1 with other parameters", NULL},
@@ -98,51 +100,71 @@ static const row rows[] = {
      "\"hint\":null}",
      2, 3, "cold: the read and its COUNT(*) prepared, run in one write", NULL},
     {"limit/offset/Range", "GET", "/%E", NULL, NULL, 200,
-     "Content-Range: */*\n", "[]", 1, 1, "warm: the read of the row before, without its count", NULL},
+     "Content-Range: */*\n", "[]", 1, 1,
+     "warm: the read of the row before, without its count", NULL},
     {"count=exact", "GET", "/%T?order=id&limit=2", "Prefer: count=exact\r\n",
-     NULL, 206, "Content-Range: 0-1/3\nPreference-Applied: count=exact\n",
-     NULL, 2, 3, "cold: the COUNT(*) prepared too; it rides with the read in one write", NULL},
-    {"count=exact", "GET", "/%T?order=id", "Prefer: count=exact\r\n", NULL,
-     200, "Content-Range: 0-2/3\n", NULL, 1, 1, "warm: read and COUNT(*) in one write", NULL},
-    {"count=planned/estimated", "GET", "/%T?limit=1", "Prefer: count=planned\r\n",
-     NULL, 206, "Content-Range: 0-0/3\nPreference-Applied: count=planned\n",
-     NULL, 2, 3,
+     NULL, 206, "Content-Range: 0-1/3\nPreference-Applied: count=exact\n", NULL,
+     2, 3,
+     "cold: the COUNT(*) prepared too; it rides with the read in one write",
+     NULL},
+    {"count=exact", "GET", "/%T?order=id", "Prefer: count=exact\r\n", NULL, 200,
+     "Content-Range: 0-2/3\n", NULL, 1, 1,
+     "warm: read and COUNT(*) in one write", NULL},
+    {"count=planned/estimated", "GET", "/%T?limit=1",
+     "Prefer: count=planned\r\n", NULL, 206,
+     "Content-Range: 0-0/3\nPreference-Applied: count=planned\n", NULL, 2, 3,
      "cold: the estimate's statement (the PK index's RDB$STATISTICS after "
      "c_setup's SET STATISTICS: 1/3, so 3 rows) prepared with the page's, "
-     "then both and the commit in one write", NULL},
+     "then both and the commit in one write",
+     NULL},
     {"count=planned/estimated", "GET", "/%T?limit=1",
      "Prefer: count=estimated\r\n", NULL, 206,
      "Content-Range: 0-0/3\nPreference-Applied: count=estimated\n", NULL, 1, 1,
      "warm: no db-max-rows, so the exact count: the page of the row before "
-     "and the COUNT(*) of the count=exact rows, in one write", NULL},
+     "and the COUNT(*) of the count=exact rows, in one write",
+     NULL},
     {"aggregates", "GET", "/%T?select=id.sum()", NULL, NULL, 200, NULL,
      "[{\"sum\":6}]", 2, 3,
      "cold: one statement (db-aggregates-enabled = true in this table's "
-     "server); the prepare with the start", NULL},
+     "server); the prepare with the start",
+     NULL},
     {"aggregates", "GET", "/%T?select=count()", NULL, NULL, 200, NULL,
      "[{\"count\":3}]", 2, 3, "cold: another statement", NULL},
     {"singular", "GET", "/%T?id=eq.1",
      "Accept: application/vnd.pgrst.object+json\r\n", NULL, 200,
      "Content-Type~ application/vnd.pgrst.object+json\n",
-     "{\"id\":1,\"name\":\"a\"}", 2, 3, "cold: a text this connection has not prepared (FB3 prepares only once the start is answered)", NULL},
-    {"singular", "GET", "/%T",
-     "Accept: application/vnd.pgrst.object+json\r\n", NULL, 406, NULL,
+     "{\"id\":1,\"name\":\"a\"}", 2, 3,
+     "cold: a text this connection has not prepared (FB3 prepares only once "
+     "the start is answered)",
+     NULL},
+    {"singular", "GET", "/%T", "Accept: application/vnd.pgrst.object+json\r\n",
+     NULL, 406, NULL,
      "{\"code\":\"PGRST116\",\"message\":\"JSON object requested, multiple "
      "(or no) rows returned\",\"details\":\"The result contains 3 rows\","
      "\"hint\":null}",
      1, 1,
      "warm: the text of the limit=1 count rows above (singular reads at "
-     "most 2 rows: the limit is a parameter)", NULL},
+     "most 2 rows: the limit is a parameter)",
+     NULL},
     /* ---- writes (InsertSpec) ---- */
     {"POST single", "POST", "/%T", JSON, "{\"id\":10,\"name\":\"x\"}", 201,
-     "!Content-Type\n!Location\n", "", 2, 3, "cold: a text this connection has not prepared (FB3 prepares only once the start is answered); cold block", NULL},
+     "!Content-Type\n!Location\n", "", 2, 3,
+     "cold: a text this connection has not prepared (FB3 prepares only once "
+     "the start is answered); cold block",
+     NULL},
     {"POST single", "POST", "/%T", JSON "Prefer: return=representation\r\n",
      "{\"id\":11,\"name\":\"y\"}", 201,
      "Content-Type: application/json; charset=utf-8\n"
      "Preference-Applied: return=representation\n",
-     "[{\"id\":11,\"name\":\"y\"}]", 2, 3, "cold: a text this connection has not prepared (FB3 prepares only once the start is answered); block with its rows", NULL},
+     "[{\"id\":11,\"name\":\"y\"}]", 2, 3,
+     "cold: a text this connection has not prepared (FB3 prepares only once "
+     "the start is answered); block with its rows",
+     NULL},
     {"return=", "POST", "/%T", JSON "Prefer: return=headers-only\r\n",
-     "{\"id\":12,\"name\":\"z\"}", 201, "Location~ id=eq.12\n", "", 2, 3, "cold: a text this connection has not prepared (FB3 prepares only once the start is answered); headers-only: Location from the PK", NULL},
+     "{\"id\":12,\"name\":\"z\"}", 201, "Location~ id=eq.12\n", "", 2, 3,
+     "cold: a text this connection has not prepared (FB3 prepares only once "
+     "the start is answered); headers-only: Location from the PK",
+     NULL},
     {"POST bulk", "POST", "/%T", JSON,
      "[{\"id\":13,\"name\":\"p\"},{\"id\":14}]", 400, NULL,
      "{\"code\":\"PGRST102\",\"message\":\"All object keys must match\","
@@ -150,44 +172,71 @@ static const row rows[] = {
      -1, -1, "refused before the database", NULL},
     {"POST bulk", "POST", "/%T", JSON,
      "[{\"id\":13,\"name\":\"p\"},{\"id\":14,\"name\":\"q\"}]", 201, NULL, "",
-     2, 3, "cold: a text this connection has not prepared (FB3 prepares only once the start is answered); one block of two inserts", NULL},
+     2, 3,
+     "cold: a text this connection has not prepared (FB3 prepares only once "
+     "the start is answered); one block of two inserts",
+     NULL},
     {"columns=", "POST", "/%T?columns=id", JSON,
-     "[{\"id\":15,\"name\":\"ignored\",\"other\":1}]", 201, NULL, "", 2, 3, "cold: a text this connection has not prepared (FB3 prepares only once the start is answered); only id inserted", NULL},
+     "[{\"id\":15,\"name\":\"ignored\",\"other\":1}]", 201, NULL, "", 2, 3,
+     "cold: a text this connection has not prepared (FB3 prepares only once "
+     "the start is answered); only id inserted",
+     NULL},
     {"columns=", "GET", "/%T?id=eq.15", NULL, NULL, 200, NULL,
-     "[{\"id\":15,\"name\":null}]", 1, 1, "warm: the id=eq text of an earlier row", NULL},
+     "[{\"id\":15,\"name\":null}]", 1, 1,
+     "warm: the id=eq text of an earlier row", NULL},
     {"missing=default", "POST", "/%D", JSON "Prefer: missing=default\r\n",
-     "[{\"id\":1},{\"id\":2,\"v\":5}]", 201, NULL, "", 2, 3, "cold: a text this connection has not prepared (FB3 prepares only once the start is answered)",
+     "[{\"id\":1},{\"id\":2,\"v\":5}]", 201, NULL, "", 2, 3,
+     "cold: a text this connection has not prepared (FB3 prepares only once "
+     "the start is answered)",
      NULL},
     {"missing=default", "GET", "/%D?order=id", NULL, NULL, 200, NULL,
-     "[{\"id\":1,\"v\":7},{\"id\":2,\"v\":5}]", 2, 3, "cold: a text this connection has not prepared (FB3 prepares only once the start is answered); DEFAULT 7 used",
+     "[{\"id\":1,\"v\":7},{\"id\":2,\"v\":5}]", 2, 3,
+     "cold: a text this connection has not prepared (FB3 prepares only once "
+     "the start is answered); DEFAULT 7 used",
      NULL},
     {"upsert", "POST", "/%T",
      JSON "Prefer: resolution=merge-duplicates,return=representation\r\n",
      "{\"id\":10,\"name\":\"m\"}", 201,
      "Preference-Applied: resolution=merge-duplicates, return=representation\n",
-     "[{\"id\":10,\"name\":\"m\"}]", 2, 3, "cold: a text this connection has not prepared (FB3 prepares only once the start is answered); UPDATE OR INSERT", NULL},
+     "[{\"id\":10,\"name\":\"m\"}]", 2, 3,
+     "cold: a text this connection has not prepared (FB3 prepares only once "
+     "the start is answered); UPDATE OR INSERT",
+     NULL},
     {"upsert", "POST", "/%T?on_conflict=id",
      JSON "Prefer: resolution=ignore-duplicates,return=representation\r\n",
-     "{\"id\":10,\"name\":\"n\"}", 201, NULL, "[]", 2, 3, "cold: a text this connection has not prepared (FB3 prepares only once the start is answered); the duplicate ignored", NULL},
+     "{\"id\":10,\"name\":\"n\"}", 201, NULL, "[]", 2, 3,
+     "cold: a text this connection has not prepared (FB3 prepares only once "
+     "the start is answered); the duplicate ignored",
+     NULL},
     /* UpdateSpec */
     {"PATCH", "PATCH", "/%T?id=eq.11", JSON, "{\"name\":\"u\"}", 204,
-     "Content-Range: 0-0/*\n!Content-Type\n", "", 2, 3, "cold: a text this connection has not prepared (FB3 prepares only once the start is answered); UPDATE, row count",
+     "Content-Range: 0-0/*\n!Content-Type\n", "", 2, 3,
+     "cold: a text this connection has not prepared (FB3 prepares only once "
+     "the start is answered); UPDATE, row count",
      NULL},
     {"PATCH", "PATCH", "/%T?id=eq.999", JSON, "{\"name\":\"u\"}", 204,
-     "Content-Range: */*\n", "", 1, 1, "warm: the text of the row before", NULL},
-    {"PATCH", "PATCH", "/%T?id=eq.11",
-     JSON "Prefer: return=representation\r\n", "{\"name\":\"v\"}", 200,
-     "Content-Range: 0-0/*\n", "[{\"id\":11,\"name\":\"v\"}]", 3, 4, "cold (+1 FB4, +2 FB3) and the commit once the block's last row is in (1)", NULL},
+     "Content-Range: */*\n", "", 1, 1, "warm: the text of the row before",
+     NULL},
+    {"PATCH", "PATCH", "/%T?id=eq.11", JSON "Prefer: return=representation\r\n",
+     "{\"name\":\"v\"}", 200, "Content-Range: 0-0/*\n",
+     "[{\"id\":11,\"name\":\"v\"}]", 3, 4,
+     "cold (+1 FB4, +2 FB3) and the commit once the block's last row is in (1)",
+     NULL},
     /* DeleteSpec */
     {"DELETE", "DELETE", "/%T?id=eq.12", NULL, NULL, 204,
-     "Content-Range: */*\n", "", 2, 3, "cold: a text this connection has not prepared (FB3 prepares only once the start is answered); DELETE, row count", NULL},
+     "Content-Range: */*\n", "", 2, 3,
+     "cold: a text this connection has not prepared (FB3 prepares only once "
+     "the start is answered); DELETE, row count",
+     NULL},
     {"DELETE", "DELETE", "/%T?id=eq.13", "Prefer: count=exact\r\n", NULL, 204,
-     "Content-Range: */1\n", "", 1, 1, "warm: the text of the row before; the count rides with it", NULL},
+     "Content-Range: */1\n", "", 1, 1,
+     "warm: the text of the row before; the count rides with it", NULL},
     /* PUT */
     {"PUT", "PUT", "/%T?id=eq.20", JSON, "{\"id\":20,\"name\":\"w\"}", 204,
      NULL, "", 2, 3,
      "cold: UPDATE OR INSERT by the PK, prepared with the start, then "
-     "executed with the commit", NULL},
+     "executed with the commit",
+     NULL},
     /* RollbackSpec */
     {"tx=rollback", "POST", "/%T", JSON ROLLBACK, "{\"id\":30,\"name\":\"r\"}",
      201, "Preference-Applied: tx=rollback\n", "", 1, 1,
@@ -197,28 +246,42 @@ static const row rows[] = {
      "{\"id\":31,\"name\":\"r\"}", 201,
      "Preference-Applied: return=representation, tx=rollback\n",
      "[{\"id\":31,\"name\":\"r\"}]", 1, 1,
-     "warm: the block of the return=representation row above; the rollback in the same write", NULL},
+     "warm: the block of the return=representation row above; the rollback in "
+     "the same write",
+     NULL},
     /* two Prefer header lines are one list (RFC 9110 5.3) */
-    {"tx=rollback", "POST", "/%T", JSON ROLLBACK "Prefer: return=representation\r\n",
+    {"tx=rollback", "POST", "/%T",
+     JSON ROLLBACK "Prefer: return=representation\r\n",
      "{\"id\":33,\"name\":\"r\"}", 201,
      "Preference-Applied: return=representation, tx=rollback\n",
-     "[{\"id\":33,\"name\":\"r\"}]", 1, 1, "warm",
-     NULL},
+     "[{\"id\":33,\"name\":\"r\"}]", 1, 1, "warm", NULL},
     {"tx=rollback", "POST", "/%T", JSON "Prefer: tx=commit\r\n",
-     "{\"id\":32,\"name\":\"r\"}", 201, "Preference-Applied: tx=commit\n",
-     "", 1, 1, "warm: the single-object block and its commit", NULL},
-    {"tx=rollback", "GET", "/%T?id=eq.30", NULL, NULL, 200, NULL, "[]", 1, 1, "warm: start, execute+fetch, commit in one write", NULL},
+     "{\"id\":32,\"name\":\"r\"}", 201, "Preference-Applied: tx=commit\n", "",
+     1, 1, "warm: the single-object block and its commit", NULL},
+    {"tx=rollback", "GET", "/%T?id=eq.30", NULL, NULL, 200, NULL, "[]", 1, 1,
+     "warm: start, execute+fetch, commit in one write", NULL},
     /* ---- RPC (RpcSpec) ---- */
-    {"RPC", "POST", "/rpc/%F", JSON, "{\"a\":2}", 200, NULL, "3", 2, 3, "cold: a text this connection has not prepared (FB3 prepares only once the start is answered); a function: bare value", NULL},
-    {"RPC", "GET", "/rpc/%F?a=4", NULL, NULL, 200, NULL, "5", 1, 1, "warm: the call text of the POST", NULL},
-    {"RPC void", "POST", "/rpc/%P", JSON, "{\"a\":1}", 204,
-     "!Content-Type\n", "", 2, 3, "cold: a text this connection has not prepared (FB3 prepares only once the start is answered); void: 204 without Content-Type", NULL},
+    {"RPC", "POST", "/rpc/%F", JSON, "{\"a\":2}", 200, NULL, "3", 2, 3,
+     "cold: a text this connection has not prepared (FB3 prepares only once "
+     "the start is answered); a function: bare value",
+     NULL},
+    {"RPC", "GET", "/rpc/%F?a=4", NULL, NULL, 200, NULL, "5", 1, 1,
+     "warm: the call text of the POST", NULL},
+    {"RPC void", "POST", "/rpc/%P", JSON, "{\"a\":1}", 204, "!Content-Type\n",
+     "", 2, 3,
+     "cold: a text this connection has not prepared (FB3 prepares only once "
+     "the start is answered); void: 204 without Content-Type",
+     NULL},
     {"RPC", "PUT", "/rpc/%F", JSON, "{}", 405, NULL, NULL, -1, -1,
      "PGRST101 before the database", NULL},
     {"RPC table", "GET", "/rpc/%S?id=gt.1", NULL, NULL, 200, NULL,
-     "[{\"id\":2},{\"id\":3}]", 2, 3, "cold: the procedure read as a table, a new text; filters on the result", NULL},
-    {"RPC table", "GET", "/rpc/%S?id=gt.1", NULL, NULL, 200, "Content-Range: 0-1/*\n",
-     "[{\"id\":2},{\"id\":3}]", 1, 1, "warm: start, the procedure's read with its rows, commit in one write", NULL},
+     "[{\"id\":2},{\"id\":3}]", 2, 3,
+     "cold: the procedure read as a table, a new text; filters on the result",
+     NULL},
+    {"RPC table", "GET", "/rpc/%S?id=gt.1", NULL, NULL, 200,
+     "Content-Range: 0-1/*\n", "[{\"id\":2},{\"id\":3}]", 1, 1,
+     "warm: start, the procedure's read with its rows, commit in one write",
+     NULL},
     /* ---- CORS, OPTIONS, OpenAPI (CorsSpec) ---- */
     {"CORS", "OPTIONS", "/%T",
      "Origin: http://example.com\r\nAccess-Control-Request-Method: POST\r\n"
@@ -245,10 +308,11 @@ static const row rows[] = {
     /* ---- auth and errors ---- */
     {"errors", "GET", "/nosuchtable", NULL, NULL, 404,
      "Proxy-Status~ error=PGRST205\n", NULL, -1, -1, "unknown table", NULL},
-    {"errors", "GET", "/%T?nosuchcol=eq.1", NULL, NULL, 400, NULL, NULL, -1,
-     -1, "unknown column", NULL},
+    {"errors", "GET", "/%T?nosuchcol=eq.1", NULL, NULL, 400, NULL, NULL, -1, -1,
+     "unknown column", NULL},
     {"errors", "POST", "/%T", JSON, "{\"id\":1,\"name\":\"dup\"}", 409, NULL,
-     NULL, 1, 1, "warm: the single-object block; the error comes with the execute", NULL},
+     NULL, 1, 1,
+     "warm: the single-object block; the error comes with the execute", NULL},
     /* as PostgREST: a token sent to a server without jwt-secret */
     {"JWT", "GET", "/%T", "Authorization: Bearer a.b\r\n", NULL, 500, NULL,
      "{\"code\":\"PGRST300\",\"message\":\"Server lacks JWT secret\","
@@ -264,12 +328,12 @@ static const row rows[] = {
      "count=exact\n",
      "[{\"id\":11,\"name\":\"t\"}]", 2, 2,
      "warm: the block of the representation PATCH above with its count "
-     "(1), the commit once its last row is in (1)", NULL},
+     "(1), the commit once its last row is in (1)",
+     NULL},
     {"count=exact", "GET", "/%T?order=id&limit=1",
      "Prefer: return=representation\r\nPrefer: count=exact\r\n", NULL, 206,
      "Content-Range: 0-0/9\nPreference-Applied: count=exact\n", NULL, 1, 1,
-     "warm: the count=exact text of a row above (limit is a parameter)",
-     NULL},
+     "warm: the count=exact text of a row above (limit is a parameter)", NULL},
 
     /* ---- embeds (resource_embedding.rst; books %B have two FKs to
        authors %A: author %K and editor) ---- */
@@ -277,12 +341,15 @@ static const row rows[] = {
      NULL, 200, NULL,
      "[{\"id\":1,\"a\":{\"name\":\"Ann\"}},{\"id\":2,\"a\":{\"name\":\"Ann\"}},"
      "{\"id\":3,\"a\":null}]",
-     2, 3, "cold: both levels prepared with the start (FB3: after it), then "
-     "executed with the commit", NULL},
+     2, 3,
+     "cold: both levels prepared with the start (FB3: after it), then "
+     "executed with the commit",
+     NULL},
     {"embed many-to-one", "GET", "/%B?select=id,a:%A!%K(name)&order=id", NULL,
      NULL, 200, "Content-Range: 0-2/*\n", NULL, 1, 1,
      "warm: the start, both levels (the child restricted by a sub-select of "
-     "the parent's page) and the commit in one write", NULL},
+     "the parent's page) and the commit in one write",
+     NULL},
     {"embed hints", "GET", "/%B?select=id,e:%A!editor_id(name)&id=lt.3", NULL,
      NULL, 200, NULL,
      "[{\"id\":1,\"e\":{\"name\":\"Bob\"}},{\"id\":2,\"e\":null}]", 2, 3,
@@ -296,16 +363,15 @@ static const row rows[] = {
      "Proxy-Status~ error=PGRST200\n", NULL, -1, -1,
      "no relationship: refused by the planner", NULL},
     {"embed one-to-many", "GET",
-     "/%B?select=id,r:%R(stars)&r.order=stars&order=id", NULL, NULL, 200,
-     NULL,
+     "/%B?select=id,r:%R(stars)&r.order=stars&order=id", NULL, NULL, 200, NULL,
      "[{\"id\":1,\"r\":[{\"stars\":3},{\"stars\":5}]},{\"id\":2,\"r\":[{"
      "\"stars\":4}]},{\"id\":3,\"r\":[]}]",
      2, 3, "cold: two levels prepared, then one write", NULL},
     {"embed one-to-many", "GET",
-     "/%B?select=id,r:%R(stars)&r.order=stars&order=id", NULL, NULL, 200,
-     NULL, NULL, 1, 1, "warm: one write", NULL},
-    {"embed many-to-many", "GET", "/%B?select=id,%G(name)&%G.order=name&order=id",
-     NULL, NULL, 200, NULL,
+     "/%B?select=id,r:%R(stars)&r.order=stars&order=id", NULL, NULL, 200, NULL,
+     NULL, 1, 1, "warm: one write", NULL},
+    {"embed many-to-many", "GET",
+     "/%B?select=id,%G(name)&%G.order=name&order=id", NULL, NULL, 200, NULL,
      "[{\"id\":1,\"%G\":[{\"name\":\"fun\"},{\"name\":\"old\"}]},{\"id\":2,"
      "\"%G\":[{\"name\":\"old\"}]},{\"id\":3,\"%G\":[]}]",
      2, 3, "cold: the junction joined in the child level's statement", NULL},
@@ -313,8 +379,7 @@ static const row rows[] = {
      "/%B?select=id,r:%R!inner(stars)&r.stars=gte.4&order=id", NULL, NULL, 200,
      NULL,
      "[{\"id\":1,\"r\":[{\"stars\":5}]},{\"id\":2,\"r\":[{\"stars\":4}]}]", 2,
-     3, "cold: the parent restricted by an EXISTS on the filtered child",
-     NULL},
+     3, "cold: the parent restricted by an EXISTS on the filtered child", NULL},
     {"embedded filters/order/limit", "GET",
      "/%B?select=id,r:%R(stars)&r.stars=gte.5&order=id", NULL, NULL, 200, NULL,
      "[{\"id\":1,\"r\":[{\"stars\":5}]},{\"id\":2,\"r\":[]},{\"id\":3,\"r\":"
@@ -343,8 +408,8 @@ static const row rows[] = {
 
     /* ---- COMPUTED BY columns as computed fields (dbl = price * 2) ---- */
     {"computed fields", "GET", "/%B?select=id,dbl&dbl=gt.10&order=dbl.desc",
-     NULL, NULL, 200, NULL, "[{\"id\":1,\"dbl\":20},{\"id\":2,\"dbl\":12}]",
-     2, 3, "cold: selected, filtered and ordered as a column", NULL},
+     NULL, NULL, 200, NULL, "[{\"id\":1,\"dbl\":20},{\"id\":2,\"dbl\":12}]", 2,
+     3, "cold: selected, filtered and ordered as a column", NULL},
     {"computed fields", "GET", "/%B?id=eq.3", NULL, NULL, 200, NULL,
      "[{\"id\":3,\"title\":\"Gamma\",\"author_id\":null,\"editor_id\":null,"
      "\"price\":null,\"dbl\":null}]",
@@ -357,8 +422,10 @@ static const row rows[] = {
      "Proxy-Status~ error=PGRST205\n", NULL, -1, -1,
      "not in the schema cache yet", NULL},
     {"schema reload", "POST", "/reload@admin", NULL, "", 200, NULL,
-     "~schema cache reloaded", -1, -1, "the admin port, answered once the new "
-     "cache is in place", NULL},
+     "~schema cache reloaded", -1, -1,
+     "the admin port, answered once the new "
+     "cache is in place",
+     NULL},
     {"schema reload", "GET", "/%N", NULL, NULL, 200, NULL, "[]", 2, 3,
      "cold: the reload replaced the pools", NULL},
     /* request context (db-request-context, default auto): a view that reads
@@ -376,17 +443,20 @@ static const row rows[] = {
     {"-", "SIGUSR1", "", NULL, NULL, 0, NULL, NULL, 0, 0, NULL, NULL},
     {"schema reload", "GET", "/%V", "X-Who: me\r\n", NULL, 200, NULL,
      "[{\"m\":\"GET\",\"p\":\"/%V\",\"w\":\"me\",\"s\":null,\"r\":\"NONE\"}]",
-     2, 3, "cold: the new cache has the view (and, auto, its reading of "
+     2, 3,
+     "cold: the new cache has the view (and, auto, its reading of "
      "request.: the context block prepared with the view's statement)",
      NULL},
     {"request context", "GET", "/%V", "X-Who: me\r\n", NULL, 200, NULL,
      "[{\"m\":\"GET\",\"p\":\"/%V\",\"w\":\"me\",\"s\":null,\"r\":\"NONE\"}]",
-     1, 1, "warm: the start, the context block, the read and the commit in "
-     "one write", NULL},
+     1, 1,
+     "warm: the start, the context block, the read and the commit in "
+     "one write",
+     NULL},
 
     /* ---- JWT roles, as FFBTEST (granted %O; %q exists, not granted) ---- */
-    {"-", "SERVER", "", "PGRST_DB_REQUEST_CONTEXT=never\n", NULL, 0, NULL,
-     NULL, 0, 0, NULL, NULL},
+    {"-", "SERVER", "", "PGRST_DB_REQUEST_CONTEXT=never\n", NULL, 0, NULL, NULL,
+     0, 0, NULL, NULL},
     {"JWT", "GET", "/%V", NULL, NULL, 401, "WWW-Authenticate: Bearer\n",
      "{\"code\":\"PGRST302\",\"message\":\"Anonymous access is disabled\","
      "\"details\":null,\"hint\":null}",
@@ -401,22 +471,23 @@ static const row rows[] = {
     {"request context", "GET", "/%V", "%aX-Who: me\r\n", NULL, 200, NULL,
      "[{\"m\":null,\"p\":null,\"w\":null,\"s\":null,\"r\":\"%O\"}]", 1, 1,
      "warm; never: no context block, the view reads NULLs", NULL},
-    {"JWT roles", "GET", "/%T", "%a", NULL, 403, NULL,
-     "~\"code\":\"28000\"", 1, 2,
+    {"JWT roles", "GET", "/%T", "%a", NULL, 403, NULL, "~\"code\":\"28000\"", 1,
+     2,
      "the role may not read the table: the prepare's error, with the start "
-     "(FB3: after it)", NULL},
+     "(FB3: after it)",
+     NULL},
     {"JWT roles", "GET", "/%V", "%b", NULL, 403, NULL,
      "{\"code\":\"42501\",\"message\":\"permission denied to set role "
      "\\\"%q\\\"\",\"details\":null,\"hint\":null}",
      0, 0,
      "a role not granted: the verdict of its pool's check (not in "
-     "Server-Timing: it ran before the request had a connection)", NULL},
+     "Server-Timing: it ran before the request had a connection)",
+     NULL},
     {"JWT roles", "GET", "/%V", "%c", NULL, 400, NULL,
      "{\"code\":\"22023\",\"message\":\"role \\\"%z\\\" does not exist\","
      "\"details\":null,\"hint\":null}",
      0, 0, "a role that does not exist: the same check", NULL},
-    {"JWT", "GET", "/%V", "%x", NULL, 401,
-     "WWW-Authenticate~ JWT expired\n",
+    {"JWT", "GET", "/%V", "%x", NULL, 401, "WWW-Authenticate~ JWT expired\n",
      "{\"code\":\"PGRST303\",\"message\":\"JWT expired\",\"details\":null,"
      "\"hint\":null}",
      -1, -1, "refused before the database", NULL},
@@ -424,25 +495,25 @@ static const row rows[] = {
      "~\"code\":\"PGRST301\"", -1, -1, "a wrong signature: before the database",
      NULL},
     {"-", "SERVER", "",
-     "PGRST_DB_REQUEST_CONTEXT=always\nPGRST_DB_ANON_ROLE=%o\n", NULL, 0,
-     NULL, NULL, 0, 0, NULL, NULL},
+     "PGRST_DB_REQUEST_CONTEXT=always\nPGRST_DB_ANON_ROLE=%o\n", NULL, 0, NULL,
+     NULL, 0, 0, NULL, NULL},
     {"JWT roles", "GET", "/%V", "X-Who: anon\r\n", NULL, 200, NULL,
      "[{\"m\":\"GET\",\"p\":\"/%V\",\"w\":\"anon\",\"s\":null,\"r\":\"%O\"}]",
-     2, 3, "db-anon-role: the loop's own pool attached with the role; cold "
-     "(always: the block prepared with the view's statement)", NULL},
+     2, 3,
+     "db-anon-role: the loop's own pool attached with the role; cold "
+     "(always: the block prepared with the view's statement)",
+     NULL},
     {"request context", "GET", "/%V", "%aX-Who: me\r\n", NULL, 200, NULL,
      "[{\"m\":\"GET\",\"p\":\"/%V\",\"w\":\"me\",\"s\":\"u1\",\"r\":\"%O\"}]",
      1, 1,
      "warm: the token's role is db-anon-role, the same pool, whose "
      "connection prepared the view and the block for the row before",
      NULL},
-    {"JWT roles", "GET", "/%V", "%b", NULL, 403, NULL,
-     "~\"code\":\"42501\"", 0, 0,
-     "a token's role not granted: refused, never served as db-anon-role",
+    {"JWT roles", "GET", "/%V", "%b", NULL, 403, NULL, "~\"code\":\"42501\"", 0,
+     0, "a token's role not granted: refused, never served as db-anon-role",
      NULL},
-    {"JWT roles", "GET", "/%T", NULL, NULL, 401, NULL, "~\"code\":\"28000\"",
-     1, 2, "anonymous without the grant: 401 as PostgREST's 42501 for anon",
-     NULL},
+    {"JWT roles", "GET", "/%T", NULL, NULL, 401, NULL, "~\"code\":\"28000\"", 1,
+     2, "anonymous without the grant: 401 as PostgREST's 42501 for anon", NULL},
 };
 
 /* ---- the runner ---------------------------------------------------------- */
@@ -684,12 +755,11 @@ static int c_setup(void **state) {
     static const struct {
         char letter;
         const char *fmt;
-    } fmts[] = {{'T', "%s"},      {'E', "%s_e"},     {'D', "%s_d"},
-                {'P', "%s_p"},    {'F', "%s_f"},     {'S', "%s_s"},
-                {'A', "%s_a"},    {'B', "%s_b"},     {'R', "%s_r"},
-                {'G', "%s_g"},    {'J', "%s_j"},     {'K', "fk_%s_ba"},
-                {'N', "%s_n"},    {'V', "%s_v"},     {'o', "%s_ra"},
-                {'q', "%s_rb"},   {'z', "%s_rz"}};
+    } fmts[] = {{'T', "%s"},   {'E', "%s_e"}, {'D', "%s_d"},  {'P', "%s_p"},
+                {'F', "%s_f"}, {'S', "%s_s"}, {'A', "%s_a"},  {'B', "%s_b"},
+                {'R', "%s_r"}, {'G', "%s_g"}, {'J', "%s_j"},  {'K', "fk_%s_ba"},
+                {'N', "%s_n"}, {'V', "%s_v"}, {'o', "%s_ra"}, {'q', "%s_rb"},
+                {'z', "%s_rz"}};
     for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++)
         set_name(fmts[i].letter, fmts[i].fmt, low);
     set_name('O', "%s_RA", T);
@@ -720,10 +790,10 @@ static int c_teardown(void **state) {
     ffb_conn *c = open_conn(t);
     /* quiet: a failed run may not have made them all */
     static const char *const drop[] = {
-        "VIEW %s_V",      "TABLE %s_N",     "ROLE %s_RA",  "ROLE %s_RB",
-        "TABLE %s_J",     "TABLE %s_R",     "TABLE %s_G",  "TABLE %s_B",
-        "TABLE %s_A",     "PROCEDURE %s_S", "FUNCTION %s_F",
-        "PROCEDURE %s_P", "TABLE %s_D",     "TABLE %s_E",  "TABLE %s"};
+        "VIEW %s_V",  "TABLE %s_N",     "ROLE %s_RA",    "ROLE %s_RB",
+        "TABLE %s_J", "TABLE %s_R",     "TABLE %s_G",    "TABLE %s_B",
+        "TABLE %s_A", "PROCEDURE %s_S", "FUNCTION %s_F", "PROCEDURE %s_P",
+        "TABLE %s_D", "TABLE %s_E",     "TABLE %s"};
     for (size_t i = 0; i < sizeof drop / sizeof drop[0]; i++) {
         char f[64];
         snprintf(f, sizeof f, "DROP %s", drop[i]);

@@ -1177,7 +1177,8 @@ static void ffbtest_env(const target *t, const char *extra, char *env,
              host, port, db, extra);
 }
 
-#ifndef REST_IT_NO_MAIN /* test_embed.c, conformance.c reuse the helpers above */
+#ifndef REST_IT_NO_MAIN /* test_embed.c, conformance.c reuse the helpers above \
+                         */
 
 /* A non-SYSDBA user (FFBTEST of servers.env) with role <pid>A, granted
    SELECT on one table only; role <pid>B exists but is not granted. */
