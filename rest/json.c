@@ -410,7 +410,8 @@ static void split_message(rest_err *e, const char *msg) {
 }
 
 /* PostgreSQL's SQLSTATE of an integrity error (spec A10): clients test
-   for 23505 and friends, Firebird reports 23000 for every one. */
+   for 23505 and friends, Firebird reports 23000 for every one; and of no
+   permission (42501, Firebird's 28000), as PostgREST sends it. */
 static const char *pg_state(const ffb_error *fe) {
     static const struct {
         uint32_t gds;
@@ -421,6 +422,7 @@ static const char *pg_state(const ffb_error *fe) {
         {335544466u, "23503"}, /* foreign_key */
         {335544558u, "23514"}, /* check_constraint */
         {335544347u, "23502"}, /* not_valid: NOT NULL (and domain checks) */
+        {335544352u, "42501"}, /* no_priv (Firebird: 28000) */
     };
     for (size_t i = 0; fe && i < sizeof map / sizeof map[0]; i++)
         if (ffb_error_has(fe, map[i].gds))
@@ -441,7 +443,8 @@ void rest_err_from_ffb(rest_err *e, int code, const ffb_error *fe,
     split_message(e, msg);
     const char *pg = code == FFB_E_SERVER ? pg_state(fe) : NULL;
     if (pg) {
-        /* integrity errors: Firebird says 23000 for all of them */
+        /* integrity errors (Firebird says 23000 for all of them) and
+           no permission (28000; PostgreSQL's insufficient_privilege) */
         snprintf(e->code, sizeof e->code, "%s", pg);
         e->status = http_status(fe, state, has_jwt);
     } else if (code == FFB_E_SERVER && state && *state) {

@@ -1305,13 +1305,14 @@ static void test_rest_jwt_roles(void **state) {
     assert_int_equal(r.status, 200);
 
     /* the other table: the role has no SELECT on it; with a token that is
-       403 (no_priv, SQLSTATE 28000) */
+       403 (no_priv: Firebird's SQLSTATE 28000, sent as PostgreSQL's
+       42501) */
     path(p, sizeof p, lb, NULL);
     http("GET", p, h, &r);
     if (r.status != 403)
         fprintf(stderr, "got %d %s\n", r.status, r.body);
     assert_int_equal(r.status, 403);
-    assert_non_null(strstr(r.body, "\"code\":\"28000\""));
+    assert_non_null(strstr(r.body, "\"code\":\"42501\""));
     if (!strstr(r.body, "no SELECT access to TABLE"))
         fprintf(stderr, "body %s\n", r.body);
     assert_non_null(strstr(r.body, "no SELECT access to TABLE"));
