@@ -495,8 +495,9 @@ static const row rows[] = {
      "~\"code\":\"PGRST301\"", -1, -1, "a wrong signature: before the database",
      NULL},
     {"-", "SERVER", "",
-     "PGRST_DB_REQUEST_CONTEXT=always\nPGRST_DB_ANON_ROLE=%o\n", NULL, 0, NULL,
-     NULL, 0, 0, NULL, NULL},
+     "PGRST_DB_REQUEST_CONTEXT=always\nPGRST_DB_ANON_ROLE=%o\n"
+     "PGRST_DB_PRE_REQUEST=%X\n",
+     NULL, 0, NULL, NULL, 0, 0, NULL, NULL},
     {"JWT roles", "GET", "/%V", "X-Who: anon\r\n", NULL, 200, NULL,
      "[{\"m\":\"GET\",\"p\":\"/%V\",\"w\":\"anon\",\"s\":null,\"r\":\"%O\"}]",
      2, 3,
@@ -511,6 +512,13 @@ static const row rows[] = {
      NULL},
     {"JWT roles", "GET", "/%V", "%b", NULL, 403, NULL, "~\"code\":\"42501\"", 0,
      0, "a token's role not granted: refused, never served as db-anon-role",
+     NULL},
+    {"db-pre-request", "GET", "/%V", "%aX-Deny: 1\r\n", NULL, 400, NULL,
+     "~{\"code\":\"P0001\",\"message\":\"denied by pre-request\","
+     "\"details\":\"%Y; At procedure '%X'",
+     1, 1,
+     "warm: the block calls the procedure, which raises; the "
+     "read behind it in the same write is not run",
      NULL},
     {"JWT roles", "GET", "/%T", NULL, NULL, 401, NULL, "~\"code\":\"42501\"", 1,
      2, "anonymous without the grant: 401 as PostgREST's 42501 for anon", NULL},
@@ -546,6 +554,8 @@ static struct {
     {'c', ""}, /* Authorization line: role %z */
     {'x', ""}, /* Authorization line: an expired token */
     {'w', ""}, /* Authorization line: a wrong signature */
+    {'X', ""}, /* the db-pre-request procedure: raises on X-Deny */
+    {'Y', ""}, /* the exception it raises */
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
@@ -751,6 +761,11 @@ static int c_setup(void **state) {
     }
     /* count=planned reads the primary key's selectivity */
     c_set_statistics(c, T);
+    char pr[80], ex[80], ra[80];
+    snprintf(pr, sizeof pr, "%s_PR", T);
+    snprintf(ex, sizeof ex, "%s_X", T);
+    snprintf(ra, sizeof ra, "%s_RA", T);
+    make_pre_request(c, pr, ex, ra);
     ffb_conn_free(c);
     char low[80];
     snprintf(low, sizeof low, "%s", T);
@@ -766,6 +781,8 @@ static int c_setup(void **state) {
     for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++)
         set_name(fmts[i].letter, fmts[i].fmt, low);
     set_name('O', "%s_RA", T);
+    set_name('X', "%s_PR", T);
+    set_name('Y', "%s_X", T);
     char claims[256];
     snprintf(claims, sizeof claims,
              "{\"role\":\"%s\",\"sub\":\"u1\",\"exp\":%lld}", name_of('o'),
@@ -793,10 +810,11 @@ static int c_teardown(void **state) {
     ffb_conn *c = open_conn(t);
     /* quiet: a failed run may not have made them all */
     static const char *const drop[] = {
-        "VIEW %s_V",  "TABLE %s_N",     "ROLE %s_RA",    "ROLE %s_RB",
-        "TABLE %s_J", "TABLE %s_R",     "TABLE %s_G",    "TABLE %s_B",
-        "TABLE %s_A", "PROCEDURE %s_S", "FUNCTION %s_F", "PROCEDURE %s_P",
-        "TABLE %s_D", "TABLE %s_E",     "TABLE %s"};
+        "VIEW %s_V",     "TABLE %s_N",     "PROCEDURE %s_PR", "EXCEPTION %s_X",
+        "ROLE %s_RA",    "ROLE %s_RB",     "TABLE %s_J",      "TABLE %s_R",
+        "TABLE %s_G",    "TABLE %s_B",     "TABLE %s_A",      "PROCEDURE %s_S",
+        "FUNCTION %s_F", "PROCEDURE %s_P", "TABLE %s_D",      "TABLE %s_E",
+        "TABLE %s"};
     for (size_t i = 0; i < sizeof drop / sizeof drop[0]; i++) {
         char f[64];
         snprintf(f, sizeof f, "DROP %s", drop[i]);
@@ -826,6 +844,8 @@ static int run_step(const target *t, const row *w) {
         return start_server(t, env);
     }
     if (strcmp(w->method, "SIGUSR1") == 0) {
+        /* what the server wrote before (the admin reload's line) first */
+        read_log(now_ms() + 20, NULL);
         size_t from = srv.loglen;
         kill(srv.pid, SIGUSR1);
         int64_t end = now_ms() + 10000;
