@@ -483,10 +483,13 @@ static const row rows[] = {
      "a role not granted: the verdict of its pool's check (not in "
      "Server-Timing: it ran before the request had a connection)",
      NULL},
-    {"JWT roles", "GET", "/%V", "%c", NULL, 400, NULL,
+    {"JWT roles", "GET", "/%V", "%c", NULL, 401, "WWW-Authenticate: Bearer\n",
      "{\"code\":\"22023\",\"message\":\"role \\\"%z\\\" does not exist\","
      "\"details\":null,\"hint\":null}",
-     0, 0, "a role that does not exist: the same check", NULL},
+     0, 0,
+     "a role that does not exist: the same check (401 as PostgREST 13; 12 "
+     "said 400)",
+     NULL},
     {"JWT", "GET", "/%V", "%x", NULL, 401, "WWW-Authenticate~ JWT expired\n",
      "{\"code\":\"PGRST303\",\"message\":\"JWT expired\",\"details\":null,"
      "\"hint\":null}",
@@ -520,8 +523,11 @@ static const row rows[] = {
      "warm: the block calls the procedure, which raises; the "
      "read behind it in the same write is not run",
      NULL},
-    {"JWT roles", "GET", "/%T", NULL, NULL, 401, NULL, "~\"code\":\"42501\"", 1,
-     2, "anonymous without the grant: 401 as PostgREST's 42501 for anon", NULL},
+    {"JWT roles", "GET", "/%T", NULL, NULL, 401, "WWW-Authenticate: Bearer\n",
+     "~\"code\":\"42501\"", 1, 2,
+     "anonymous without the grant: 401 as PostgREST's 42501 for anon; the "
+     "prepare's error with the start (FB3: after it)",
+     NULL},
 };
 
 /* ---- the runner ---------------------------------------------------------- */

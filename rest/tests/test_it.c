@@ -1337,7 +1337,8 @@ static void test_rest_jwt_roles(void **state) {
     snprintf(claims, sizeof claims, "{\"role\":\"nosuch%d\"}", pid);
     bearer("HS256", claims, JWT_SECRET, h, sizeof h);
     http("GET", p, h, &r);
-    assert_int_equal(r.status, 400);
+    assert_int_equal(r.status, 401); /* PostgREST 13's status */
+    assert_string_equal(hdr(&r, "www-authenticate"), "Bearer");
     assert_non_null(strstr(r.body, "\"code\":\"22023\""));
     assert_non_null(strstr(r.body, "does not exist"));
     /* a role name Firebird could not take unquoted */
