@@ -431,24 +431,28 @@ static const row rows[] = {
     /* request context (db-request-context, default auto): a view that reads
        it, and one SIGUSR1 reload to see the view */
     {"-", "SQL",
-     "CREATE VIEW %V (M, P, W, S, R) AS SELECT "
+     "CREATE VIEW %V (M, P, W, S, C, J, R) AS SELECT "
      "RDB$GET_CONTEXT('USER_TRANSACTION', 'request.method'), "
      "RDB$GET_CONTEXT('USER_TRANSACTION', 'request.path'), "
      "RDB$GET_CONTEXT('USER_TRANSACTION', 'request.header.x-who'), "
      "RDB$GET_CONTEXT('USER_TRANSACTION', 'request.jwt.claim.sub'), "
+     "RDB$GET_CONTEXT('USER_TRANSACTION', 'request.cookie.sid'), "
+     "RDB$GET_CONTEXT('USER_TRANSACTION', 'request.jwt.claims'), "
      "CURRENT_ROLE FROM RDB$DATABASE",
      NULL, NULL, 0, NULL, NULL, 0, 0, NULL, NULL},
     {"-", "SQL", "GRANT SELECT ON %V TO ROLE %O", NULL, NULL, 0, NULL, NULL, 0,
      0, NULL, NULL},
     {"-", "SIGUSR1", "", NULL, NULL, 0, NULL, NULL, 0, 0, NULL, NULL},
     {"schema reload", "GET", "/%V", "X-Who: me\r\n", NULL, 200, NULL,
-     "[{\"m\":\"GET\",\"p\":\"/%V\",\"w\":\"me\",\"s\":null,\"r\":\"NONE\"}]",
+     "[{\"m\":\"GET\",\"p\":\"/"
+     "%V\",\"w\":\"me\",\"s\":null,\"c\":null,\"j\":null,\"r\":\"NONE\"}]",
      2, 3,
      "cold: the new cache has the view (and, auto, its reading of "
      "request.: the context block prepared with the view's statement)",
      NULL},
     {"request context", "GET", "/%V", "X-Who: me\r\n", NULL, 200, NULL,
-     "[{\"m\":\"GET\",\"p\":\"/%V\",\"w\":\"me\",\"s\":null,\"r\":\"NONE\"}]",
+     "[{\"m\":\"GET\",\"p\":\"/"
+     "%V\",\"w\":\"me\",\"s\":null,\"c\":null,\"j\":null,\"r\":\"NONE\"}]",
      1, 1,
      "warm: the start, the context block, the read and the commit in "
      "one write",
@@ -462,15 +466,18 @@ static const row rows[] = {
      "\"details\":null,\"hint\":null}",
      -1, -1, "no token, no db-anon-role: refused before the database", NULL},
     {"JWT roles", "GET", "/%V", "%a", NULL, 200, NULL,
-     "[{\"m\":null,\"p\":null,\"w\":null,\"s\":null,\"r\":\"%O\"}]", 2, 3,
+     "[{\"m\":null,\"p\":null,\"w\":null,\"s\":null,\"c\":null,\"j\":null,"
+     "\"r\":\"%O\"}]",
+     2, 3,
      "cold: the role's first request on the loop; its pool's first "
      "connection is checked before the request has it (SELECT CURRENT_ROLE, "
      "not in Server-Timing), then the prepare with the start (FB3: after "
      "it) and the execute + fetch + commit",
      NULL},
     {"request context", "GET", "/%V", "%aX-Who: me\r\n", NULL, 200, NULL,
-     "[{\"m\":null,\"p\":null,\"w\":null,\"s\":null,\"r\":\"%O\"}]", 1, 1,
-     "warm; never: no context block, the view reads NULLs", NULL},
+     "[{\"m\":null,\"p\":null,\"w\":null,\"s\":null,\"c\":null,\"j\":null,"
+     "\"r\":\"%O\"}]",
+     1, 1, "warm; never: no context block, the view reads NULLs", NULL},
     {"JWT roles", "GET", "/%T", "%a", NULL, 403, NULL, "~\"code\":\"42501\"", 1,
      2,
      "the role may not read the table: the prepare's error, with the start "
@@ -502,13 +509,16 @@ static const row rows[] = {
      "PGRST_DB_PRE_REQUEST=%X\n",
      NULL, 0, NULL, NULL, 0, 0, NULL, NULL},
     {"JWT roles", "GET", "/%V", "X-Who: anon\r\n", NULL, 200, NULL,
-     "[{\"m\":\"GET\",\"p\":\"/%V\",\"w\":\"anon\",\"s\":null,\"r\":\"%O\"}]",
+     "[{\"m\":\"GET\",\"p\":\"/"
+     "%V\",\"w\":\"anon\",\"s\":null,\"c\":null,\"j\":null,\"r\":\"%O\"}]",
      2, 3,
      "db-anon-role: the loop's own pool attached with the role; cold "
      "(always: the block prepared with the view's statement)",
      NULL},
-    {"request context", "GET", "/%V", "%aX-Who: me\r\n", NULL, 200, NULL,
-     "[{\"m\":\"GET\",\"p\":\"/%V\",\"w\":\"me\",\"s\":\"u1\",\"r\":\"%O\"}]",
+    {"request context", "GET", "/%V", "%aX-Who: me\r\nCookie: a=1; sid=abc\r\n",
+     NULL, 200, NULL,
+     "[{\"m\":\"GET\",\"p\":\"/%V\",\"w\":\"me\",\"s\":\"u1\",\"c\":"
+     "\"abc\",\"j\":\"%C\",\"r\":\"%O\"}]",
      1, 1,
      "warm: the token's role is db-anon-role, the same pool, whose "
      "connection prepared the view and the block for the row before",
@@ -562,6 +572,7 @@ static struct {
     {'w', ""}, /* Authorization line: a wrong signature */
     {'X', ""}, /* the db-pre-request procedure: raises on X-Deny */
     {'Y', ""}, /* the exception it raises */
+    {'C', ""}, /* the claims of %a as JSON text in a JSON string */
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
@@ -790,10 +801,11 @@ static int c_setup(void **state) {
     set_name('X', "%s_PR", T);
     set_name('Y', "%s_X", T);
     char claims[256];
-    snprintf(claims, sizeof claims,
-             "{\"role\":\"%s\",\"sub\":\"u1\",\"exp\":%lld}", name_of('o'),
-             (long long)time(NULL) + 3600);
+    snprintf(claims, sizeof claims, "{\"role\":\"%s\",\"sub\":\"u1\"}",
+             name_of('o'));
     bearer("HS256", claims, JWT_SECRET, name_of('a'), sizeof names[0].val);
+    snprintf(name_of('C'), sizeof names[0].val,
+             "{\\\"role\\\":\\\"%s\\\",\\\"sub\\\":\\\"u1\\\"}", name_of('o'));
     snprintf(claims, sizeof claims, "{\"role\":\"%s\"}", name_of('q'));
     bearer("HS256", claims, JWT_SECRET, name_of('b'), sizeof names[0].val);
     snprintf(claims, sizeof claims, "{\"role\":\"%s\"}", name_of('z'));
