@@ -282,6 +282,13 @@ static const row rows[] = {
      "Content-Range: 0-1/*\n", "[{\"id\":2},{\"id\":3}]", 1, 1,
      "warm: start, the procedure's read with its rows, commit in one write",
      NULL},
+    {"RPC table", "GET", "/rpc/%S?id=gt.1",
+     "Prefer: return=minimal\r\nPrefer: count=exact\r\n", NULL, 200,
+     "Content-Range: 0-1/2\nPreference-Applied: count=exact\n",
+     "[{\"id\":2},{\"id\":3}]", 2, 3,
+     "cold: the count of the procedure's filtered rows, a new text; the "
+     "second Prefer line read",
+     NULL},
     /* ---- CORS, OPTIONS, OpenAPI (CorsSpec) ---- */
     {"CORS", "OPTIONS", "/%T",
      "Origin: http://example.com\r\nAccess-Control-Request-Method: POST\r\n"
