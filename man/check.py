@@ -7,7 +7,8 @@
    in the NAME line of exactly one generated section-3 page and declared in
    its body, and every function those pages name is exported.
 2. Every option a tool's source accepts is described in its hand-written
-   page (ffb-proxy, ffb-oltp, ffb-backup, ffb-restore, ffb-rest).
+   page (ffb-proxy, ffb-oltp, ffb-backup, ffb-restore, ffb-rest), and every
+   hand-written page's .TH line has the version of meson.build.
 3. docs/rest.md's configuration table, the generated ffb-rest.conf(5) and
    rest/config.c's rest_config_set() have the same keys.
 Each failure is printed; the exit status is 1 if there was one.
@@ -85,6 +86,14 @@ need("ffb-restore.1", common | set(re.findall(r'strcmp\(argv\[i\], "(-[a-z])"\)'
      "tools/tool.h, tools/ffb-restore.c")
 need("ffb-rest.1", set(re.findall(r'strcmp\(argv\[1\], "(--[a-z-]+)"\)', read(src, "rest/main.c"))),
      "rest/main.c")
+
+# the hand-written pages carry the project's version (a release bumps them)
+version = re.search(r"^\s*version: '([^']+)'", read(src, "meson.build"), re.M).group(1)
+for page in sorted(os.listdir(os.path.join(src, "man"))):
+    if re.search(r"\.[135](\.in)?$", page):
+        th = re.search(r"^\.TH .*$", read(src, "man", page), re.M)
+        if not th or ('"libfastfb %s"' % version) not in th.group(0).replace("@VERSION@", version):
+            errors.append("man/%s: its .TH line does not say libfastfb %s" % (page, version))
 
 # 3. configuration keys: docs/rest.md = ffb-rest.conf(5) = rest/config.c
 config = read(src, "rest/config.c")
