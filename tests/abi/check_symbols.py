@@ -5,7 +5,7 @@
 
 Each symbol of a version script, in its node, must be in the symbols file
 of its package, and the other way round; each version node appears as
-NODE@NODE. dpkg-gensymbols then fails the package build when a symbol
+NODE@NODE; and debian/changelog's version is meson.build's. dpkg-gensymbols then fails the package build when a symbol
 disappears or appears without its symbols file (DPKG_GENSYMBOLS_CHECK_LEVEL
 4 in debian/rules).
 """
@@ -31,4 +31,11 @@ for sym, symbols in (("lib/fastfb.sym", "debian/libfastfb0.symbols"),
         print("%s: %s is not exported by %s" % (symbols, s, sym))
         bad = 1
     print("%s: %d symbols" % (symbols, len(have)))
+# the package version follows the project's (docs/abi.md, "At a release")
+version = re.search(r"^\s*version: '([^']+)'", open(os.path.join(src, "meson.build"), encoding="utf-8").read(), re.M).group(1)
+first = open(os.path.join(src, "debian/changelog"), encoding="utf-8").readline()
+m = re.match(r"^\S+ \(([^)]+)\)", first)
+if not m or m.group(1).split("-")[0] != version:
+    print("debian/changelog: the top entry is %s, meson.build says %s" % (m.group(1) if m else "?", version))
+    bad = 1
 sys.exit(bad)
