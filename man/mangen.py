@@ -145,7 +145,6 @@ def code_line(s):
 
 
 def render_doc(lines, out):
-    para = True
     pre = False
     for l in lines:
         if not l.strip():
