@@ -14,8 +14,12 @@ struct rest_req_slot {
 
 static void slot_dispose(void *p) {
     struct rest_req_slot *s = p;
-    if (s->r)
+    if (s->r) {
+        /* the client left: the slot goes with the h2o request's pool, so
+           rest_req_free must not write to it (found by fuzz_http) */
         s->r->req = NULL;
+        s->r->slot = NULL;
+    }
 }
 
 void rest_req_init(rest_req *r, const rest_req_ops *ops, rest_app *app,
