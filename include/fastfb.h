@@ -817,9 +817,11 @@ FFB_API int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql,
  * yet, stays. Each is freed as ffb_stmt_free() frees: its handle's
  * DSQL_unprepare (or drop) is queued and rides with the next request that
  * goes to the server, no write of its own. Its formats are remembered as
- * an evicted statement's are, so the next ffb_conn_prepare() of the same
- * text rides its prepare with the first execute on the freed handle (a
- * warm miss: prepare + execute + fetch in 1 round trip).
+ * an evicted statement's are, and its handle is kept as a spare (up to
+ * 16 per connection), so the next ffb_conn_prepare() of the same text
+ * rides its prepare with the first execute on a spare handle (a warm
+ * miss: prepare + execute + fetch in 1 round trip); once another prepare
+ * has taken the spare, it is a plain miss (as ffb_stmt_prepare()).
  * Round trips: 0.
  * Returns: the number of statements freed (>= 0), or FFB_E_INVAL (NULL
  * `conn`, negative `idle_ms`).

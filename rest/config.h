@@ -59,6 +59,8 @@ typedef struct rest_config {
     long jwt_cache_max_entries;     /* per server thread; 0: no cache */
     int db_prepared_statements;     /* PostgREST's: 0 = no statement cache */
     int db_prepared_statements_max; /* ours: statements per connection */
+    int db_prepared_statements_idle; /* ours: seconds unused before a cached
+                                        statement is freed; 0: never */
     int server_request_timeout;     /* ours: seconds (h2o http1 req_timeout) */
     char *db_procedure_returns;     /* "proc:table, ..." (@returns) */
     int db_request_context;         /* 0 auto, 1 always, 2 never (A8.3) */

@@ -65,6 +65,12 @@ static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
         return;
     }
     r->conn = conn;
+    /* db-prepared-statements-idle: the statements this connection has not
+       used for that long are freed; the frees ride with this request's
+       first write (no round trip of their own) */
+    int idle = r->app->cfg->db_prepared_statements_idle;
+    if (idle > 0)
+        ffb_conn_cache_trim(conn, (int64_t)idle * 1000);
     r->rt0 = rest_http_conn_rts(conn);
     r->ops->start(r);
 }

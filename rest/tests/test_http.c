@@ -6,8 +6,10 @@
  * clients that leave mid-request and mid-response, bytes that are not HTTP
  * - and Firebird going away behind ffb-proxy (bench/): the request in
  * flight and the next ones get 503 PGRST001 with the reason, /ready says
- * 503, and serving resumes once the link is back. Under ASan the server's
- * clean exit at the end (no leak) is part of the suite.
+ * 503, and serving resumes once the link is back. And the idle close of
+ * cached statements (db-prepared-statements-idle), seen on the server.
+ * Under ASan the server's clean exit at the end (no leak) is part of the
+ * suite.
  *
  * The HTTP client and the server's start and stop are test_it.c's.
  *
@@ -627,6 +629,82 @@ static void test_http_firebird_away(void **state) {
     assert_int_equal(start_server(t, NULL), 0);
 }
 
+/* ---- db-prepared-statements-idle ----------------------------------------- */
+
+/* Statements prepared now on the server, outside this connection, whose
+   text holds `a` and `b` (MON$STATEMENTS, a snapshot of its own). */
+static int mon_statements(const target *t, const char *a, const char *b) {
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx;
+    ffb_stmt *st;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT COUNT(*) FROM MON$STATEMENTS WHERE MON$ATTACHMENT_ID <> "
+             "CURRENT_CONNECTION AND MON$SQL_TEXT CONTAINING '%s' AND "
+             "MON$SQL_TEXT CONTAINING '%s'",
+             a, b);
+    assert_int_equal(ffb_tx_begin(c, NULL, &tx), 0);
+    OK(c, ffb_stmt_new(c, &st));
+    OK(c, ffb_stmt_prepare(st, tx, sql, (size_t)-1));
+    OK(c, ffb_stmt_execute(st, tx));
+    assert_int_equal(ffb_stmt_fetch(st), 1);
+    int64_t n;
+    OK(c, ffb_stmt_get_int64(st, 0, &n));
+    ffb_stmt_free(st);
+    OK(c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    return (int)n;
+}
+
+/* db-prepared-statements-idle = 1: a cached statement unused for 1 s is
+   freed on the server (MON$STATEMENTS) when its connection is next used,
+   the free riding with that request (no round trip of its own), and its
+   next use prepares it again - with its execute on FB4 (libfastfb
+   remembered its formats and kept its handle: 1), cold on FB3 (there the
+   prepare waits for the transaction's start). */
+static void test_http_stmt_idle(void **state) {
+    target *t = *state;
+    int cold = t->version == 3 ? 3 : 2; /* start+prepare (FB3: 2) + execute */
+    char upper[80], p[256], q[256];
+    snprintf(upper, sizeof upper, "%s_H", t->table);
+    assert_int_equal(stop_server(), 0);
+    assert_int_equal(start_server(t, "PGRST_DB_PREPARED_STATEMENTS_IDLE=1"), 0);
+    path(p, sizeof p, ht, "select=pad&id=eq.1");
+    path(q, sizeof q, ht, "select=name&id=eq.2");
+    resp r;
+    http("GET", p, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(rts(&r), cold);
+    http("GET", p, NULL, &r);
+    assert_int_equal(rts(&r), 1); /* kept */
+    http("GET", q, NULL, &r);
+    assert_int_equal(rts(&r), cold);
+    assert_int_equal(mon_statements(t, upper, "\"PAD\""), 1);
+    struct timespec ts = {1, 300000000};
+    nanosleep(&ts, NULL);
+    /* both idle for 1.3 s: freed as q's request gets the connection (the
+       frees go with its first write; their handles are kept as spares);
+       q prepared anew on one of them */
+    http("GET", q, NULL, &r);
+    EXPECT(&r, 200, "[{\"name\":\"n2\"}]");
+    assert_int_equal(rts(&r), t->version == 3 ? cold : 1);
+    assert_int_equal(mon_statements(t, upper, "\"PAD\""), 0);
+    http("GET", q, NULL, &r);
+    assert_int_equal(rts(&r), 1); /* q, used just now, is kept */
+    /* p again: prepared anew on the other spare handle */
+    http("GET", p, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"pad\":\"pppp"));
+    assert_int_equal(rts(&r), t->version == 3 ? cold : 1);
+    http("GET", p, NULL, &r);
+    assert_int_equal(rts(&r), 1);
+    assert_int_equal(mon_statements(t, upper, "\"PAD\""), 1);
+    assert_int_equal(stop_server(), 0);
+    assert_int_equal(start_server(t, NULL), 0);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_http_limits),
@@ -635,6 +713,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_http_disconnects),
         cmocka_unit_test(test_http_garbage),
         cmocka_unit_test(test_http_firebird_away),
+        cmocka_unit_test(test_http_stmt_idle),
     };
     return rest_it_run(argc, argv, "test_rest_http", "RESTH", tests,
                        sizeof tests / sizeof tests[0], h_setup, h_teardown);
