@@ -487,21 +487,23 @@ static void test_http_garbage(void **state) {
     target *t = *state;
     assert_int_equal(stop_server(), 0);
     assert_int_equal(start_server(t, "PGRST_SERVER_REQUEST_TIMEOUT=2"), 0);
+#define BYTES(s) {s, sizeof s - 1}
     static const struct {
         const char *bytes;
         size_t n;
     } cases[] = {
-        {"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11}, /* TLS hello */
-        {"\0\0\0\0\0\0\0\0\r\n\r\n", 12},
-        {"GET / HTTP/9.9\r\n\r\n", 18},
-        {"GET /x HTTP/1.1\r\nNo colon here\r\n\r\n", 36},
-        {"GET /x HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n", 48},
-        {"GET /x HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n"
-         "Transfer-Encoding: chunked\r\n\r\nzz\r\n",
-         77},
-        {"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nqq\r\n\r\n", 54},
-        {"\xff\xfe\xfd GARBAGE \x80\x81\r\n\r\n", 17},
+        BYTES("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"), /* TLS */
+        BYTES("\0\0\0\0\0\0\0\0\r\n\r\n"),
+        BYTES("GET / HTTP/9.9\r\n\r\n"),
+        BYTES("GET /x HTTP/1.1\r\nNo colon here\r\n\r\n"),
+        BYTES("GET /x HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n"),
+        BYTES("GET /x HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n"
+              "Transfer-Encoding: chunked\r\n\r\nzz\r\n"),
+        BYTES("POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nqq\r\n"
+              "\r\n"),
+        BYTES("\xff\xfe\xfd GARBAGE \x80\x81\r\n\r\n"),
     };
+#undef BYTES
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         hconn *h = hc_open();
         hc_send(h, cases[k].bytes, cases[k].n);
