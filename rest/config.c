@@ -456,6 +456,13 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
         c->db_prepared_statements_max = (int)x;
         return 0;
     }
+    if (strcmp(key, "db-pool-max-per-role") == 0) {
+        if (parse_int(v, 0, 4096, &x) < 0)
+            return fail(err, errlen, origin, key,
+                        "expected an integer from 0 to 4096");
+        c->db_pool_max_per_role = (int)x;
+        return 0;
+    }
     if (strcmp(key, "db-prepared-statements-idle") == 0) {
         if (parse_int(v, 0, 86400, &x) < 0)
             return fail(err, errlen, origin, key,

@@ -24,6 +24,9 @@ typedef struct rest_config {
     char *db_schemas;   /* accepted; Firebird before 6 has one schema */
     char *db_anon_role; /* the Firebird role of anonymous requests */
     int db_pool;        /* connections per server thread... in total */
+    int db_pool_max_per_role; /* ours: connections of one JWT role's pool,
+                                 in total (split over the threads as
+                                 db-pool); 0: db-pool */
     int db_pool_acquisition_timeout; /* seconds */
     long long db_max_rows;           /* -1: none */
     int db_null_order_pg;            /* db-null-order = postgres|firebird */

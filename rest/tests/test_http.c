@@ -707,6 +707,101 @@ static void test_http_stmt_idle(void **state) {
     assert_int_equal(start_server(t, NULL), 0);
 }
 
+/* ---- db-pool-max-per-role --------------------------------------------------- */
+
+/* Attachments other than this one's running as `role` (MON$ATTACHMENTS). */
+static int mon_role_attachments(const target *t, const char *role) {
+    ffb_conn *c = open_conn(t);
+    ffb_tx *tx;
+    ffb_stmt *st;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT COUNT(*) FROM MON$ATTACHMENTS WHERE MON$ATTACHMENT_ID <> "
+             "CURRENT_CONNECTION AND MON$ROLE = '%s'",
+             role);
+    assert_int_equal(ffb_tx_begin(c, NULL, &tx), 0);
+    OK(c, ffb_stmt_new(c, &st));
+    OK(c, ffb_stmt_prepare(st, tx, sql, (size_t)-1));
+    OK(c, ffb_stmt_execute(st, tx));
+    assert_int_equal(ffb_stmt_fetch(st), 1);
+    int64_t n;
+    OK(c, ffb_stmt_get_int64(st, 0, &n));
+    ffb_stmt_free(st);
+    OK(c, ffb_tx_commit(tx));
+    ffb_tx_free(tx);
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    return (int)n;
+}
+
+/* Six reads of one JWT role at once: answered (200 each), and the role's
+   attachments counted on the server. */
+static int role_burst(const target *t, const char *role, const char *auth) {
+    char req[4096];
+    int fds[6];
+    int n = snprintf(req, sizeof req,
+                     "GET /%s?select=id,pad&order=id&limit=500 HTTP/1.1\r\n"
+                     "Host: x\r\nConnection: close\r\n%s\r\n",
+                     ht, auth);
+    for (int k = 0; k < 6; k++) {
+        fds[k] = connect_to(srv.port);
+        assert_true(fds[k] >= 0);
+        assert_int_equal(write(fds[k], req, (size_t)n), n);
+    }
+    static char buf[300000];
+    for (int k = 0; k < 6; k++) {
+        resp r;
+        size_t got = read_all(fds[k], buf, sizeof buf);
+        close(fds[k]);
+        parse_resp(buf, got, &r);
+        if (r.status != 200)
+            fprintf(stderr, "role read: %d %s\n", r.status, r.body);
+        assert_int_equal(r.status, 200);
+        assert_non_null(strstr(r.body, "{\"id\":500,"));
+    }
+    return mon_role_attachments(t, role);
+}
+
+/* db-pool-max-per-role = 1 with db-pool = 4: six reads of one role at once
+   are all answered on the one connection the role may have, while
+   without the cap the same burst opens more than one (the six wait for the
+   role's check together and are handed out at once: up to the pool's 4). */
+static void test_http_role_cap(void **state) {
+    target *t = *state;
+    char role[40], sql[256], auth[2400], claims[128], env[1200];
+    snprintf(role, sizeof role, "R%dH", (int)getpid());
+    ffb_conn *c = open_conn(t);
+    snprintf(sql, sizeof sql, "CREATE ROLE %s", role);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT %s TO SYSDBA", role);
+    exec_sql(c, sql);
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    snprintf(claims, sizeof claims, "{\"role\":\"%s\"}", role);
+    bearer("HS256", claims, JWT_SECRET, auth, sizeof auth);
+    for (int capped = 1; capped >= 0; capped--) {
+        snprintf(env, sizeof env,
+                 "PGRST_JWT_SECRET=" JWT_SECRET "\nPGRST_DB_POOL=4\n%s",
+                 capped ? "PGRST_DB_POOL_MAX_PER_ROLE=1" : "");
+        assert_int_equal(stop_server(), 0);
+        assert_int_equal(start_server(t, env), 0);
+        int n = role_burst(t, role, auth);
+        fprintf(stderr, "%s: %d attachment(s) of the role\n",
+                capped ? "db-pool-max-per-role = 1" : "no cap", n);
+        if (capped)
+            assert_int_equal(n, 1);
+        else
+            assert_true(n > 1 && n <= 4);
+    }
+    assert_int_equal(stop_server(), 0);
+    c = open_conn(t);
+    snprintf(sql, sizeof sql, "DROP ROLE %s", role);
+    exec_sql(c, sql);
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    assert_int_equal(start_server(t, NULL), 0);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_http_limits),
@@ -716,6 +811,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_http_garbage),
         cmocka_unit_test(test_http_firebird_away),
         cmocka_unit_test(test_http_stmt_idle),
+        cmocka_unit_test(test_http_role_cap),
     };
     return rest_it_run(argc, argv, "test_rest_http", "RESTH", tests,
                        sizeof tests / sizeof tests[0], h_setup, h_teardown);

@@ -1129,10 +1129,6 @@ static void admin(const char *method, const char *path, resp *r) {
     http_raw(srv.admin_port, req, (size_t)n, r);
 }
 
-#ifndef REST_IT_NO_MAIN /* test_embed.c reuses the helpers above */
-
-/* ---- JWT and roles (issue 13 item 3) ------------------------------------ */
-
 #define JWT_SECRET "it-secret-it-secret-it-secret-0123456789"
 
 /* "Authorization: Bearer <HS256 token of `claims`>\r\n" */
@@ -1153,6 +1149,10 @@ static void bearer(const char *alg, const char *claims, const char *key,
         b64url(mac, ml, tok + strlen(tok));
     snprintf(out, n, "Authorization: Bearer %s\r\n", tok);
 }
+
+#ifndef REST_IT_NO_MAIN /* test_embed.c reuses the helpers above */
+
+/* ---- JWT and roles (issue 13 item 3) ------------------------------------ */
 
 /* The exception <tx> and the db-pre-request procedure <tp> that raises it
    when the request has an X-Deny header, executable by `role`. */
