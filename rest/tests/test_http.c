@@ -633,18 +633,12 @@ static void test_http_firebird_away(void **state) {
 
 /* ---- db-prepared-statements-idle ----------------------------------------- */
 
-/* Statements prepared now on the server, outside this connection, whose
-   text holds `a` and `b` (MON$STATEMENTS, a snapshot of its own). */
-static int mon_statements(const target *t, const char *a, const char *b) {
+/* The one number `sql` (a SELECT COUNT(*) of the monitoring tables)
+   answers, in a transaction (and so a snapshot) of its own. */
+static int mon_count(const target *t, const char *sql) {
     ffb_conn *c = open_conn(t);
     ffb_tx *tx;
     ffb_stmt *st;
-    char sql[512];
-    snprintf(sql, sizeof sql,
-             "SELECT COUNT(*) FROM MON$STATEMENTS WHERE MON$ATTACHMENT_ID <> "
-             "CURRENT_CONNECTION AND MON$SQL_TEXT CONTAINING '%s' AND "
-             "MON$SQL_TEXT CONTAINING '%s'",
-             a, b);
     assert_int_equal(ffb_tx_begin(c, NULL, &tx), 0);
     OK(c, ffb_stmt_new(c, &st));
     OK(c, ffb_stmt_prepare(st, tx, sql, (size_t)-1));
@@ -658,6 +652,18 @@ static int mon_statements(const target *t, const char *a, const char *b) {
     ffb_conn_close(c);
     ffb_conn_free(c);
     return (int)n;
+}
+
+/* Statements prepared now on the server, outside this connection, whose
+   text holds `a` and `b` (MON$STATEMENTS). */
+static int mon_statements(const target *t, const char *a, const char *b) {
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT COUNT(*) FROM MON$STATEMENTS WHERE MON$ATTACHMENT_ID <> "
+             "CURRENT_CONNECTION AND MON$SQL_TEXT CONTAINING '%s' AND "
+             "MON$SQL_TEXT CONTAINING '%s'",
+             a, b);
+    return mon_count(t, sql);
 }
 
 /* db-prepared-statements-idle = 1: a cached statement unused for 1 s is
@@ -711,27 +717,12 @@ static void test_http_stmt_idle(void **state) {
 
 /* Attachments other than this one's running as `role` (MON$ATTACHMENTS). */
 static int mon_role_attachments(const target *t, const char *role) {
-    ffb_conn *c = open_conn(t);
-    ffb_tx *tx;
-    ffb_stmt *st;
     char sql[512];
     snprintf(sql, sizeof sql,
              "SELECT COUNT(*) FROM MON$ATTACHMENTS WHERE MON$ATTACHMENT_ID <> "
              "CURRENT_CONNECTION AND MON$ROLE = '%s'",
              role);
-    assert_int_equal(ffb_tx_begin(c, NULL, &tx), 0);
-    OK(c, ffb_stmt_new(c, &st));
-    OK(c, ffb_stmt_prepare(st, tx, sql, (size_t)-1));
-    OK(c, ffb_stmt_execute(st, tx));
-    assert_int_equal(ffb_stmt_fetch(st), 1);
-    int64_t n;
-    OK(c, ffb_stmt_get_int64(st, 0, &n));
-    ffb_stmt_free(st);
-    OK(c, ffb_tx_commit(tx));
-    ffb_tx_free(tx);
-    ffb_conn_close(c);
-    ffb_conn_free(c);
-    return (int)n;
+    return mon_count(t, sql);
 }
 
 /* Six reads of one JWT role at once: answered (200 each), and the role's
