@@ -68,9 +68,13 @@ static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
     /* db-prepared-statements-idle: the statements this connection has not
        used for that long are freed; the frees ride with this request's
        first write (no round trip of their own) */
-    int idle = r->app->cfg->db_prepared_statements_idle;
-    if (idle > 0)
-        ffb_conn_cache_trim(conn, (int64_t)idle * 1000);
+    const rest_config *cfg = r->app->cfg;
+    int idle = cfg->db_prepared_statements_idle;
+    int freed = idle > 0 ? ffb_conn_cache_trim(conn, (int64_t)idle * 1000) : 0;
+    if (freed > 0 && cfg->log_level >= 3)
+        fprintf(stderr,
+                "ffb-rest: %d prepared statement%s unused for %d s freed\n",
+                freed, freed == 1 ? "" : "s", idle);
     r->rt0 = rest_http_conn_rts(conn);
     r->ops->start(r);
 }

@@ -7,7 +7,8 @@
  * - and Firebird going away behind ffb-proxy (bench/): the request in
  * flight and the next ones get 503 PGRST001 with the reason, /ready says
  * 503, and serving resumes once the link is back. And the idle close of
- * cached statements (db-prepared-statements-idle), seen on the server.
+ * cached statements (db-prepared-statements-idle) and the per-role cap
+ * of the pool (db-pool-max-per-role).
  * Under ASan the server's clean exit at the end (no leak) is part of the
  * suite.
  *
@@ -633,41 +634,13 @@ static void test_http_firebird_away(void **state) {
 
 /* ---- db-prepared-statements-idle ----------------------------------------- */
 
-/* The one number `sql` (a SELECT COUNT(*) of the monitoring tables)
-   answers, in a transaction (and so a snapshot) of its own. */
-static int mon_count(const target *t, const char *sql) {
-    ffb_conn *c = open_conn(t);
-    ffb_tx *tx;
-    ffb_stmt *st;
-    assert_int_equal(ffb_tx_begin(c, NULL, &tx), 0);
-    OK(c, ffb_stmt_new(c, &st));
-    OK(c, ffb_stmt_prepare(st, tx, sql, (size_t)-1));
-    OK(c, ffb_stmt_execute(st, tx));
-    assert_int_equal(ffb_stmt_fetch(st), 1);
-    int64_t n;
-    OK(c, ffb_stmt_get_int64(st, 0, &n));
-    ffb_stmt_free(st);
-    OK(c, ffb_tx_commit(tx));
-    ffb_tx_free(tx);
-    ffb_conn_close(c);
-    ffb_conn_free(c);
-    return (int)n;
-}
+/* (The monitoring tables would show the statements and attachments on
+   the server, but a MON$ query on the shared Firebird 3.0.11 instance was
+   followed by its crash - an assertion in pthread_mutex_lock - so these
+   tests count from ffb-rest's log and ffb-proxy's connections instead.)
 
-/* Statements prepared now on the server, outside this connection, whose
-   text holds `a` and `b` (MON$STATEMENTS). */
-static int mon_statements(const target *t, const char *a, const char *b) {
-    char sql[512];
-    snprintf(sql, sizeof sql,
-             "SELECT COUNT(*) FROM MON$STATEMENTS WHERE MON$ATTACHMENT_ID <> "
-             "CURRENT_CONNECTION AND MON$SQL_TEXT CONTAINING '%s' AND "
-             "MON$SQL_TEXT CONTAINING '%s'",
-             a, b);
-    return mon_count(t, sql);
-}
-
-/* db-prepared-statements-idle = 1: a cached statement unused for 1 s is
-   freed on the server (MON$STATEMENTS) when its connection is next used,
+   db-prepared-statements-idle = 1: cached statements unused for 1 s are
+   freed (ffb-rest's log says how many) when their connection is next used,
    the free riding with that request (no round trip of its own), and its
    next use prepares it again - with its execute on FB4 (libfastfb
    remembered its formats and kept its handle: 1), cold on FB3 (there the
@@ -675,8 +648,7 @@ static int mon_statements(const target *t, const char *a, const char *b) {
 static void test_http_stmt_idle(void **state) {
     target *t = *state;
     int cold = t->version == 3 ? 3 : 2; /* start+prepare (FB3: 2) + execute */
-    char upper[80], p[256], q[256];
-    snprintf(upper, sizeof upper, "%s_H", t->table);
+    char p[256], q[256];
     assert_int_equal(stop_server(), 0);
     assert_int_equal(start_server(t, "PGRST_DB_PREPARED_STATEMENTS_IDLE=1"), 0);
     path(p, sizeof p, ht, "select=pad&id=eq.1");
@@ -689,7 +661,8 @@ static void test_http_stmt_idle(void **state) {
     assert_int_equal(rts(&r), 1); /* kept */
     http("GET", q, NULL, &r);
     assert_int_equal(rts(&r), cold);
-    assert_int_equal(mon_statements(t, upper, "\"PAD\""), 1);
+    read_log(now_ms() + 100, NULL);
+    assert_null(strstr(srv.log, "unused for 1 s freed"));
     struct timespec ts = {1, 300000000};
     nanosleep(&ts, NULL);
     /* both idle for 1.3 s: freed as q's request gets the connection (the
@@ -698,7 +671,9 @@ static void test_http_stmt_idle(void **state) {
     http("GET", q, NULL, &r);
     EXPECT(&r, 200, "[{\"name\":\"n2\"}]");
     assert_int_equal(rts(&r), t->version == 3 ? cold : 1);
-    assert_int_equal(mon_statements(t, upper, "\"PAD\""), 0);
+    read_log(now_ms() + 2000, "freed");
+    assert_non_null(strstr(srv.log, "2 prepared statements unused for 1 s "
+                                    "freed"));
     http("GET", q, NULL, &r);
     assert_int_equal(rts(&r), 1); /* q, used just now, is kept */
     /* p again: prepared anew on the other spare handle */
@@ -708,26 +683,16 @@ static void test_http_stmt_idle(void **state) {
     assert_int_equal(rts(&r), t->version == 3 ? cold : 1);
     http("GET", p, NULL, &r);
     assert_int_equal(rts(&r), 1);
-    assert_int_equal(mon_statements(t, upper, "\"PAD\""), 1);
     assert_int_equal(stop_server(), 0);
     assert_int_equal(start_server(t, NULL), 0);
 }
 
 /* ---- db-pool-max-per-role --------------------------------------------------- */
 
-/* Attachments other than this one's running as `role` (MON$ATTACHMENTS). */
-static int mon_role_attachments(const target *t, const char *role) {
-    char sql[512];
-    snprintf(sql, sizeof sql,
-             "SELECT COUNT(*) FROM MON$ATTACHMENTS WHERE MON$ATTACHMENT_ID <> "
-             "CURRENT_CONNECTION AND MON$ROLE = '%s'",
-             role);
-    return mon_count(t, sql);
-}
-
-/* Six reads of one JWT role at once: answered (200 each), and the role's
-   attachments counted on the server. */
-static int role_burst(const target *t, const char *role, const char *auth) {
+/* Six reads of one JWT role at once: answered (200 each); then the
+   connections ffb-rest holds through the proxy (only the role's pool has
+   any: no request ran without the token), counted by cutting them. */
+static unsigned role_burst(it_proxy *px, const char *auth) {
     char req[4096];
     int fds[6];
     int n = snprintf(req, sizeof req,
@@ -750,16 +715,21 @@ static int role_burst(const target *t, const char *role, const char *auth) {
         assert_int_equal(r.status, 200);
         assert_non_null(strstr(r.body, "{\"id\":500,"));
     }
-    return mon_role_attachments(t, role);
+    return it_proxy_command(px, "cut");
 }
 
 /* db-pool-max-per-role = 1 with db-pool = 4: six reads of one role at once
    are all answered on the one connection the role may have, while
    without the cap the same burst opens more than one (the six wait for the
-   role's check together and are handed out at once: up to the pool's 4). */
+   role's check together and are handed out at once: up to the pool's 4).
+   ffb-rest talks to Firebird through ffb-proxy, which counts them. */
 static void test_http_role_cap(void **state) {
     target *t = *state;
-    char role[40], sql[256], auth[2400], claims[128], env[1200];
+    char role[40], sql[256], auth[2400], claims[128], env[1600], db[512];
+    it_proxy px;
+    static const char *const args[] = {NULL};
+    it_proxy_start(&px, t->dsn, args);
+    env_of(t, "DB", db, sizeof db);
     snprintf(role, sizeof role, "R%dH", (int)getpid());
     ffb_conn *c = open_conn(t);
     snprintf(sql, sizeof sql, "CREATE ROLE %s", role);
@@ -772,12 +742,13 @@ static void test_http_role_cap(void **state) {
     bearer("HS256", claims, JWT_SECRET, auth, sizeof auth);
     for (int capped = 1; capped >= 0; capped--) {
         snprintf(env, sizeof env,
+                 "PGRST_DB_URI=firebird://SYSDBA:masterkey@127.0.0.1:%d/%s\n"
                  "PGRST_JWT_SECRET=" JWT_SECRET "\nPGRST_DB_POOL=4\n%s",
-                 capped ? "PGRST_DB_POOL_MAX_PER_ROLE=1" : "");
+                 px.port, db, capped ? "PGRST_DB_POOL_MAX_PER_ROLE=1" : "");
         assert_int_equal(stop_server(), 0);
         assert_int_equal(start_server(t, env), 0);
-        int n = role_burst(t, role, auth);
-        fprintf(stderr, "%s: %d attachment(s) of the role\n",
+        unsigned n = role_burst(&px, auth);
+        fprintf(stderr, "%s: %u connection(s) of the role\n",
                 capped ? "db-pool-max-per-role = 1" : "no cap", n);
         if (capped)
             assert_int_equal(n, 1);
@@ -785,6 +756,7 @@ static void test_http_role_cap(void **state) {
             assert_true(n > 1 && n <= 4);
     }
     assert_int_equal(stop_server(), 0);
+    it_proxy_stop(&px);
     c = open_conn(t);
     snprintf(sql, sizeof sql, "DROP ROLE %s", role);
     exec_sql(c, sql);
