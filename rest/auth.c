@@ -2,6 +2,8 @@
 #include "auth.h"
 
 #include "context.h"
+#include "http.h"
+#include "jwtcache.h"
 
 #include <string.h>
 #include <strings.h>
@@ -31,8 +33,10 @@ int rest_auth_request(const rest_app *app, h2o_req_t *req, rarena *a,
             rest_err_set(err, 500, "PGRST300", NULL, "Server lacks JWT secret");
             return -1;
         }
-        if (rest_jwt_verify(app->jwt, tok, tn, (int64_t)time(NULL), a,
-                            &out->claims, err) < 0)
+        rest_loop *lp = rest_http_loop(req);
+        if (rest_jwt_verify_cached(lp ? lp->jwt_cache : NULL, app->jwt, tok, tn,
+                                   (int64_t)time(NULL), a, &out->claims,
+                                   err) < 0)
             return -1;
         out->has_jwt = 1;
         out->role = out->claims.role ? out->claims.role : cfg->db_anon_role;

@@ -43,6 +43,10 @@ void rest_config_defaults(rest_config *c) {
     c->server_max_embed_depth = 8;
     c->log_level = 1;
     c->db_probe_rows = 1000;
+    c->jwt_cache_max_entries = 1000;
+    c->db_prepared_statements = 1;
+    c->db_prepared_statements_max = 256;
+    c->server_request_timeout = 10;
     replace(&c->server_host, "!4", 2);
     replace(&c->db_schemas, "public", 6);
 }
@@ -58,6 +62,7 @@ void rest_config_free(rest_config *c) {
     free(c->server_host);
     free(c->jwt_secret);
     free(c->jwt_aud);
+    free(c->db_procedure_returns);
     free(c->jwt_role_claim_key);
     free(c->jwt_alg);
     free(c->db_pre_request);
@@ -225,14 +230,9 @@ static int set_uri(rest_config *c, const char *v, const char *origin, char *err,
 /* PostgREST keys that ffb-rest knows but does not do yet: refusing them
    is safer than running without (a JWT secret ignored would let every
    request in). */
-static const char *const later[] = {"jwt-cache-max-entries",
-                                    "db-prepared-statements",
-                                    "db-plan-enabled",
-                                    "db-extra-search-path",
-                                    "db-root-spec",
-                                    "db-pre-config",
-                                    "db-channel",
-                                    "db-channel-enabled"};
+static const char *const later[] = {"db-plan-enabled", "db-extra-search-path",
+                                    "db-root-spec",    "db-pre-config",
+                                    "db-channel",      "db-channel-enabled"};
 
 int rest_config_set(rest_config *c, const char *key, const char *v,
                     const char *origin, char *err, size_t errlen) {
@@ -347,9 +347,7 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
     if (strcmp(key, "db-aggregates-enabled") == 0) {
         if (parse_bool(v, &b) < 0)
             return fail(err, errlen, origin, key, "expected true or false");
-        if (b)
-            return fail(err, errlen, origin, key,
-                        "aggregates are not implemented yet");
+        c->db_aggregates_enabled = b;
         return 0;
     }
     if (strcmp(key, "server-host") == 0)
@@ -441,6 +439,35 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
             }
         return fail(err, errlen, origin, key,
                     "expected crit, error, warn or info");
+    }
+    if (strcmp(key, "db-procedure-returns") == 0)
+        return replace(&c->db_procedure_returns, v, strlen(v));
+    if (strcmp(key, "db-prepared-statements") == 0) {
+        if (parse_bool(v, &b) < 0)
+            return fail(err, errlen, origin, key, "expected true or false");
+        c->db_prepared_statements = b;
+        return 0;
+    }
+    if (strcmp(key, "db-prepared-statements-max") == 0) {
+        if (parse_int(v, 1, 65536, &x) < 0)
+            return fail(err, errlen, origin, key,
+                        "expected an integer from 1 to 65536");
+        c->db_prepared_statements_max = (int)x;
+        return 0;
+    }
+    if (strcmp(key, "server-request-timeout") == 0) {
+        if (parse_int(v, 1, 3600, &x) < 0)
+            return fail(err, errlen, origin, key,
+                        "expected an integer from 1 to 3600");
+        c->server_request_timeout = (int)x;
+        return 0;
+    }
+    if (strcmp(key, "jwt-cache-max-entries") == 0) {
+        if (parse_int(v, 0, 1000000, &x) < 0)
+            return fail(err, errlen, origin, key,
+                        "expected an integer from 0 to 1000000");
+        c->jwt_cache_max_entries = (long)x;
+        return 0;
     }
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (strcmp(key, later[i]) == 0)

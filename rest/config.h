@@ -27,6 +27,7 @@ typedef struct rest_config {
     int db_pool_acquisition_timeout; /* seconds */
     long long db_max_rows;           /* -1: none */
     int db_null_order_pg;            /* db-null-order = postgres|firebird */
+    int db_aggregates_enabled;       /* db-aggregates-enabled */
     char *server_host;
     int server_port;
     int server_threads;
@@ -53,10 +54,15 @@ typedef struct rest_config {
     char *jwt_secret; /* NULL: no JWT; "@file" reads a file */
     int jwt_secret_is_base64;
     char *jwt_aud;
-    char *jwt_role_claim_key;          /* NULL: .role */
-    char *jwt_alg;                     /* ffb-rest's own; NULL: HS256 */
-    int db_request_context;            /* 0 auto, 1 always, 2 never (A8.3) */
-    char *db_pre_request;              /* a procedure run before each request */
+    char *jwt_role_claim_key;       /* NULL: .role */
+    char *jwt_alg;                  /* ffb-rest's own; NULL: HS256 */
+    long jwt_cache_max_entries;     /* per server thread; 0: no cache */
+    int db_prepared_statements;     /* PostgREST's: 0 = no statement cache */
+    int db_prepared_statements_max; /* ours: statements per connection */
+    int server_request_timeout;     /* ours: seconds (h2o http1 req_timeout) */
+    char *db_procedure_returns;     /* "proc:table, ..." (@returns) */
+    int db_request_context;         /* 0 auto, 1 always, 2 never (A8.3) */
+    char *db_pre_request;           /* a procedure run before each request */
     char *server_cors_allowed_origins; /* NULL: any origin (`*`) */
     int openapi_mode;                  /* 0 ignore-privileges, 1 disabled */
 } rest_config;

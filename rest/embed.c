@@ -530,7 +530,7 @@ static int from_keys(rest_gen *g, const rest_enode *k, const char *const *keys,
     qcol(b, k->kind == REST_REL_M2M ? j : t, k->ccols[0]);
     rbuf_adds(b, " IN (");
     for (size_t i = 0; i < nkeys; i++) {
-        rest_param p = {0, 0, keys[i]};
+        rest_param p = {0, 0, keys[i], 0};
         rbuf_adds(b, i ? ", ?" : "?");
         if (rest_gen_param(g, &p) < 0)
             return -1;
@@ -551,7 +551,8 @@ static int top_rows(rest_gen *g, const ctx *c, const rest_enode *root,
     rg.qual = NULL;
     rg.ep = c->ep;
     rbuf_adds(b, " FROM ");
-    rest_gen_quote(b, root->t->name);
+    if (rest_gen_from(&rg, root->t, b) < 0)
+        return -1;
     int any = 0;
     char rq[300];
     root_qual(root, rq, sizeof rq);
@@ -571,13 +572,13 @@ static int top_rows(rest_gen *g, const ctx *c, const rest_enode *root,
         rbuf_add(b, ob.p, ob.len);
         pk_order(root->t, root->q, b, ob.len > 0);
         rbuf_free(&ob);
-        rest_param p = {1, top->offset, NULL};
+        rest_param p = {1, top->offset, NULL, 0};
         rbuf_adds(b, " OFFSET ? ROWS");
         if (rest_gen_param(&rg, &p) < 0)
             return -1;
     }
     if (fetch >= 0) {
-        rest_param p = {1, fetch, NULL};
+        rest_param p = {1, fetch, NULL, 0};
         rbuf_adds(b, " FETCH NEXT ? ROWS ONLY");
         if (rest_gen_param(&rg, &p) < 0)
             return -1;

@@ -20,6 +20,7 @@
 #include "json.h"
 #include "openapi.h"
 #include "reload.h"
+#include "req.h"
 #include "roles.h"
 #include "rpc.h"
 #include "server.h"
@@ -41,41 +42,27 @@ typedef struct estmt {
     ffb_stmt *st;
 } estmt;
 
-/* Lives in the h2o request's pool: tells the read that the request is
-   gone (the client left) so that its answer is dropped. */
-typedef struct req_slot {
-    rreq *rr;
-} req_slot;
-
 struct rreq {
-    h2o_req_t *req;
-    req_slot *slot;
-    rest_app *app;
-    rest_loop *lp;
-    rarena arena;
+    rest_req b; /* the request on a pooled connection (req.h) */
     rest_query q;
     rest_plan plan;
     int has_plan;
-    int head;
     int singular;
-    int count_exact;
-    int commit_queued;
-    int overflow; /* more rows than the probe: read again without it */
-    ffb_conn *conn;
-    ffb_uv_pool *pool; /* the role's: where the connection goes back */
-    rest_runas as;     /* its role and request context (auth.h) */
-    ffb_tx *tx;
+    int count;         /* enum rest_count (Prefer: count=) */
+    int commit_queued; /* b.again: more rows than the probe, read again
+                          without it */
     ffb_stmt *stmt;
     ffb_stmt *cstmt;
-    int waiting_prepares;
-    uint64_t rt0;
+    ffb_stmt *estmt; /* count=planned/estimated: the row estimate */
+    int64_t planned; /* its answer; -1: unknown */
+    int64_t counted; /* the count's answer; -1: none */
     rbuf body;
     int64_t nrows;
-    int64_t total; /* -1: unknown */
-    int failed;
-    rest_err err;
-    char **keyjson;   /* "\"key\":" per output column */
-    const char *name; /* the table as the client named it */
+    int64_t total;           /* -1: unknown */
+    char **keyjson;          /* "\"key\":" per output column */
+    const char *name;        /* the table as the client named it */
+    const rest_table *table; /* a selectable procedure's (RPC), or NULL */
+    int read_write;          /* an RPC POST: the procedure may write */
     /* blobs of the page: opened while the rows are written, read once
        every row is in (one write for all), spliced into the body at the
        end */
@@ -239,12 +226,6 @@ static int parse_accept(h2o_req_t *req, int *singular, rest_err *err) {
 
 /* ---- the read ------------------------------------------------------------ */
 
-static void slot_dispose(void *p) {
-    req_slot *s = p;
-    if (s->rr)
-        s->rr->req = NULL;
-}
-
 static void free_blobs(rreq *rr) {
     for (size_t i = 0; i < rr->nblobs; i++) {
         ffb_blob_free(rr->blobs[i].blob);
@@ -260,12 +241,10 @@ static void free_estmts(rreq *rr);
 static void rreq_free(rreq *rr) {
     free_blobs(rr);
     free_estmts(rr);
-    if (rr->slot)
-        rr->slot->rr = NULL;
     if (rr->has_plan)
         rest_plan_free(&rr->plan);
     rbuf_free(&rr->body);
-    rarena_free(&rr->arena);
+    rest_req_free(&rr->b);
     free(rr);
 }
 
@@ -277,27 +256,16 @@ static uint64_t conn_rts(const ffb_conn *c) {
 }
 
 static void fail_ffb(rreq *rr, int code, const ffb_error *e) {
-    if (rr->failed)
-        return;
-    rr->failed = 1;
-    rest_err_from_ffb(&rr->err, code, e, rr->as.auth.has_jwt);
+    rest_req_fail(&rr->b, code, e);
 }
 
-static void respond(rreq *rr, uint64_t rts) {
-    h2o_req_t *req = rr->req;
-    const rest_config *cfg = rr->app->cfg;
+static void respond(rest_req *r, uint64_t rts, int used_db) {
+    rreq *rr = (rreq *)r;
+    h2o_req_t *req = rr->b.req;
     char tmp[128];
-    if (!req)
-        return; /* the client left */
-    if (cfg->server_timing) {
-        snprintf(tmp, sizeof tmp, "db;desc=\"rt=%llu\"",
-                 (unsigned long long)rts);
-        add_header(req, "server-timing", tmp, strlen(tmp));
-    }
-    if (rr->failed) {
-        send_error(req, rr->app, &rr->err, rr->head);
+    (void)used_db; /* Server-Timing also on a failed acquire (rt=0) */
+    if (rest_req_respond_head(r, rts, 1, &rr->body))
         return;
-    }
     int64_t lower = rr->plan.offset;
     int64_t upper = lower + rr->nrows - 1;
     int status = 200;
@@ -313,7 +281,7 @@ static void respond(rreq *rr, uint64_t rts) {
                          "Requested range not satisfiable");
             snprintf(tmp, sizeof tmp, "*/%lld", (long long)rr->total);
             add_header(req, "content-range", tmp, strlen(tmp));
-            send_error(req, rr->app, &e, rr->head);
+            send_error(req, rr->b.app, &e, rr->b.head);
             return;
         }
         if (1 + upper - lower < rr->total)
@@ -330,8 +298,11 @@ static void respond(rreq *rr, uint64_t rts) {
     else
         snprintf(tmp + tl, sizeof tmp - tl, "*");
     add_header(req, "content-range", tmp, strlen(tmp));
-    if (rr->count_exact)
-        add_header(req, "preference-applied", "count=exact", 11);
+    static const char *const applied[] = {NULL, "count=exact", "count=planned",
+                                          "count=estimated"};
+    if (rr->count)
+        add_header(req, "preference-applied", applied[rr->count],
+                   strlen(applied[rr->count]));
     if (rr->singular) {
         if (rr->nrows != 1) {
             rest_err e;
@@ -341,20 +312,32 @@ static void respond(rreq *rr, uint64_t rts) {
             rest_err_set(&e, 406, "PGRST116", d,
                          "JSON object requested, multiple (or no) rows "
                          "returned");
-            send_error(req, rr->app, &e, rr->head);
+            send_error(req, rr->b.app, &e, rr->b.head);
             return;
         }
         /* the one object, without the array's brackets */
         send_body(req, status,
                   "application/vnd.pgrst.object+json; charset=utf-8",
-                  rr->body.p + 1, rr->body.len - 2, rr->head);
+                  rr->body.p + 1, rr->body.len - 2, rr->b.head);
         return;
     }
     send_body(req, status, "application/json; charset=utf-8", rr->body.p,
-              rr->body.len, rr->head);
+              rr->body.len, rr->b.head);
 }
 
-static void start(rreq *rr);
+static void start(rest_req *r);
+
+/* The planner's options of a read (`probe`: 0 when reading again). */
+static void read_opts(const rreq *rr, rest_plan_opts *po, int64_t probe) {
+    const rest_config *cfg = rr->b.app->cfg;
+    memset(po, 0, sizeof *po);
+    po->max_rows = cfg->db_max_rows;
+    po->null_order_pg = cfg->db_null_order_pg;
+    po->probe = probe;
+    po->table = rr->table;
+    po->aggregates = cfg->db_aggregates_enabled;
+    rest_plan_count_opts(po, rr->count);
+}
 
 /* The embed levels' statements (the top level's is rr->stmt). */
 static void free_estmts(rreq *rr) {
@@ -386,94 +369,72 @@ static void splice_blobs(rreq *rr) {
     rr->body = out;
 }
 
-/* The last step of a read: everything is answered. */
-static void finish(rreq *rr) {
-    uint64_t rts = 0;
-    if (rr->overflow && !rr->failed && rr->conn) {
+/* The read's database work is over: read again without the probe, or
+   its answer assembled and its statements freed. */
+static int done(rest_req *r) {
+    rreq *rr = (rreq *)r;
+    if (rr->b.again && !rr->b.failed) {
         /* the probe found more rows than one fetch holds: plan again
            without it and read the whole answer on the same connection */
         rest_err err;
-        rest_plan_opts po = {rr->app->cfg->db_max_rows,
-                             rr->app->cfg->db_null_order_pg, rr->count_exact,
-                             0};
+        rest_plan_opts po;
+        read_opts(rr, &po, 0);
         free_blobs(rr);
         free_estmts(rr);
         ffb_stmt_free(rr->stmt);
         ffb_stmt_free(rr->cstmt);
-        ffb_stmt_free(rr->as.stmt);
-        ffb_tx_free(rr->tx);
-        rr->stmt = rr->cstmt = rr->as.stmt = NULL;
-        rr->tx = NULL;
+        ffb_stmt_free(rr->estmt);
+        rr->stmt = rr->cstmt = rr->estmt = NULL;
+        rest_req_drop_tx(&rr->b);
         rest_plan_free(&rr->plan);
         rr->has_plan = 0;
-        rr->overflow = 0;
+        rr->b.again = 0;
         rr->commit_queued = 0;
         rr->nrows = 0;
-        rr->total = -1;
+        rr->total = rr->counted = rr->planned = -1;
         rbuf_reset(&rr->body);
-        if (rest_plan_read(&rr->arena, app_schema(rr->app), rr->name, &rr->q,
-                           &po, &rr->plan, &err) == 0) {
+        if (rest_plan_read(&rr->b.arena, app_schema(rr->b.app), rr->name,
+                           &rr->q, &po, &rr->plan, &err) == 0) {
             rr->has_plan = 1;
             if (rr->plan.embed)
-                rr->plan.embed->per_level = rr->app->cfg->db_embed_per_level;
-            start(rr);
-            return;
+                rr->plan.embed->per_level = rr->b.app->cfg->db_embed_per_level;
+            start(&rr->b);
+            return 1;
         }
-        rr->failed = 1;
-        rr->err = err;
+        rr->b.failed = 1;
+        rr->b.err = err;
     }
-    if (rr->nblobs && !rr->failed)
+    if (rr->nblobs && !rr->b.failed)
         splice_blobs(rr);
-    if (rr->plan.embed && !rr->failed) {
+    if (rr->plan.embed && !rr->b.failed) {
         rr->nrows = (int64_t)rr->plan.embed->root->nrows;
         if (rest_embed_write(rr->plan.embed, &rr->body) < 0)
             rr->body.failed = 1;
     }
-    if (rr->conn) {
-        rts = conn_rts(rr->conn) - rr->rt0;
-        for (size_t i = 0; i < rr->nblobs; i++) {
-            ffb_blob_free(rr->blobs[i].blob);
-            rr->blobs[i].blob = NULL;
-        }
-        free_estmts(rr);
-        ffb_stmt_free(rr->stmt);
-        ffb_stmt_free(rr->cstmt);
-        ffb_stmt_free(rr->as.stmt);
-        ffb_tx_free(rr->tx);
-        rr->stmt = rr->cstmt = rr->as.stmt = NULL;
-        rr->tx = NULL;
-        if (rr->failed && rr->err.status >= 500)
-            ffb_uv_pool_discard(rr->pool, rr->conn);
-        else
-            ffb_uv_pool_release(rr->pool, rr->conn);
-        rr->conn = NULL;
+    for (size_t i = 0; i < rr->nblobs; i++) {
+        ffb_blob_free(rr->blobs[i].blob);
+        rr->blobs[i].blob = NULL;
     }
-    if (!rr->failed && rr->body.failed) {
-        rr->failed = 1;
-        rest_err_set(&rr->err, 500, "PGRST000", NULL,
-                     "the response is too large");
-    }
-    respond(rr, rts);
-    rreq_free(rr);
+    free_estmts(rr);
+    ffb_stmt_free(rr->stmt);
+    ffb_stmt_free(rr->cstmt);
+    ffb_stmt_free(rr->estmt);
+    rr->stmt = rr->cstmt = rr->estmt = NULL;
+    rr->total = rest_plan_count_total(rr->count, rr->b.app->cfg->db_max_rows,
+                                      rr->counted, rr->planned);
+    return 0;
 }
 
-static void on_commit(ffb_conn *conn, const ffb_result *res, void *data) {
-    (void)conn;
-    rreq *rr = data;
-    if (ffb_result_status(res) < 0)
-        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
-    finish(rr);
-}
+static void destroy(rest_req *r) { rreq_free((rreq *)r); }
+
+static void finish(rreq *rr) { rest_req_finish(&rr->b); }
 
 static void queue_commit(rreq *rr) {
     if (rr->commit_queued)
         return;
     rr->commit_queued = 1;
-    int rc = ffb_tx_queue_commit(rr->tx, on_commit, rr);
-    if (rc < 0) {
-        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+    if (rest_req_queue_end(&rr->b, 0) < 0)
         finish(rr);
-    }
 }
 
 static void on_fetch(ffb_conn *conn, const ffb_result *res, void *data);
@@ -499,7 +460,7 @@ static int open_blob(rreq *rr, unsigned col, const ffb_column_info *ci) {
     rbuf_init(&b->data, 16u << 20);
     /* nothing is sent yet: the opens of a page go out with the first
        read, all in one write */
-    rc = ffb_blob_open(rr->conn, rr->tx, id, 0, &b->blob);
+    rc = ffb_blob_open(rr->b.conn, rr->b.tx, id, 0, &b->blob);
     if (rc < 0)
         return rc;
     rr->nblobs++;
@@ -553,9 +514,9 @@ static void on_blob(ffb_conn *conn, const ffb_result *res, void *data) {
         blob_done(rr);
         return;
     }
-    int rc = rr->failed ? 1 : pump_blob(b);
+    int rc = rr->b.failed ? 1 : pump_blob(b);
     if (rc < 0)
-        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+        fail_ffb(rr, rc, ffb_conn_error(rr->b.conn));
     if (rc != 0)
         blob_done(rr);
 }
@@ -563,10 +524,10 @@ static void on_blob(ffb_conn *conn, const ffb_result *res, void *data) {
 /* Take what every blob has buffered; a blob that needs more gets a read
    (its callback finishes it). */
 static void pump_all(rreq *rr) {
-    for (size_t i = 0; i < rr->nblobs && !rr->failed; i++) {
+    for (size_t i = 0; i < rr->nblobs && !rr->b.failed; i++) {
         int rc = pump_blob(&rr->blobs[i]);
         if (rc < 0)
-            fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+            fail_ffb(rr, rc, ffb_conn_error(rr->b.conn));
         else if (rc == 0)
             rr->blobs_pending++;
     }
@@ -593,7 +554,7 @@ static void on_blobs_in(ffb_conn *conn, const ffb_result *res, void *data) {
 static void rows_done(rreq *rr) {
     if (rr->commit_queued)
         return;
-    if (rr->nblobs == 0 || rr->failed) {
+    if (rr->nblobs == 0 || rr->b.failed) {
         queue_commit(rr);
         return;
     }
@@ -603,7 +564,7 @@ static void rows_done(rreq *rr) {
     if (rc == 0)
         return;
     if (rc < 0)
-        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+        fail_ffb(rr, rc, ffb_conn_error(rr->b.conn));
     else
         pump_all(rr); /* all buffered already (inline blobs) */
     blob_done(rr);
@@ -619,8 +580,8 @@ static int rows(rreq *rr) {
     ffb_column_info ci[64];
     ffb_column_info *cis = ncol <= 64 ? ci : malloc(ncol * sizeof *cis);
     if (!cis) {
-        rest_err_set(&rr->err, 500, "PGRST000", NULL, "out of memory");
-        rr->failed = 1;
+        rest_err_set(&rr->b.err, 500, "PGRST000", NULL, "out of memory");
+        rr->b.failed = 1;
         return 1;
     }
     for (unsigned c = 0; c < ncol; c++)
@@ -633,7 +594,7 @@ static int rows(rreq *rr) {
                 /* one row more than the probe: the answer is longer than
                    one fetch; the commit is on its way, so read it again
                    without the probe (run_again) */
-                rr->overflow = 1;
+                rr->b.again = 1;
                 done = 1;
                 goto out;
             }
@@ -653,7 +614,7 @@ static int rows(rreq *rr) {
                 else
                     jr = json_column(&rr->body, rr->stmt, c, &cis[c]);
                 if (jr < 0) {
-                    fail_ffb(rr, jr, ffb_conn_error(rr->conn));
+                    fail_ffb(rr, jr, ffb_conn_error(rr->b.conn));
                     done = 1;
                     goto out;
                 }
@@ -665,9 +626,9 @@ static int rows(rreq *rr) {
         if (rc == FFB_E_AGAIN) {
             if (rr->commit_queued) {
                 /* cannot happen: the fetch size covers the page */
-                rest_err_set(&rr->err, 500, "PGRST000", NULL,
+                rest_err_set(&rr->b.err, 500, "PGRST000", NULL,
                              "more rows than the page asked for");
-                rr->failed = 1;
+                rr->b.failed = 1;
                 done = 1;
                 goto out;
             }
@@ -678,12 +639,12 @@ static int rows(rreq *rr) {
                 continue;
         }
         if (rc < 0)
-            fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+            fail_ffb(rr, rc, ffb_conn_error(rr->b.conn));
         done = 1;
         goto out;
     }
 out:
-    if (done && !rr->failed && !rr->overflow) {
+    if (done && !rr->b.failed && !rr->b.again) {
         if (rr->nrows == 0)
             rbuf_addc(&rr->body, '[');
         rbuf_addc(&rr->body, ']');
@@ -729,7 +690,7 @@ static void edone(rreq *rr) {
     if (--rr->epending > 0)
         return;
     rest_eplan *ep = rr->plan.embed;
-    if (ep->per_level && !rr->failed && !rr->overflow &&
+    if (ep->per_level && !rr->b.failed && !rr->b.again &&
         rr->elevel < ep->depth) {
         launch_level(rr, ++rr->elevel);
         return;
@@ -743,12 +704,12 @@ static void edrain(estmt *es) {
     rreq *rr = es->rr;
     int64_t probe = es->node->parent ? 0 : rr->plan.probe;
     for (;;) {
-        int rc = rr->failed
+        int rc = rr->b.failed
                      ? 1
                      : rest_embed_take(rr->plan.embed, es->node, es->st, probe);
         if (rc == FFB_E_AGAIN) {
             if (rr->commit_queued) {
-                rr->overflow = 1;
+                rr->b.again = 1;
                 rr->no_early_commit = 1;
                 break;
             }
@@ -759,9 +720,9 @@ static void edrain(estmt *es) {
                 continue;
         }
         if (rc == 2)
-            rr->overflow = 1; /* the probe: read again without it */
+            rr->b.again = 1; /* the probe: read again without it */
         else if (rc < 0)
-            fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+            fail_ffb(rr, rc, ffb_conn_error(rr->b.conn));
         break;
     }
     edone(rr);
@@ -801,10 +762,10 @@ static void level_exec(estmt *es) {
     int rc = bind_plan(&es->node->plan, es->st, es->node->plan.nparams);
     if (rc == 0) {
         ffb_stmt_set_fetch_size(es->st, REST_MAX_FETCH);
-        rc = ffb_stmt_queue_execute(es->st, rr->tx, on_eexec, es);
+        rc = ffb_stmt_queue_execute(es->st, rr->b.tx, on_eexec, es);
     }
     if (rc < 0) {
-        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+        fail_ffb(rr, rc, ffb_conn_error(rr->b.conn));
         edone(rr);
     }
 }
@@ -817,7 +778,7 @@ static void on_lprepared(ffb_conn *conn, const ffb_result *res, void *data) {
     if (ffb_result_status(res) < 0) {
         fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
         edone(rr);
-    } else if (rr->failed) {
+    } else if (rr->b.failed) {
         edone(rr);
     } else {
         level_exec(es);
@@ -846,17 +807,17 @@ static void launch_level(rreq *rr, size_t depth) {
         rest_err err;
         if (nk > 0 &&
             rest_embed_level_keys(ep, es->node, keys, (size_t)nk, &err) < 0) {
-            rr->failed = 1;
-            rr->err = err;
+            rr->b.failed = 1;
+            rr->b.err = err;
             break;
         }
         n++;
         rr->epending++;
-        int r = ffb_conn_queue_prepare(rr->conn, rr->tx, es->node->plan.sql.p,
-                                       es->node->plan.sql.len, &es->st,
-                                       on_lprepared, es);
+        int r = ffb_conn_queue_prepare(
+            rr->b.conn, rr->b.tx, es->node->plan.sql.p, es->node->plan.sql.len,
+            &es->st, on_lprepared, es);
         if (r < 0) {
-            fail_ffb(rr, r, ffb_conn_error(rr->conn));
+            fail_ffb(rr, r, ffb_conn_error(rr->b.conn));
             rr->epending--;
             break;
         }
@@ -879,21 +840,43 @@ static void on_count(ffb_conn *conn, const ffb_result *res, void *data) {
     (void)conn;
     rreq *rr = data;
     int64_t v;
-    if (ffb_result_status(res) < 0) {
-        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
+    if (rest_req_check(&rr->b, res) < 0)
         return;
-    }
     if (ffb_stmt_fetch(rr->cstmt) == 1 &&
         ffb_stmt_get_int64(rr->cstmt, 0, &v) == 0)
-        rr->total = v;
+        rr->counted = v;
     ffb_stmt_close_cursor(rr->cstmt);
+}
+
+static void on_estimate(ffb_conn *conn, const ffb_result *res, void *data) {
+    (void)conn;
+    rreq *rr = data;
+    double s;
+    if (rest_req_check(&rr->b, res) < 0)
+        return;
+    /* no row: a view, or a table without a primary or unique key */
+    if (ffb_stmt_fetch(rr->estmt) == 1 &&
+        ffb_stmt_get_double(rr->estmt, 0, &s) == 0)
+        rr->planned = rest_plan_estimate(s);
+    ffb_stmt_close_cursor(rr->estmt);
+}
+
+/* The count and the row estimate behind the page's execute (same write). */
+static int queue_counts(rreq *rr) {
+    int rc = 0;
+    if (rr->cstmt)
+        rc = ffb_stmt_queue_execute(rr->cstmt, rr->b.tx, on_count, rr);
+    if (rc == 0 && rr->estmt)
+        rc = ffb_stmt_queue_execute(rr->estmt, rr->b.tx, on_estimate, rr);
+    return rc;
 }
 
 static int bind_plan(const rest_plan *pl, ffb_stmt *st, size_t n) {
     for (size_t i = 0; i < n; i++) {
         const rest_param *p = &pl->params[i];
-        int rc = p->is_int
-                     ? ffb_stmt_bind_int64(st, (unsigned)i, p->i)
+        int rc = p->is_int ? ffb_stmt_bind_int64(st, (unsigned)i, p->i)
+                 : p->is_null
+                     ? ffb_stmt_bind_null(st, (unsigned)i)
                      : ffb_stmt_bind_text(st, (unsigned)i, p->text, (size_t)-1);
         if (rc < 0)
             return rc;
@@ -909,24 +892,13 @@ static int bind_params(rreq *rr, ffb_stmt *st, size_t n) {
    can go in the same write. */
 #define REST_MAX_FETCH 10000
 
-static void on_ctx(ffb_conn *conn, const ffb_result *res, void *data) {
-    (void)conn;
-    rreq *rr = data;
-    /* db-pre-request may refuse the request (a PSQL exception); the
-       statements behind it were sent anyway, their answers follow */
-    if (ffb_result_status(res) < 0)
-        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
-}
-
 /* The request context's block, in front of the statements (same write). */
-static int queue_ctx(rreq *rr) {
-    return rr->as.stmt ? rest_runas_queue(&rr->as, rr->tx, on_ctx, rr) : 0;
-}
+static int queue_ctx(rreq *rr) { return rest_req_queue_ctx(&rr->b); }
 
 /* Nothing of the statements was sent: done, or, when the context block
    went ahead, done once it is answered (with the commit's answer). */
 static void abort_run(rreq *rr) {
-    if (rr->as.stmt)
+    if (rr->b.as.stmt)
         queue_commit(rr);
     else
         finish(rr);
@@ -947,10 +919,10 @@ static void run_embeds(rreq *rr, int bounded) {
             ffb_column_info ci;
             if (ffb_stmt_column_info(st, c, &ci, sizeof ci) == 0 &&
                 ci.sqltype == FFB_SQL_BLOB) {
-                rest_err_set(&rr->err, 400, "PGRST127",
+                rest_err_set(&rr->b.err, 400, "PGRST127",
                              "blob columns in a read with embeds",
                              "Feature not implemented");
-                rr->failed = 1;
+                rr->b.failed = 1;
                 abort_run(rr);
                 return;
             }
@@ -960,7 +932,7 @@ static void run_embeds(rreq *rr, int bounded) {
                            rr->es[i].node->plan.nparams);
     }
     if (rc < 0) {
-        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+        fail_ffb(rr, rc, ffb_conn_error(rr->b.conn));
         abort_run(rr);
         return;
     }
@@ -971,9 +943,10 @@ static void run_embeds(rreq *rr, int bounded) {
     for (size_t i = 0; i < nexec; i++) {
         if (i > 0)
             ffb_stmt_set_fetch_size(rr->es[i].st, REST_MAX_FETCH);
-        rc = ffb_stmt_queue_execute(rr->es[i].st, rr->tx, on_eexec, &rr->es[i]);
+        rc = ffb_stmt_queue_execute(rr->es[i].st, rr->b.tx, on_eexec,
+                                    &rr->es[i]);
         if (rc < 0) {
-            fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+            fail_ffb(rr, rc, ffb_conn_error(rr->b.conn));
             rr->epending = i; /* the queued ones answer */
             if (i == 0) {
                 abort_run(rr);
@@ -982,10 +955,10 @@ static void run_embeds(rreq *rr, int bounded) {
             queue_commit(rr);
             return;
         }
-        if (i == 0 && rr->cstmt)
-            rc = ffb_stmt_queue_execute(rr->cstmt, rr->tx, on_count, rr);
+        if (i == 0)
+            rc = queue_counts(rr);
         if (rc < 0) {
-            fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+            fail_ffb(rr, rc, ffb_conn_error(rr->b.conn));
             rr->epending = 1;
             queue_commit(rr);
             return;
@@ -999,18 +972,20 @@ static void run_embeds(rreq *rr, int bounded) {
 static void run(rreq *rr) {
     int rc = queue_ctx(rr);
     if (rc < 0) {
-        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+        fail_ffb(rr, rc, ffb_conn_error(rr->b.conn));
         finish(rr);
         return;
     }
     rc = bind_params(rr, rr->stmt, rr->plan.nparams);
     if (rc == 0 && rr->cstmt)
         rc = bind_params(rr, rr->cstmt, rr->plan.nwhere);
+    if (rc == 0 && rr->estmt)
+        rc = ffb_stmt_bind_text(rr->estmt, 0, rr->plan.est_table, (size_t)-1);
     if (rc < 0) {
         /* a value the column's type refuses: nothing was sent but the
            context block, whose answer comes with the commit's */
-        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
-        if (rr->as.stmt)
+        fail_ffb(rr, rc, ffb_conn_error(rr->b.conn));
+        if (rr->b.as.stmt)
             queue_commit(rr);
         else
             finish(rr);
@@ -1031,11 +1006,11 @@ static void run(rreq *rr) {
         run_embeds(rr, bounded);
         return;
     }
-    rc = ffb_stmt_queue_execute(rr->stmt, rr->tx, on_exec, rr);
-    if (rc == 0 && rr->cstmt)
-        rc = ffb_stmt_queue_execute(rr->cstmt, rr->tx, on_count, rr);
+    rc = ffb_stmt_queue_execute(rr->stmt, rr->b.tx, on_exec, rr);
+    if (rc == 0)
+        rc = queue_counts(rr);
     if (rc < 0) {
-        fail_ffb(rr, rc, ffb_conn_error(rr->conn));
+        fail_ffb(rr, rc, ffb_conn_error(rr->b.conn));
         /* an execute may be queued already: its answer comes */
         queue_commit(rr);
         return;
@@ -1044,64 +1019,42 @@ static void run(rreq *rr) {
         queue_commit(rr);
 }
 
-static void on_prepared(ffb_conn *conn, const ffb_result *res, void *data) {
-    (void)conn;
-    rreq *rr = data;
-    if (ffb_result_status(res) < 0)
-        fail_ffb(rr, ffb_result_status(res), ffb_result_error(res));
-    if (--rr->waiting_prepares > 0)
-        return;
-    if (rr->failed) {
+/* Every prepare is answered. */
+static void prepared(rest_req *r) {
+    rreq *rr = (rreq *)r;
+    if (rr->b.failed) {
         finish(rr);
         return;
     }
     run(rr);
 }
 
-static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
-    rreq *rr = data;
-    rr->pool = pool;
-    if (status < 0) {
-        rr->failed = 1;
-        rest_roles_acquire_error(pool, status, rr->as.auth.role,
-                                 rr->as.auth.has_jwt, &rr->err);
-        finish(rr);
-        return;
-    }
-    rr->conn = conn;
-    rr->rt0 = conn_rts(conn);
-    start(rr);
-}
-
 /* On the connection: the transaction, the statements from the cache. */
-static void start(rreq *rr) {
-    ffb_conn *conn = rr->conn;
-    ffb_tx_options to = FFB_TX_OPTIONS_INIT;
-    to.read_only = 1;
+static void start(rest_req *r) {
+    rreq *rr = (rreq *)r;
     /* with embeds, every level's statement must see the same rows: one
        snapshot for all */
-    to.isolation = rr->plan.embed ? FFB_ISO_SNAPSHOT : FFB_ISO_READ_COMMITTED;
-    to.lock_timeout = 10;
-    int rc = ffb_tx_begin(conn, &to, &rr->tx);
-    int r0 = 1, r1 = 1, r2 = 1; /* 1: nothing queued, no callback */
-    if (rc == 0 && rr->as.sql) {
-        r0 = ffb_conn_queue_prepare(conn, rr->tx, rr->as.sql, rr->as.sql_len,
-                                    &rr->as.stmt, on_prepared, rr);
-        rc = r0 < 0 ? r0 : 0;
+    int rc = rest_req_begin(r, !rr->read_write,
+                            rr->plan.embed ? FFB_ISO_SNAPSHOT
+                                           : FFB_ISO_READ_COMMITTED);
+    if (rc == 0 && r->as.sql) {
+        rc = rest_req_prepare(r, r->as.sql, r->as.sql_len, &r->as.stmt);
+        rc = rc < 0 ? rc : 0;
     }
     if (rc == 0) {
-        r1 = ffb_conn_queue_prepare(conn, rr->tx, rr->plan.sql.p,
-                                    rr->plan.sql.len, &rr->stmt, on_prepared,
-                                    rr);
-        rc = r1 < 0 ? r1 : 0;
+        rc = rest_req_prepare(r, rr->plan.sql.p, rr->plan.sql.len, &rr->stmt);
+        rc = rc < 0 ? rc : 0;
     }
-    if (rc == 0 && rr->count_exact) {
-        r2 = ffb_conn_queue_prepare(conn, rr->tx, rr->plan.count_sql.p,
-                                    rr->plan.count_sql.len, &rr->cstmt,
-                                    on_prepared, rr);
-        rc = r2 < 0 ? r2 : 0;
+    if (rc == 0 && rr->plan.est_sql) {
+        rc = rest_req_prepare(r, rr->plan.est_sql, strlen(rr->plan.est_sql),
+                              &rr->estmt);
+        rc = rc < 0 ? rc : 0;
     }
-    int re = 0; /* embed prepares queued */
+    if (rc == 0 && rr->plan.count_sql.len) {
+        rc = rest_req_prepare(r, rr->plan.count_sql.p, rr->plan.count_sql.len,
+                              &rr->cstmt);
+        rc = rc < 0 ? rc : 0;
+    }
     if (rc == 0 && rr->plan.embed) {
         rest_eplan *ep = rr->plan.embed;
         rr->es = calloc(ep->nlevels + 1, sizeof *rr->es);
@@ -1114,37 +1067,40 @@ static void start(rreq *rr) {
             rr->nes++;
             if (i == 0 || ep->per_level)
                 continue; /* rr->stmt; per-level: once the parent is in */
-            int r = ffb_conn_queue_prepare(conn, rr->tx, es->node->plan.sql.p,
-                                           es->node->plan.sql.len, &es->st,
-                                           on_prepared, rr);
-            if (r < 0)
-                rc = r;
-            else if (r == 0)
-                re++;
+            int q = rest_req_prepare(r, es->node->plan.sql.p,
+                                     es->node->plan.sql.len, &es->st);
+            if (q < 0)
+                rc = q;
         }
     }
     if (rc < 0) {
-        fail_ffb(rr, rc, ffb_conn_error(conn));
-        rr->waiting_prepares = (r0 == 0) + (r1 == 0) + (r2 == 0) + re;
-        if (rr->waiting_prepares == 0)
+        rest_req_fail_conn(r, rc);
+        if (r->waiting == 0)
             finish(rr);
         return;
     }
-    rr->waiting_prepares = (r0 == 0) + (r1 == 0) + (r2 == 0) + re;
-    if (rr->waiting_prepares == 0)
-        run(rr); /* both cached: one write for everything */
+    if (r->waiting == 0)
+        run(rr); /* all cached: one write for everything */
 }
 
-static int prefer_count_exact(h2o_req_t *req) {
+static const rest_req_ops read_ops = {start, prepared, NULL,
+                                      done,  respond,  destroy};
+
+/* Prefer: count=exact|planned|estimated (enum rest_count). */
+static int prefer_count(h2o_req_t *req) {
     const h2o_iovec_t *v = header(req, "prefer");
-    return list_has(v, "count=exact");
+    return list_has(v, "count=exact")       ? REST_COUNT_EXACT
+           : list_has(v, "count=planned")   ? REST_COUNT_PLANNED
+           : list_has(v, "count=estimated") ? REST_COUNT_ESTIMATED
+                                            : REST_COUNT_NONE;
 }
 
-static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
-                       int head) {
-    rest_app *app = h->app;
+/* A read of `name`, or of the selectable procedure `t` (with its
+   arguments) when set, with the query string `qs` (n bytes). */
+static int read_request(rest_app *app, h2o_req_t *req, const char *name,
+                        const rest_table *t, const char *qs, size_t qn,
+                        int head, int read_write) {
     const rest_config *cfg = app->cfg;
-    rest_loop *lp = loop_of(req);
     rest_err err;
     rreq *rr = calloc(1, sizeof *rr);
     if (!rr) {
@@ -1152,49 +1108,55 @@ static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
         send_error(req, app, &err, head);
         return 0;
     }
-    rr->req = req;
-    rr->app = app;
-    rr->lp = lp;
-    rr->head = head;
-    rr->total = -1;
-    rarena_init(&rr->arena, 8u << 20);
+    rest_req_init(&rr->b, &read_ops, app, req, head, 8u << 20);
+    rr->total = rr->counted = rr->planned = -1;
+    rr->read_write = read_write;
     rbuf_init(&rr->body, 64u << 20);
-    if (rest_runas_request(app, req, &rr->arena, &rr->as, &err) < 0)
+    if (t) {
+        /* the procedure's table with this request's arguments, in the
+           request's arena (the caller's go away) */
+        rest_table *c = rarena_alloc(&rr->b.arena, sizeof *c);
+        const char **v =
+            rarena_alloc(&rr->b.arena, (t->proc_nvals + 1) * sizeof *v);
+        if (!c || !v)
+            goto nomem;
+        *c = *t;
+        for (size_t i = 0; i < t->proc_nvals; i++) {
+            const char *a = t->proc_vals[i];
+            v[i] = a ? rarena_strndup(&rr->b.arena, a, strlen(a)) : NULL;
+            if (a && !v[i])
+                goto nomem;
+        }
+        c->proc_vals = v;
+        rr->table = c;
+    }
+    if (rest_req_runas(&rr->b, &err) < 0)
         goto fail;
     if (parse_accept(req, &rr->singular, &err) < 0)
         goto fail;
-    const char *qs = "";
-    size_t qn = 0;
-    if (req->query_at != SIZE_MAX) {
-        qs = req->path.base + req->query_at + 1;
-        qn = req->path.len - req->query_at - 1;
-    }
     const h2o_iovec_t *range = header(req, "range");
     rest_limits lim = {cfg->server_max_filters, cfg->server_max_in_list, 8,
                        cfg->server_max_embed_depth};
-    if (rest_parse_query(&rr->arena, qs, qn, range ? range->base : NULL,
+    if (rest_parse_query(&rr->b.arena, qs, qn, range ? range->base : NULL,
                          range ? range->len : 0, &lim, &rr->q, &err) < 0)
         goto fail;
-    rr->count_exact = prefer_count_exact(req);
-    rest_plan_opts po = {cfg->db_max_rows, cfg->db_null_order_pg,
-                         rr->count_exact, cfg->db_probe_rows};
-    if (rest_plan_read(&rr->arena, app_schema(app), name, &rr->q, &po,
+    rr->count = prefer_count(req);
+    rest_plan_opts po;
+    read_opts(rr, &po, cfg->db_probe_rows);
+    if (rest_plan_read(&rr->b.arena, app_schema(app), name, &rr->q, &po,
                        &rr->plan, &err) < 0)
         goto fail;
     rr->has_plan = 1;
     if (rr->plan.embed)
         rr->plan.embed->per_level = cfg->db_embed_per_level;
-    rr->name = rarena_strndup(&rr->arena, name, strlen(name));
+    rr->name = rarena_strndup(&rr->b.arena, name, strlen(name));
     if (!rr->name)
         goto nomem;
-    rr->keyjson = rest_http_keyjson(&rr->arena, rr->plan.keys, rr->plan.nkeys);
+    rr->keyjson =
+        rest_http_keyjson(&rr->b.arena, rr->plan.keys, rr->plan.nkeys);
     if (!rr->keyjson)
         goto nomem;
-    rr->slot = h2o_mem_alloc_shared(&req->pool, sizeof *rr->slot, slot_dispose);
-    rr->slot->rr = rr;
-    if (rest_roles_acquire(lp, rr->as.auth.role, rr->as.auth.has_jwt,
-                           cfg->db_pool_acquisition_timeout * 1000, on_conn, rr,
-                           &err) < 0)
+    if (rest_req_acquire(&rr->b, &err) < 0)
         goto fail;
     return 0;
 nomem:
@@ -1203,6 +1165,22 @@ fail:
     send_error(req, app, &err, head);
     rreq_free(rr);
     return 0;
+}
+
+static int handle_read(rest_handler *h, h2o_req_t *req, const char *name,
+                       int head) {
+    const char *qs = "";
+    size_t qn = 0;
+    if (req->query_at != SIZE_MAX) {
+        qs = req->path.base + req->query_at + 1;
+        qn = req->path.len - req->query_at - 1;
+    }
+    return read_request(h->app, req, name, NULL, qs, qn, head, 0);
+}
+
+int rest_http_read_proc(rest_app *app, h2o_req_t *req, const rest_table *t,
+                        const char *qs, size_t qn, int head, int read_write) {
+    return read_request(app, req, t->exposed, t, qs, qn, head, read_write);
 }
 
 /* ---- OPTIONS and the OpenAPI document (spec A12) ------------------------- */
@@ -1238,11 +1216,12 @@ static int handle_options(rest_app *app, h2o_req_t *req, const char *p,
         send_error(req, app, &err, 0);
         return 0;
     }
-    /* PostgREST: a table takes every verb (PUT is not implemented here);
-       a view here only reads (its updatability is not in the schema cache
-       yet; a write to an updatable view is tried, Firebird decides) */
-    return send_allow(req, t->is_view ? "OPTIONS,GET,HEAD"
-                                      : "OPTIONS,GET,HEAD,POST,PATCH,DELETE");
+    /* PostgREST: a table takes every verb; a view here only reads (its
+       updatability is not in the schema cache yet; a write to an updatable view
+       is tried, Firebird decides) */
+    return send_allow(req, t->is_view
+                               ? "OPTIONS,GET,HEAD"
+                               : "OPTIONS,GET,HEAD,POST,PUT,PATCH,DELETE");
 }
 
 static int handle_root(rest_app *app, h2o_req_t *req, int head) {
@@ -1337,11 +1316,11 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
         return 0;
     }
     int write = method_is(req, "POST") || method_is(req, "PATCH") ||
-                method_is(req, "DELETE");
+                method_is(req, "PUT") || method_is(req, "DELETE");
     if (!method_is(req, "GET") && !head && !write) {
         rest_err_set(&err, 400, "PGRST127",
-                     "only GET, HEAD, POST, PATCH and DELETE of tables and "
-                     "views so far",
+                     "only GET, HEAD, POST, PUT, PATCH and DELETE of tables "
+                     "and views so far",
                      "Feature not implemented");
         send_error(req, app, &err, 0);
         return 0;

@@ -23,6 +23,14 @@ char **rest_http_keyjson(rarena *a, const char *const *keys, size_t n);
  *singular set), else -1 with 406 PGRST107. */
 int rest_http_accept(h2o_req_t *req, int *singular, rest_err *err);
 
+/* A read of the selectable procedure `t` (rest_table.proc, its arguments
+   set) as of a table: filters, select, order, paging, counts, singular
+   and embeds from `qs` (the query string without the arguments, n
+   bytes), answered as a read (rpc.c). `read_write`: a POST's read-write
+   transaction. */
+int rest_http_read_proc(rest_app *app, h2o_req_t *req, const rest_table *t,
+                        const char *qs, size_t qn, int head, int read_write);
+
 /* POST, PATCH and DELETE of /<name> (write.c). */
 int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name);
 

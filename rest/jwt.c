@@ -11,7 +11,7 @@
 #include <yajl/yajl_tree.h>
 
 /* PostgREST's allowed clock skew (Auth/Jwt.hs allowedSkewSeconds) */
-#define JWT_SKEW 30
+#define JWT_SKEW REST_JWT_SKEW
 /* tokens longer than this are refused before decoding */
 #define JWT_MAX_LEN 16384
 
@@ -327,6 +327,10 @@ int rest_jwt_verify(const rest_jwt_key *k, const char *tok, size_t len,
     int64_t t = 0;
     int r;
     const char *bad = NULL;
+    if (time_claim(cl, "exp", &t) > 0) { /* for the cache (jwtcache.h) */
+        out->has_exp = 1;
+        out->exp = t;
+    }
     /* PostgREST's order: exp, nbf, iat, aud; the first failure wins */
     if ((r = time_claim(cl, "exp", &t)) < 0)
         bad = "The JWT 'exp' claim must be a number";

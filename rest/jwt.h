@@ -48,7 +48,12 @@ typedef struct rest_jwt_claims {
     char *role;   /* NULL: the token names none (anonymous role applies) */
     char *claims; /* the payload's JSON text as sent */
     size_t claims_len;
+    int has_exp;
+    int64_t exp; /* the exp claim (seconds), when has_exp */
 } rest_jwt_claims;
+
+/* exp/nbf/iat are checked with this skew (seconds), as PostgREST does. */
+#define REST_JWT_SKEW 30
 
 /* Verify `token` (the text after "Bearer ") at time `now` (seconds since
    1970). 0 with `out` filled (from the arena), or -1 with PostgREST's

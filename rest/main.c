@@ -30,6 +30,7 @@
 #include "buf.h"
 #include "config.h"
 #include "jwt.h"
+#include "jwtcache.h"
 #include "reload.h"
 #include "roles.h"
 #include "schema_load.h"
@@ -223,6 +224,13 @@ static int loop_init(rest_app *app, rest_loop *lp, int index, char *err,
             return -1;
         }
     }
+    if (app->jwt && cfg->jwt_cache_max_entries > 0) {
+        lp->jwt_cache = rest_jwt_cache_new((size_t)cfg->jwt_cache_max_entries);
+        if (!lp->jwt_cache) {
+            snprintf(err, errlen, "out of memory (jwt-cache-max-entries)");
+            return -1;
+        }
+    }
     ffb_pool_options po = FFB_POOL_OPTIONS_INIT;
     po.conn = &app->conn_opts;
     int share = (cfg->db_pool + nloops - 1) / nloops;
@@ -301,11 +309,15 @@ int main(int argc, char **argv) {
     co->compress = cfg.db_compress;
     co->connect_timeout_ms = 10000;
     co->io_timeout_ms = 30000;
-    co->stmt_cache_size = 256;
+    /* db-prepared-statements = false: nothing kept (every request
+       prepares its statements: cold round trips) */
+    co->stmt_cache_size =
+        cfg.db_prepared_statements ? cfg.db_prepared_statements_max : -1;
 
     /* The schema cache, before anything is served. */
     rest_schema schema;
     rest_schema_init(&schema);
+    schema.returns_map = cfg.db_procedure_returns;
     uv_loop_t boot;
     uint64_t rts = 0;
     uv_loop_init(&boot);
@@ -340,6 +352,9 @@ int main(int argc, char **argv) {
     /* h2o's default is 1 GiB: a body longer than this gets 413 before it
        is read */
     app.h2o.max_request_entity_size = cfg.server_max_body;
+    /* h2o 2.2's one HTTP/1 timer: the time to send a request's headers,
+       and a kept-alive connection's idle time before the next request */
+    app.h2o.http1.req_timeout = (uint64_t)cfg.server_request_timeout * 1000;
     app.host = h2o_config_register_host(
         &app.h2o, h2o_iovec_init(H2O_STRLIT("default")), 65535);
     if (cfg.admin_server_port)
@@ -373,6 +388,7 @@ int main(int argc, char **argv) {
         /* h2o may leave a handle open: the process ends anyway */
         (void)uv_loop_close(&loops[i].loop);
         rest_roles_free(&loops[i]);
+        rest_jwt_cache_free(loops[i].jwt_cache);
     }
     free(loops);
     rest_reload_free(&app);

@@ -45,6 +45,7 @@ static void worker(void *arg) {
         snprintf(rl->msg, sizeof rl->msg, "out of memory");
     } else {
         rest_schema_init(s);
+        s->returns_map = rl->app->cfg->db_procedure_returns;
         uv_loop_init(&loop);
         rl->rc = rest_schema_load(&loop, &rl->app->conn_opts, s, &rts, rl->msg,
                                   sizeof rl->msg);

@@ -12,86 +12,49 @@
 #include "context.h"
 #include "http.h"
 #include "json.h"
+#include "req.h"
 #include "roles.h"
 #include "sql.h"
 #include "wsql.h"
 
 typedef struct rpcreq rpcreq;
 
-typedef struct rpc_slot {
-    rpcreq *r;
-} rpc_slot;
-
 struct rpcreq {
-    h2o_req_t *req;
-    rpc_slot *slot;
-    rest_app *app;
-    rest_loop *lp;
-    rarena arena;
-    rest_runas as; /* its role and request context (auth.h) */
+    rest_req b; /* the request on a pooled connection (req.h); b.again:
+                   more rows than the probe, run again without it */
     const rest_routine *rt;
     const char **val; /* per input argument in order; NULL: SQL NULL */
     size_t *vlen;
     size_t nargs; /* arguments passed (the rest take their defaults) */
     rbuf sql;
-    int head;
     int post;
     int unbounded; /* run again without the early commit */
-    int overflow;
     int commit_queued;
-    int waiting;
-    int failed;
-    rest_err err;
-    ffb_conn *conn;
-    ffb_uv_pool *pool;
-    ffb_tx *tx;
     ffb_stmt *stmt;
-    uint64_t rt0;
     rbuf body;
     int64_t nrows;
 };
 
-static void slot_gone(void *p) {
-    rpc_slot *s = p;
-    if (s->r)
-        s->r->req = NULL;
-}
-
 static void rpc_free(rpcreq *r) {
-    if (r->slot)
-        r->slot->r = NULL;
     rbuf_free(&r->sql);
     rbuf_free(&r->body);
-    rarena_free(&r->arena);
+    rest_req_free(&r->b);
     free(r);
 }
 
+static void destroy(rest_req *b) { rpc_free((rpcreq *)b); }
+
 static void fail_ffb(rpcreq *r, int code, const ffb_error *e) {
-    if (r->failed)
-        return;
-    r->failed = 1;
-    rest_err_from_ffb(&r->err, code, e, r->as.auth.has_jwt);
+    rest_req_fail(&r->b, code, e);
 }
 
-static void respond(rpcreq *r, uint64_t rts) {
-    h2o_req_t *req = r->req;
+static void respond(rest_req *b, uint64_t rts, int used_db) {
+    rpcreq *r = (rpcreq *)b;
+    h2o_req_t *req = r->b.req;
     char tmp[96];
-    if (!req)
+    (void)used_db; /* Server-Timing also on a failed acquire (rt=0) */
+    if (rest_req_respond_head(b, rts, 1, &r->body))
         return;
-    if (r->app->cfg->server_timing) {
-        snprintf(tmp, sizeof tmp, "db;desc=\"rt=%llu\"",
-                 (unsigned long long)rts);
-        rest_http_add_header(req, "server-timing", tmp, strlen(tmp));
-    }
-    if (!r->failed && r->body.failed) {
-        r->failed = 1;
-        rest_err_set(&r->err, 500, "PGRST000", NULL,
-                     "the response is too large");
-    }
-    if (r->failed) {
-        rest_http_send_error(req, r->app, &r->err, r->head);
-        return;
-    }
     if (r->rt->kind == REST_RT_EXECUTABLE && r->body.len == 0) {
         rest_http_send(req, 204, NULL, "", 0, 0);
         return;
@@ -116,51 +79,34 @@ static void respond(rpcreq *r, uint64_t rts) {
             rest_http_add_header(req, "preference-applied", "count=exact", 11);
     }
     rest_http_send(req, 200, "application/json; charset=utf-8", r->body.p,
-                   r->body.len, r->head);
+                   r->body.len, r->b.head);
 }
 
-static void start(rpcreq *r);
+static void start(rest_req *b);
 static void build_sql(rpcreq *r);
 
-static void finish(rpcreq *r) {
-    uint64_t rts = 0;
-    if (r->conn) {
-        rts = rest_http_conn_rts(r->conn) - r->rt0;
-        ffb_stmt_free(r->stmt);
-        ffb_stmt_free(r->as.stmt);
-        ffb_tx_free(r->tx);
-        r->stmt = r->as.stmt = NULL;
-        r->tx = NULL;
-        if (r->overflow && !r->failed) {
-            /* more rows than the probe: once more without it, fetching
-               them all before the commit (same connection) */
-            r->overflow = 0;
-            r->unbounded = 1;
-            r->commit_queued = 0;
-            r->nrows = 0;
-            rbuf_reset(&r->body);
-            rbuf_reset(&r->sql);
-            build_sql(r);
-            start(r);
-            return;
-        }
-        if (r->failed && r->err.status >= 500)
-            ffb_uv_pool_discard(r->pool, r->conn);
-        else
-            ffb_uv_pool_release(r->pool, r->conn);
-        r->conn = NULL;
+static int done(rest_req *b) {
+    rpcreq *r = (rpcreq *)b;
+    ffb_stmt_free(r->stmt);
+    r->stmt = NULL;
+    if (r->b.again && !r->b.failed) {
+        /* more rows than the probe: once more without it, fetching
+           them all before the commit (same connection) */
+        rest_req_drop_tx(b);
+        r->b.again = 0;
+        r->unbounded = 1;
+        r->commit_queued = 0;
+        r->nrows = 0;
+        rbuf_reset(&r->body);
+        rbuf_reset(&r->sql);
+        build_sql(r);
+        start(b);
+        return 1;
     }
-    respond(r, rts);
-    rpc_free(r);
+    return 0;
 }
 
-static void on_commit(ffb_conn *c, const ffb_result *res, void *data) {
-    (void)c;
-    rpcreq *r = data;
-    if (ffb_result_status(res) < 0 && !r->overflow)
-        fail_ffb(r, ffb_result_status(res), ffb_result_error(res));
-    finish(r);
-}
+static void finish(rpcreq *r) { rest_req_finish(&r->b); }
 
 static void queue_commit(rpcreq *r) {
     if (r->commit_queued)
@@ -168,12 +114,8 @@ static void queue_commit(rpcreq *r) {
     r->commit_queued = 1;
     /* a failure keeps nothing: db-pre-request's refusal of a POST whose
        procedure ran behind it, or a failed call after the block */
-    int rc = r->failed ? ffb_tx_queue_rollback(r->tx, on_commit, r)
-                       : ffb_tx_queue_commit(r->tx, on_commit, r);
-    if (rc < 0) {
-        fail_ffb(r, rc, ffb_conn_error(r->conn));
+    if (rest_req_queue_end(&r->b, r->b.failed) < 0)
         finish(r);
-    }
 }
 
 /* One row as an object of its columns. */
@@ -185,10 +127,11 @@ static int row_object(rpcreq *r, unsigned ncol) {
         if (rc < 0)
             return rc;
         if (ci.sqltype == FFB_SQL_BLOB) {
-            rest_err_set(&r->err, 400, "PGRST127", "blob outputs of procedures",
+            rest_err_set(&r->b.err, 400, "PGRST127",
+                         "blob outputs of procedures",
                          "Feature not "
                          "implemented");
-            r->failed = 1;
+            r->b.failed = 1;
             return 0;
         }
         char *k = rest_expose_name(ci.alias && *ci.alias ? ci.alias : ci.field);
@@ -215,16 +158,16 @@ static int rows(rpcreq *r) {
     for (;;) {
         int rc = ffb_stmt_fetch(r->stmt);
         if (rc == 1) {
-            if (r->failed)
+            if (r->b.failed)
                 continue;
             if (r->rt->kind == REST_RT_FUNCTION) {
                 ffb_column_info ci;
                 rc = ffb_stmt_column_info(r->stmt, 0, &ci, sizeof ci);
                 if (rc == 0 && ci.sqltype == FFB_SQL_BLOB) {
-                    rest_err_set(&r->err, 400, "PGRST127",
+                    rest_err_set(&r->b.err, 400, "PGRST127",
                                  "blob results of functions",
                                  "Feature not implemented");
-                    r->failed = 1;
+                    r->b.failed = 1;
                     continue;
                 }
                 if (rc == 0)
@@ -232,17 +175,17 @@ static int rows(rpcreq *r) {
             } else if (r->rt->kind == REST_RT_EXECUTABLE) {
                 rc = ncol ? row_object(r, ncol) : 0;
             } else {
-                if (!r->unbounded && r->nrows == r->app->cfg->db_probe_rows) {
+                if (!r->unbounded && r->nrows == r->b.app->cfg->db_probe_rows) {
                     /* one row more than the probe: the answer is longer;
                        its commit is on its way: run again without it */
-                    r->overflow = 1;
+                    r->b.again = 1;
                     return 1;
                 }
                 rbuf_addc(&r->body, r->nrows ? ',' : '[');
                 rc = row_object(r, ncol);
             }
             if (rc < 0) {
-                fail_ffb(r, rc, ffb_conn_error(r->conn));
+                fail_ffb(r, rc, ffb_conn_error(r->b.conn));
                 return 1;
             }
             r->nrows++;
@@ -251,9 +194,9 @@ static int rows(rpcreq *r) {
         if (rc == FFB_E_AGAIN) {
             if (r->commit_queued) {
                 /* cannot happen: the probe's fetch covers its rows */
-                rest_err_set(&r->err, 500, "PGRST000", NULL,
+                rest_err_set(&r->b.err, 500, "PGRST000", NULL,
                              "more rows than the probe asked for");
-                r->failed = 1;
+                r->b.failed = 1;
                 return 1;
             }
             rc = ffb_stmt_queue_fetch(r->stmt, on_fetch, r);
@@ -263,8 +206,8 @@ static int rows(rpcreq *r) {
                 continue;
         }
         if (rc < 0)
-            fail_ffb(r, rc, ffb_conn_error(r->conn));
-        if (r->rt->kind == REST_RT_SELECTABLE && !r->overflow)
+            fail_ffb(r, rc, ffb_conn_error(r->b.conn));
+        if (r->rt->kind == REST_RT_SELECTABLE && !r->b.again)
             rbuf_adds(&r->body, r->nrows ? "]" : "[]");
         return 1;
     }
@@ -292,25 +235,18 @@ static void on_exec(ffb_conn *c, const ffb_result *res, void *data) {
         queue_commit(r);
 }
 
-static void on_ctx(ffb_conn *c, const ffb_result *res, void *data) {
-    (void)c;
-    rpcreq *r = data;
-    if (ffb_result_status(res) < 0)
-        fail_ffb(r, ffb_result_status(res), ffb_result_error(res));
-}
-
 #define RPC_FUNCTION_FETCH 2
 
 static void run(rpcreq *r) {
     int rc = 0;
-    if (r->as.stmt)
-        rc = rest_runas_queue(&r->as, r->tx, on_ctx, r);
+    if (r->b.as.stmt)
+        rc = rest_req_queue_ctx(&r->b);
     for (size_t i = 0; rc == 0 && i < r->nargs; i++)
         rc = r->val[i] ? ffb_stmt_bind_text(r->stmt, (unsigned)i, r->val[i],
                                             r->vlen[i])
                        : ffb_stmt_bind_null(r->stmt, (unsigned)i);
     if (rc < 0) {
-        fail_ffb(r, rc, ffb_conn_error(r->conn));
+        fail_ffb(r, rc, ffb_conn_error(r->b.conn));
         queue_commit(r); /* the context block may be on its way */
         return;
     }
@@ -319,90 +255,66 @@ static void run(rpcreq *r) {
         ffb_stmt_set_fetch_size(r->stmt, RPC_FUNCTION_FETCH);
     else if (r->rt->kind == REST_RT_SELECTABLE) {
         bounded = !r->unbounded;
-        int64_t probe = r->app->cfg->db_probe_rows;
+        int64_t probe = r->b.app->cfg->db_probe_rows;
         if (bounded)
             rc = ffb_stmt_bind_int64(r->stmt, (unsigned)r->nargs, probe + 1);
         /* the probe's rows and the end in one fetch; unbounded: big
            batches, the commit waits for the end */
         ffb_stmt_set_fetch_size(r->stmt, bounded ? (int)probe + 2 : 1000);
         if (rc < 0) {
-            fail_ffb(r, rc, ffb_conn_error(r->conn));
+            fail_ffb(r, rc, ffb_conn_error(r->b.conn));
             queue_commit(r);
             return;
         }
     }
-    rc = ffb_stmt_queue_execute(r->stmt, r->tx, on_exec, r);
+    rc = ffb_stmt_queue_execute(r->stmt, r->b.tx, on_exec, r);
     if (rc < 0) {
-        fail_ffb(r, rc, ffb_conn_error(r->conn));
+        fail_ffb(r, rc, ffb_conn_error(r->b.conn));
         queue_commit(r);
         return;
     }
     /* the commit rides with the execute: 1 round trip warm; with
        db-pre-request a POST's waits for the block's answer (the procedure
        behind it ran whether or not the block refused the request) */
-    if (bounded && !(r->post && r->as.stmt && r->app->cfg->db_pre_request))
+    if (bounded && !(r->post && r->b.as.stmt && r->b.app->cfg->db_pre_request))
         queue_commit(r);
 }
 
-static void on_prepared(ffb_conn *c, const ffb_result *res, void *data) {
-    (void)c;
-    rpcreq *r = data;
-    if (ffb_result_status(res) < 0)
-        fail_ffb(r, ffb_result_status(res), ffb_result_error(res));
-    if (--r->waiting > 0)
-        return;
-    if (r->failed)
+static void prepared(rest_req *b) {
+    rpcreq *r = (rpcreq *)b;
+    if (r->b.failed)
         queue_commit(r);
     else
         run(r);
 }
 
-static void start(rpcreq *r) {
-    ffb_tx_options to = FFB_TX_OPTIONS_INIT;
-    to.read_only = !r->post;
-    to.isolation = FFB_ISO_READ_COMMITTED;
-    to.lock_timeout = 10;
-    int rc = ffb_tx_begin(r->conn, &to, &r->tx);
-    int r0 = 1, r1 = 1; /* 1: nothing queued, no callback */
-    if (rc == 0 && r->as.sql) {
-        r0 = ffb_conn_queue_prepare(r->conn, r->tx, r->as.sql, r->as.sql_len,
-                                    &r->as.stmt, on_prepared, r);
-        rc = r0 < 0 ? r0 : 0;
+static void start(rest_req *b) {
+    rpcreq *r = (rpcreq *)b;
+    int rc = rest_req_begin(b, !r->post, FFB_ISO_READ_COMMITTED);
+    if (rc == 0 && r->b.as.sql) {
+        rc = rest_req_prepare(b, r->b.as.sql, r->b.as.sql_len, &r->b.as.stmt);
+        rc = rc < 0 ? rc : 0;
     }
     if (rc == 0) {
-        r1 = ffb_conn_queue_prepare(r->conn, r->tx, r->sql.p, r->sql.len,
-                                    &r->stmt, on_prepared, r);
-        rc = r1 < 0 ? r1 : 0;
+        rc = rest_req_prepare(b, r->sql.p, r->sql.len, &r->stmt);
+        rc = rc < 0 ? rc : 0;
     }
-    r->waiting = (r0 == 0) + (r1 == 0);
     if (rc < 0) {
-        fail_ffb(r, rc, ffb_conn_error(r->conn));
-        if (r->waiting == 0) {
-            if (r->tx)
+        rest_req_fail_conn(b, rc);
+        if (r->b.waiting == 0) {
+            if (r->b.tx)
                 queue_commit(r);
             else
                 finish(r);
         }
         return;
     }
-    if (r->waiting == 0)
+    if (r->b.waiting == 0)
         run(r);
 }
 
-static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
-    rpcreq *r = data;
-    r->pool = pool;
-    if (status < 0) {
-        r->failed = 1;
-        rest_roles_acquire_error(pool, status, r->as.auth.role,
-                                 r->as.auth.has_jwt, &r->err);
-        finish(r);
-        return;
-    }
-    r->conn = conn;
-    r->rt0 = rest_http_conn_rts(conn);
-    start(r);
-}
+static const rest_req_ops rpc_ops = {start, prepared, NULL,
+                                     done,  respond,  destroy};
 
 /* ---- arguments ------------------------------------------------------------
  */
@@ -464,27 +376,43 @@ static int set_arg(rpcreq *r, const char *key, const char *v, size_t vn,
 static const char *const reserved[] = {"select", "order", "limit",  "offset",
                                        "or",     "and",   "columns"};
 
-/* A value shaped as a filter ("eq.1", "not.in.(1,2)"): on a name that is
-   not an argument, a filter on the result (postgrest-js's .eq() after
-   .rpc(..., {get: true})), which ffb-rest does not do yet. */
-static int filter_shaped(const char *v) {
-    static const char *const ops[] = {"eq.", "neq.", "gt.",        "gte.",
-                                      "lt.", "lte.", "like.",      "ilike.",
-                                      "in.", "is.",  "isdistinct."};
-    if (strncmp(v, "not.", 4) == 0)
-        v += 4;
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (strncmp(v, ops[i], strlen(ops[i])) == 0)
+/* A key of the read's grammar: reserved, or an embed's ("track.order"). */
+static int reserved_key(const char *k) {
+    const char *dot = strrchr(k, '.');
+    const char *last = dot ? dot + 1 : k;
+    for (size_t x = 0; x < sizeof reserved / sizeof reserved[0]; x++)
+        if (strcmp(last, reserved[x]) == 0)
             return 1;
     return 0;
 }
 
-/* The query string: the arguments of a GET; of a POST (args = 0), any key
-   is a select, order, limit or filter on the result, refused alike
-   (ignoring it would answer what was not asked for). */
+/* A value shaped as a filter ("eq.1", "not.in.(1,2)", "fts(english).x",
+   "eq(any).{1,2}"): on a name that is not an argument, a filter on the
+   result (postgrest-js's .eq() after .rpc(..., {get: true})). */
+static int filter_shaped(const char *v) {
+    static const char *const ops[] = {
+        "eq",    "neq",   "gt",   "gte",        "lt",    "lte",    "like",
+        "ilike", "in",    "is",   "isdistinct", "match", "imatch", "fts",
+        "plfts", "phfts", "wfts", "cs",         "cd",    "ov",     "sl",
+        "sr",    "nxr",   "nxl",  "adj"};
+    if (strncmp(v, "not.", 4) == 0)
+        v += 4;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        size_t n = strlen(ops[i]);
+        if (strncmp(v, ops[i], n) == 0 && (v[n] == '.' || v[n] == '('))
+            return 1;
+    }
+    return 0;
+}
+
+/* The query string. A GET's arguments; with `rq` (a selectable
+   procedure, read as a table), every key that is not an argument and is
+   reserved or has a filter-shaped value goes to `rq` as written (a POST's
+   (args = 0): every key), for the read's grammar. Without `rq` such keys
+   are 400 PGRST127 (ignoring them would answer what was not asked for). */
 static int args_from_query(rpcreq *r, rest_err *err, unsigned char *setmask,
-                           int args) {
-    h2o_req_t *req = r->req;
+                           int args, rbuf *rq) {
+    h2o_req_t *req = r->b.req;
     rbuf given;
     int unknown = 0;
     rbuf_init(&given, 4096);
@@ -497,11 +425,12 @@ static int args_from_query(rpcreq *r, rest_err *err, unsigned char *setmask,
                 i++;
             const char *eq = memchr(q + s, '=', i - s);
             size_t kn, vn;
-            char *k = qdecode(&r->arena, q + s,
+            char *k = qdecode(&r->b.arena, q + s,
                               (size_t)((eq ? eq : q + i) - (q + s)), &kn);
             char *v =
-                eq ? qdecode(&r->arena, eq + 1, (size_t)(q + i - eq - 1), &vn)
-                   : qdecode(&r->arena, "", 0, &vn);
+                eq ? qdecode(&r->b.arena, eq + 1, (size_t)(q + i - eq - 1), &vn)
+                   : qdecode(&r->b.arena, "", 0, &vn);
+            size_t seg = s, segn = i - s;
             i++;
             if (!k || !v) {
                 rbuf_free(&given);
@@ -511,20 +440,25 @@ static int args_from_query(rpcreq *r, rest_err *err, unsigned char *setmask,
             if (kn == 0)
                 continue;
             size_t pos;
-            int refuse = !args || (!rest_routine_find_arg(r->rt, k, &pos) &&
-                                   filter_shaped(v));
-            for (size_t x = 0;
-                 !refuse && x < sizeof reserved / sizeof reserved[0]; x++)
-                refuse = strcmp(k, reserved[x]) == 0;
-            if (refuse) {
+            int arg = args && rest_routine_find_arg(r->rt, k, &pos);
+            int result =
+                !args || (!arg && (filter_shaped(v) || reserved_key(k)));
+            if (result && rq) {
+                if (rq->len)
+                    rbuf_addc(rq, '&');
+                rbuf_add(rq, q + seg, segn);
+                continue;
+            }
+            if (result) {
                 rbuf_free(&given);
                 rest_err_set(err, 400, "PGRST127",
                              "select, order, limit and filters on "
-                             "RPC results",
+                             "the results of functions and executable "
+                             "procedures",
                              "Feature not implemented");
                 return -1;
             }
-            if (rest_routine_find_arg(r->rt, k, &pos))
+            if (arg)
                 setmask[pos] = 1;
             unknown |= set_arg(r, k, v, vn, 0, &given);
         }
@@ -536,13 +470,33 @@ static int args_from_query(rpcreq *r, rest_err *err, unsigned char *setmask,
 }
 
 static int args_from_body(rpcreq *r, rest_err *err, unsigned char *setmask) {
-    h2o_req_t *req = r->req;
+    h2o_req_t *req = r->b.req;
     size_t n = req->entity.len;
     if (req->entity.base == NULL || n == 0)
         return 0; /* no body: no arguments */
-    char *text = rarena_strndup(&r->arena, req->entity.base, n);
+    char *text = rarena_strndup(&r->b.arena, req->entity.base, n);
     char eb[128];
     yajl_val doc = text ? yajl_tree_parse(text, eb, sizeof eb) : NULL;
+    const h2o_iovec_t *pv = rest_http_header(req, "prefer");
+    rest_prefer pf;
+    rest_parse_prefer(pv ? pv->base : NULL, pv ? pv->len : 0, &pf);
+    if (doc && pf.params_single && strlen(text) == n) {
+        /* Prefer: params=single-object: the whole body, as JSON text, is
+           the one argument (Firebird has no json type: a text argument) */
+        yajl_tree_free(doc);
+        if (r->rt->nin != 1) {
+            rest_err_set(err, 404, "PGRST202", NULL,
+                         "Could not find the function %s with a single "
+                         "parameter in the schema cache",
+                         r->rt->exposed);
+            return -1;
+        }
+        setmask[0] = 1;
+        r->val[0] = text;
+        r->vlen[0] = n;
+        r->nargs = 1;
+        return 0;
+    }
     if (!doc || !YAJL_IS_OBJECT(doc) || strlen(text) != n) {
         yajl_tree_free(doc);
         rest_err_set(err, 400, "PGRST102", NULL, "Empty or invalid json");
@@ -571,8 +525,8 @@ static int args_from_body(rpcreq *r, rest_err *err, unsigned char *setmask) {
                          "Feature not implemented");
             return -1;
         }
-        char *copy = t ? rarena_strndup(&r->arena, t, strlen(t)) : NULL;
-        char *kc = rarena_strndup(&r->arena, k, strlen(k));
+        char *copy = t ? rarena_strndup(&r->b.arena, t, strlen(t)) : NULL;
+        char *kc = rarena_strndup(&r->b.arena, k, strlen(k));
         if ((t && !copy) || !kc) {
             yajl_tree_free(doc);
             rbuf_free(&given);
@@ -653,15 +607,11 @@ int rest_rpc_handle(rest_app *app, h2o_req_t *req, const char *name, size_t n) {
         rest_http_send_error(req, app, &err, head);
         return 0;
     }
-    r->req = req;
-    r->app = app;
-    r->lp = rest_http_loop(req);
-    r->head = head;
+    rest_req_init(&r->b, &rpc_ops, app, req, head, 8u << 20);
     r->post = post;
-    rarena_init(&r->arena, 8u << 20);
     rbuf_init(&r->sql, 1u << 20);
     rbuf_init(&r->body, 64u << 20);
-    char *nm = rarena_strndup(&r->arena, name, n);
+    char *nm = rarena_strndup(&r->b.arena, name, n);
     if (!nm || memchr(name, '/', n) || n == 0) {
         rest_err_set(&err, 404, "PGRST125", NULL,
                      "Invalid path specified in request URL");
@@ -675,31 +625,63 @@ int rest_rpc_handle(rest_app *app, h2o_req_t *req, const char *name, size_t n) {
                      nm);
         goto fail;
     }
-    r->val = rarena_alloc(&r->arena, (r->rt->nin + 1) * sizeof *r->val);
-    r->vlen = rarena_alloc(&r->arena, (r->rt->nin + 1) * sizeof *r->vlen);
-    unsigned char *setmask = rarena_alloc(&r->arena, r->rt->nin + 1);
+    r->val = rarena_alloc(&r->b.arena, (r->rt->nin + 1) * sizeof *r->val);
+    r->vlen = rarena_alloc(&r->b.arena, (r->rt->nin + 1) * sizeof *r->vlen);
+    unsigned char *setmask = rarena_alloc(&r->b.arena, r->rt->nin + 1);
     if (!r->val || !r->vlen || !setmask) {
         rest_err_set(&err, 500, "PGRST000", NULL, "out of memory");
         goto fail;
     }
-    if ((post ? (args_from_query(r, &err, setmask, 0) < 0
+    /* a selectable procedure reads as a table: the query string's keys
+       that are not arguments are the read's */
+    rbuf rq;
+    int selectable = r->rt->kind == REST_RT_SELECTABLE;
+    rbuf_init(&rq, 1u << 20);
+    if ((post ? (args_from_query(r, &err, setmask, 0, selectable ? &rq : NULL) <
+                         0
                      ? -1
                      : args_from_body(r, &err, setmask))
-              : args_from_query(r, &err, setmask, 1)) < 0 ||
-        check_args(r, setmask, &err) < 0)
+              : args_from_query(r, &err, setmask, 1, selectable ? &rq : NULL)) <
+            0 ||
+        check_args(r, setmask, &err) < 0) {
+        rbuf_free(&rq);
         goto fail;
-    if (rest_runas_request(app, req, &r->arena, &r->as, &err) < 0)
+    }
+    if (selectable && (!post || rq.len)) {
+        /* GET/HEAD always, a POST with a query string: as a read of the
+           procedure's table (with db-pre-request a POST's end must wait
+           for the block, which the read path does not do) */
+        if (post && app->cfg->db_pre_request) {
+            rbuf_free(&rq);
+            rest_err_set(&err, 400, "PGRST127",
+                         "select, order, limit and filters on a POST to a "
+                         "procedure with db-pre-request",
+                         "Feature not implemented");
+            goto fail;
+        }
+        rest_table t = r->rt->out;
+        t.proc_vals = r->val;
+        t.proc_nvals = r->nargs;
+        const char *qs = rq.len ? rbuf_cstr(&rq) : "";
+        if (rq.failed) {
+            rbuf_free(&rq);
+            rest_err_set(&err, 414, "PGRST000", NULL, "URI too long");
+            goto fail;
+        }
+        rest_http_read_proc(app, req, &t, qs, rq.len, head, post);
+        rbuf_free(&rq);
+        rpc_free(r);
+        return 0;
+    }
+    rbuf_free(&rq);
+    if (rest_req_runas(&r->b, &err) < 0)
         goto fail;
     build_sql(r);
     if (r->sql.failed) {
         rest_err_set(&err, 500, "PGRST000", NULL, "out of memory");
         goto fail;
     }
-    r->slot = h2o_mem_alloc_shared(&req->pool, sizeof *r->slot, slot_gone);
-    r->slot->r = r;
-    if (rest_roles_acquire(r->lp, r->as.auth.role, r->as.auth.has_jwt,
-                           app->cfg->db_pool_acquisition_timeout * 1000,
-                           on_conn, r, &err) < 0)
+    if (rest_req_acquire(&r->b, &err) < 0)
         goto fail;
     return 0;
 fail:

@@ -14,10 +14,14 @@
  * (a routine that writes fails with 25006: 405), POST read-write; other
  * methods 405 PGRST101. Values go as text (the server converts them) or
  * NULL. Warm: 1 round trip (start, execute with its rows, commit in one
- * write): a selectable procedure is asked for db-probe-rows + 1 rows
- * (FETCH NEXT ?), all in the first fetch; when they are all there it is
- * run again without the limit and the early commit, as reads are. Blob outputs
- * and filters/select/order on the result are not done yet (PGRST127).
+ * write). A selectable procedure is read as a table by the read path
+ * (rest_http_read_proc): the query string's keys that are not arguments
+ * are its filters, select, order, paging and embeds (through `@returns
+ * <table>` in its description), as in PostgREST; a POST's query string
+ * is all the read's. Prefer: params=single-object passes a POST's whole
+ * body as the one argument. Filters and select on a function's or an
+ * executable procedure's result, and their blob outputs, are 400
+ * PGRST127.
  */
 #ifndef FFB_REST_RPC_H
 #define FFB_REST_RPC_H

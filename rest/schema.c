@@ -4,6 +4,7 @@
 #include "buf.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,32 +30,36 @@ char *rest_expose_name(const char *stored) {
 
 void rest_schema_init(rest_schema *s) { memset(s, 0, sizeof *s); }
 
-void rest_schema_free(rest_schema *s) {
-    for (size_t i = 0; i < s->ntables; i++) {
-        rest_table *t = &s->tables[i];
-        for (size_t c = 0; c < t->ncols; c++) {
-            free(t->cols[c].name);
-            free(t->cols[c].exposed);
-        }
-        for (size_t f = 0; f < t->nfks; f++) {
-            for (size_t c = 0; c < t->fks[f].ncols; c++) {
-                free(t->fks[f].cols[c]);
-                free(t->fks[f].ref_cols[c]);
-            }
-            free(t->fks[f].cols);
-            free(t->fks[f].ref_cols);
-            free(t->fks[f].name);
-            free(t->fks[f].ref_table);
-        }
-        free(t->fks);
-        free(t->pk);
-        free(t->cols);
-        free(t->name);
-        free(t->exposed);
+static void table_free(rest_table *t) {
+    for (size_t c = 0; c < t->ncols; c++) {
+        free(t->cols[c].name);
+        free(t->cols[c].exposed);
     }
+    for (size_t f = 0; f < t->nfks; f++) {
+        for (size_t c = 0; c < t->fks[f].ncols; c++) {
+            free(t->fks[f].cols[c]);
+            free(t->fks[f].ref_cols[c]);
+        }
+        free(t->fks[f].cols);
+        free(t->fks[f].ref_cols);
+        free(t->fks[f].name);
+        free(t->fks[f].ref_table);
+    }
+    free(t->fks);
+    free(t->pk);
+    free(t->cols);
+    free(t->name);
+    free(t->exposed);
+}
+
+void rest_schema_free(rest_schema *s) {
+    for (size_t i = 0; i < s->ntables; i++)
+        table_free(&s->tables[i]);
     free(s->tables);
     for (size_t i = 0; i < s->nroutines; i++) {
         rest_routine *r = &s->routines[i];
+        table_free(&r->out);
+        free(r->returns);
         for (size_t a = 0; a < r->nin; a++) {
             free(r->in[a].name);
             free(r->in[a].exposed);
@@ -93,8 +98,151 @@ rest_routine *rest_schema_routine(rest_schema *s, const char *name, int kind) {
         return NULL;
     }
     r->kind = kind;
+    r->out.name = dupstr(name);
+    r->out.exposed = rest_expose_name(name);
+    if (!r->out.name || !r->out.exposed) {
+        free(r->name);
+        free(r->exposed);
+        free(r->out.name);
+        free(r->out.exposed);
+        return NULL;
+    }
+    r->out.proc = r->name;
     s->nroutines++;
     return r;
+}
+
+int rest_routine_set_returns(rest_routine *r, const char *d, size_t n) {
+    static const char tag[] = "@returns";
+    size_t tl = sizeof tag - 1, i = 0;
+    while (i + tl <= n && memcmp(d + i, tag, tl) != 0)
+        i++;
+    if (i + tl > n)
+        return 0;
+    i += tl;
+    if (i < n && !isspace((unsigned char)d[i]))
+        return 0; /* "@returnsX": not the annotation */
+    while (i < n && isspace((unsigned char)d[i]))
+        i++;
+    char name[256];
+    size_t k = 0;
+    if (i < n && d[i] == '"') {
+        for (i++; i < n && k + 1 < sizeof name; i++) {
+            if (d[i] == '"') {
+                if (i + 1 < n && d[i + 1] == '"')
+                    i++;
+                else
+                    break;
+            }
+            name[k++] = d[i];
+        }
+        if (i >= n || d[i] != '"')
+            return 0; /* unterminated or too long */
+    } else {
+        while (i < n && k + 1 < sizeof name &&
+               (isalnum((unsigned char)d[i]) || d[i] == '_' || d[i] == '$'))
+            name[k++] = (char)toupper((unsigned char)d[i++]);
+    }
+    if (k == 0)
+        return 0;
+    name[k] = '\0';
+    free(r->returns);
+    r->returns = dupstr(name);
+    return r->returns ? 0 : -1;
+}
+
+static long col_index(const rest_table *t, const char *stored);
+
+/* `out` takes `t`'s name, key and the foreign keys it has the columns of. */
+static int link_table(rest_table *out, const rest_table *t) {
+    for (size_t k = 0; k < t->npk; k++)
+        if (col_index(out, t->cols[t->pk[k]].name) < 0)
+            goto fks; /* not every key column is an output: no key */
+    for (size_t k = 0; k < t->npk; k++)
+        if (rest_table_add_pk(out, t->cols[t->pk[k]].name) < 0)
+            return -1;
+fks:
+    for (size_t f = 0; f < t->nfks; f++) {
+        const rest_fk *fk = &t->fks[f];
+        size_t c = 0;
+        while (c < fk->ncols && col_index(out, fk->cols[c]) >= 0)
+            c++;
+        for (size_t k = 0; c == fk->ncols && k < fk->ncols; k++)
+            if (rest_table_add_fk(out, fk->name, fk->ref_table, fk->cols[k],
+                                  fk->ref_cols[k]) < 0)
+                return -1;
+    }
+    char *nm = dupstr(t->name), *ex = dupstr(t->exposed);
+    if (!nm || !ex) {
+        free(nm);
+        free(ex);
+        return -1;
+    }
+    free(out->name);
+    free(out->exposed);
+    out->name = nm;
+    out->exposed = ex;
+    return 0;
+}
+
+/* db-procedure-returns: "proc:table, proc:table". */
+static int apply_map(rest_schema *s, const char *m) {
+    while (m && *m) {
+        while (*m == ' ' || *m == ',')
+            m++;
+        if (!*m)
+            break;
+        const char *colon = strchr(m, ':');
+        const char *end = strchr(m, ',');
+        if (!end)
+            end = m + strlen(m);
+        if (!colon || colon > end)
+            return -2;
+        char proc[256], tab[300];
+        size_t pn = (size_t)(colon - m), tn = (size_t)(end - colon - 1);
+        while (pn && m[pn - 1] == ' ')
+            pn--;
+        const char *t = colon + 1;
+        while (tn && *t == ' ')
+            t++, tn--;
+        while (tn && t[tn - 1] == ' ')
+            tn--;
+        if (pn == 0 || tn == 0 || pn >= sizeof proc || tn + 10 >= sizeof tab)
+            return -2;
+        memcpy(proc, m, pn);
+        proc[pn] = '\0';
+        snprintf(tab, sizeof tab, "@returns %.*s", (int)tn, t);
+        rest_routine *r = (rest_routine *)rest_schema_find_routine(s, proc);
+        if (!r || r->kind != REST_RT_SELECTABLE)
+            return -2;
+        free(r->returns);
+        r->returns = NULL;
+        if (rest_routine_set_returns(r, tab, strlen(tab)) < 0)
+            return -1;
+        if (!r->returns)
+            return -2;
+        m = end;
+    }
+    return 0;
+}
+
+int rest_schema_link_routines(rest_schema *s) {
+    int rc = apply_map(s, s->returns_map);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < s->nroutines; i++) {
+        rest_routine *r = &s->routines[i];
+        r->out.proc = r->name;
+        if (r->kind != REST_RT_SELECTABLE || !r->returns)
+            continue;
+        const rest_table *t = NULL;
+        for (size_t k = 0; k < s->ntables && !t; k++)
+            if (strcmp(s->tables[k].name, r->returns) == 0)
+                t = &s->tables[k];
+        if (t && link_table(&r->out, t) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 int rest_routine_add_arg(rest_routine *r, const char *name, int has_default) {

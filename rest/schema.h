@@ -45,6 +45,14 @@ typedef struct rest_table {
     size_t npk;
     rest_fk *fks;
     size_t nfks;
+    /* A selectable procedure read as a table (RPC): its outputs as the
+       columns, and with `@returns <table>` in its description that
+       table's name, primary key and foreign keys (so embeds resolve as
+       on the table). The SQL reads FROM "<proc>"(?, ...) "<name>"; the
+       argument values (NULL: SQL NULL) are set per request on a copy. */
+    const char *proc;
+    const char *const *proc_vals;
+    size_t proc_nvals;
 } rest_table;
 
 /* A procedure or a PSQL function (spec A7). */
@@ -64,6 +72,11 @@ typedef struct rest_routine {
     size_t nin;
     size_t cap_in;
     size_t nout; /* procedure outputs (a function: 1) */
+    /* a selectable procedure: its outputs as a table (rest_table.proc),
+       linked to `returns` by rest_schema_link_routines */
+    rest_table out;
+    char *returns; /* `@returns <table>` of RDB$DESCRIPTION (stored name
+                      as written, or upper-cased unquoted), NULL: none */
 } rest_routine;
 
 typedef struct rest_schema {
@@ -73,6 +86,9 @@ typedef struct rest_schema {
     /* a source text of the database mentions `request.` (spec A8.3:
        db-request-context = auto sends the request context) */
     int reads_request_context;
+    /* db-procedure-returns ("proc:table, proc:table"), set before the
+       load; wins over a description's @returns */
+    const char *returns_map;
     rest_routine *routines; /* procedures and functions (outside packages) */
     size_t nroutines;
     size_t cap_routines;
@@ -107,6 +123,20 @@ const rest_routine *rest_schema_find_routine(const rest_schema *s,
                                              const char *name);
 const rest_arg *rest_routine_find_arg(const rest_routine *r, const char *name,
                                       size_t *pos);
+
+/* Set `r->returns` from a description text: the name after the first
+   "@returns" (unquoted: letters, digits, `_`, `$`, taken in upper case;
+   or "quoted" as is). 0, or -1 on no memory; no annotation is not an
+   error. */
+int rest_routine_set_returns(rest_routine *r, const char *desc, size_t n);
+/* Once every table and routine is in: `returns_map` sets `returns` of
+   the procedures it names (names as a client gives them, A4.1; -2 for a
+   malformed map or one naming no procedure), then each selectable
+   procedure's `out` table takes its `returns` table's name, primary key and
+   foreign keys (those whose columns are all outputs of the procedure). A
+   `returns` naming no table is left unlinked (the procedure reads as itself).
+   -1 on no memory. */
+int rest_schema_link_routines(rest_schema *s);
 
 /* The cache as text, a line per table, column and key (ffb-rest
    --schema, tests). */

@@ -69,12 +69,24 @@ static const char q_context[] =
 /* Procedures (RDB$PROCEDURE_TYPE 1 selectable, 2 executable) with their
    parameters (RDB$PARAMETER_TYPE 0 in, 1 out) in order, and PSQL
    functions with their arguments (the return value is the argument at
-   RDB$RETURN_ARGUMENT); outside packages. One query, kind 3 a function. */
+   RDB$RETURN_ARGUMENT); outside packages. One query, kind 3 a function.
+   An output parameter's type (columns 6-13, as q_columns) makes it a
+   column of the procedure read as a table; column 14 is the text of the
+   description from its `@returns` on (rest_routine_set_returns). */
 static const char q_routines[] =
     "SELECT TRIM(p.RDB$PROCEDURE_NAME), COALESCE(p.RDB$PROCEDURE_TYPE, 1), "
     "TRIM(pp.RDB$PARAMETER_NAME), COALESCE(pp.RDB$PARAMETER_TYPE, -1), "
     "COALESCE(pp.RDB$PARAMETER_NUMBER, -1), "
-    "(pp.RDB$DEFAULT_SOURCE IS NOT NULL OR f.RDB$DEFAULT_SOURCE IS NOT NULL) "
+    "(pp.RDB$DEFAULT_SOURCE IS NOT NULL OR f.RDB$DEFAULT_SOURCE IS NOT NULL), "
+    "f.RDB$FIELD_TYPE, COALESCE(f.RDB$FIELD_SUB_TYPE, 0), "
+    "COALESCE(f.RDB$FIELD_SCALE, 0), COALESCE(f.RDB$FIELD_LENGTH, 0), "
+    "COALESCE(f.RDB$CHARACTER_LENGTH, 0), COALESCE(f.RDB$FIELD_PRECISION, 0), "
+    "COALESCE(f.RDB$CHARACTER_SET_ID, -1), "
+    "COALESCE(pp.RDB$NULL_FLAG, f.RDB$NULL_FLAG, 0), "
+    "IIF(POSITION('@returns' IN p.RDB$DESCRIPTION) > 0, "
+    "CAST(SUBSTRING(p.RDB$DESCRIPTION FROM "
+    "POSITION('@returns' IN p.RDB$DESCRIPTION) FOR 300) "
+    "AS VARCHAR(300) CHARACTER SET UTF8), NULL) "
     "FROM RDB$PROCEDURES p LEFT JOIN RDB$PROCEDURE_PARAMETERS pp "
     "ON pp.RDB$PROCEDURE_NAME = p.RDB$PROCEDURE_NAME "
     "AND pp.RDB$PACKAGE_NAME IS NULL "
@@ -84,7 +96,8 @@ static const char q_routines[] =
     "SELECT TRIM(fn.RDB$FUNCTION_NAME), 3, TRIM(a.RDB$ARGUMENT_NAME), "
     "IIF(a.RDB$ARGUMENT_POSITION = fn.RDB$RETURN_ARGUMENT, 1, 0), "
     "a.RDB$ARGUMENT_POSITION, "
-    "(a.RDB$DEFAULT_SOURCE IS NOT NULL OR f.RDB$DEFAULT_SOURCE IS NOT NULL) "
+    "(a.RDB$DEFAULT_SOURCE IS NOT NULL OR f.RDB$DEFAULT_SOURCE IS NOT NULL), "
+    "NULL, 0, 0, 0, 0, 0, -1, 0, NULL "
     "FROM RDB$FUNCTIONS fn JOIN RDB$FUNCTION_ARGUMENTS a "
     "ON a.RDB$FUNCTION_NAME = fn.RDB$FUNCTION_NAME "
     "AND a.RDB$PACKAGE_NAME IS NULL "
@@ -145,6 +158,20 @@ static int i32(ffb_stmt *st, unsigned col) {
     return (int)v;
 }
 
+/* A column's type from the 8 columns from `at` on (q_columns' order:
+   type, sub type, scale, length, character length, precision, character
+   set, null flag). */
+static void col_type(ffb_stmt *st, unsigned at, rest_column *c) {
+    c->type = i32(st, at);
+    c->subtype = i32(st, at + 1);
+    c->scale = i32(st, at + 2);
+    c->length = i32(st, at + 3);
+    c->charlen = i32(st, at + 4);
+    c->precision = i32(st, at + 5);
+    c->charset = i32(st, at + 6);
+    c->notnull = i32(st, at + 7) != 0;
+}
+
 static int column_row(loader *l) {
     char rel[256], name[256];
     ffb_stmt *st = l->cols;
@@ -154,14 +181,7 @@ static int column_row(loader *l) {
     rest_column *c = t ? rest_table_add_column(t, name) : NULL;
     if (!c)
         return FFB_E_NOMEM;
-    c->type = i32(st, 4);
-    c->subtype = i32(st, 5);
-    c->scale = i32(st, 6);
-    c->length = i32(st, 7);
-    c->charlen = i32(st, 8);
-    c->precision = i32(st, 9);
-    c->charset = i32(st, 10);
-    c->notnull = i32(st, 11) != 0;
+    col_type(st, 4, c);
     c->computed = i32(st, 12);
     c->has_default = i32(st, 13);
     c->identity = i32(st, 14);
@@ -208,10 +228,22 @@ static int routine_row(loader *l) {
     rest_routine *r = rest_schema_routine(l->schema, name, kind);
     if (!r)
         return FFB_E_NOMEM;
-    if (ptype == 1)
+    if (ptype == 1) {
         r->nout++;
-    else if (ptype == 0 && arg[0] &&
-             rest_routine_add_arg(r, arg, i32(st, 5)) < 0)
+        if (kind == REST_RT_SELECTABLE && arg[0]) {
+            rest_column *c = rest_table_add_column(&r->out, arg);
+            if (!c)
+                return FFB_E_NOMEM;
+            col_type(st, 6, c);
+        }
+    }
+    if (!r->returns && ffb_stmt_is_null(st, 14) == 0) {
+        char desc[1024];
+        text(st, 14, desc, sizeof desc);
+        if (rest_routine_set_returns(r, desc, strlen(desc)) < 0)
+            return FFB_E_NOMEM;
+    }
+    if (ptype == 0 && arg[0] && rest_routine_add_arg(r, arg, i32(st, 5)) < 0)
         return FFB_E_NOMEM;
     return 0;
 }
@@ -387,5 +419,16 @@ int rest_schema_load(uv_loop_t *loop, const ffb_conn_options *opts,
     uv_run(loop, UV_RUN_DEFAULT);
     if (round_trips)
         *round_trips = l.rt;
+    int lk = l.rc == 0 ? rest_schema_link_routines(out) : 0;
+    if (lk == -2) {
+        snprintf(err, errlen,
+                 "db-procedure-returns: expected proc:table, ... naming "
+                 "selectable procedures");
+        return FFB_E_INVAL;
+    }
+    if (lk < 0) {
+        snprintf(err, errlen, "schema cache: out of memory");
+        return FFB_E_NOMEM;
+    }
     return l.rc;
 }

@@ -35,9 +35,10 @@ typedef struct rest_loop {
     uv_tcp_t listener;
     uv_tcp_t admin_listener;
     int has_admin;
-    ffb_uv_pool *pool;        /* no role, or db-anon-role */
-    size_t pool_share;        /* connections per pool on this loop */
-    struct rest_roles *roles; /* a pool per JWT role (roles.c) */
+    ffb_uv_pool *pool;                /* no role, or db-anon-role */
+    size_t pool_share;                /* connections per pool on this loop */
+    struct rest_roles *roles;         /* a pool per JWT role (roles.c) */
+    struct rest_jwt_cache *jwt_cache; /* jwt-cache-max-entries (jwtcache.h) */
     uv_async_t stop;
     uv_async_t reset; /* a reload published a new schema cache */
     uv_signal_t sigusr1;

@@ -266,6 +266,116 @@ static int add_src(gen *g, const rest_column ***src, size_t *cap,
     return 0;
 }
 
+/* RDB$FIELD_TYPE of the exact numbers: SMALLINT, INTEGER, BIGINT, INT128
+   (NUMERIC/DECIMAL are these with a scale) */
+static int is_exact(const rest_column *c) {
+    return c->type == 7 || c->type == 8 || c->type == 16 || c->type == 26;
+}
+
+/* An aggregate (A4.6): FN(col), FN(CAST(col AS t)), COUNT(*), with the
+   aggregate's own cast around it. Firebird's AVG of an exact number keeps
+   its scale and truncates (AVG of INTEGER 1, 2 is 1); PostgreSQL's is
+   exact with decimals: an exact column is averaged as DOUBLE PRECISION
+   unless the client cast it. `src`: the column whose type the output
+   has (MIN/MAX without casts), else NULL. */
+static int agg_sql(gen *g, const rest_select *it, rbuf *b,
+                   const rest_column **src) {
+    static const char *const fn[] = {"", "SUM", "AVG", "MIN", "MAX", "COUNT"};
+    const rest_column *col = NULL;
+    if (*it->name && !(col = column(g, it->name)))
+        return -1;
+    if (it->agg_cast)
+        rbuf_adds(b, "CAST(");
+    rbuf_printf(b, "%s(", fn[it->agg]);
+    if (!col) {
+        rbuf_addc(b, '*');
+    } else if (it->cast || (it->agg == REST_AGG_AVG && is_exact(col))) {
+        rbuf_adds(b, "CAST(");
+        col_ref(g, b, col);
+        rbuf_adds(b, " AS ");
+        if (!it->cast)
+            rbuf_adds(b, "DOUBLE PRECISION");
+        else if (cast_sql(g, it->cast, b) < 0)
+            return -1;
+        rbuf_addc(b, ')');
+    } else {
+        col_ref(g, b, col);
+    }
+    rbuf_addc(b, ')');
+    if (it->agg_cast) {
+        rbuf_adds(b, " AS ");
+        if (cast_sql(g, it->agg_cast, b) < 0)
+            return -1;
+        rbuf_addc(b, ')');
+    }
+    *src = (it->agg == REST_AGG_MIN || it->agg == REST_AGG_MAX) && !it->cast &&
+                   !it->agg_cast
+               ? col
+               : NULL;
+    return 0;
+}
+
+/* An aggregate's key: the alias, else the function's name (PostgREST's). */
+static const char *agg_key(const rest_select *it) {
+    static const char *const key[] = {"", "sum", "avg", "min", "max", "count"};
+    return it->alias ? it->alias : key[it->agg];
+}
+
+/* " GROUP BY" the columns select does not aggregate (PostgREST's
+   automatic GROUP BY); nothing when every item is an aggregate. */
+static int group_by(gen *g, const rest_query *q, rbuf *b) {
+    int first = 1;
+    for (size_t i = 0; i < q->nselect; i++) {
+        const rest_select *it = &q->select[i];
+        if (it->agg || it->embed)
+            continue;
+        if (strcmp(it->name, "*") == 0) {
+            for (size_t c = 0; c < g->t->ncols; c++) {
+                rbuf_adds(b, first ? " GROUP BY " : ", ");
+                first = 0;
+                col_ref(g, b, &g->t->cols[c]);
+            }
+            continue;
+        }
+        const rest_column *col = column(g, it->name);
+        if (!col)
+            return -1;
+        rbuf_adds(b, first ? " GROUP BY " : ", ");
+        first = 0;
+        col_ref(g, b, col);
+    }
+    return 0;
+}
+
+/* Aggregates only at the top level of a read without embeds, and only
+   with db-aggregates-enabled (else PostgREST's PGRST123). */
+static int check_aggs(const rest_query *q, int allowed, int top,
+                      rest_err *err) {
+    for (size_t i = 0; i < q->nselect; i++) {
+        const rest_select *it = &q->select[i];
+        if (it->embed) {
+            if (check_aggs(it->embed->q, allowed, 0, err) < 0)
+                return -1;
+            continue;
+        }
+        if (!it->agg)
+            continue;
+        if (!allowed) {
+            rest_err_set(err, 400, "PGRST123", NULL,
+                         "Use of aggregate functions is not allowed");
+            return -1;
+        }
+        if (!top || q->nembeds) {
+            rest_err_set(err, 400, "PGRST127",
+                         top ? "aggregates with embeds"
+                             : "aggregates inside embeds",
+                         "Feature not implemented");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int rest_gen_select(gen *g, const rest_query *q, rbuf *b) {
     size_t kcap = 0, scap = 0;
     const rest_column **src = NULL; /* per key: its column, NULL if cast */
@@ -275,6 +385,17 @@ int rest_gen_select(gen *g, const rest_query *q, rbuf *b) {
         const rest_select *it = q->nselect ? &q->select[i] : NULL;
         if (it && it->embed)
             continue; /* embed.c */
+        if (it && it->agg) {
+            const rest_column *asrc;
+            if (!first)
+                rbuf_adds(b, ", ");
+            first = 0;
+            if (agg_sql(g, it, b, &asrc) < 0 ||
+                add_src(g, &src, &scap, asrc) < 0 ||
+                add_key(g, agg_key(it), &kcap) < 0)
+                return -1;
+            continue;
+        }
         if (!it || strcmp(it->name, "*") == 0) {
             for (size_t c = 0; c < g->t->ncols; c++) {
                 if (!first)
@@ -377,6 +498,32 @@ int rest_plan_where(rarena *arena, const rest_table *t, const rest_query *q,
 
 void rest_quote_ident(rbuf *b, const char *name) { quote_ident(b, name); }
 
+int rest_gen_from(rest_gen *g, const rest_table *t, rbuf *b) {
+    if (!t->proc) {
+        quote_ident(b, t->name);
+        return 0;
+    }
+    /* a selectable procedure: its arguments are the statement's first
+       parameters; named as the table, so that qualified columns (the
+       embeds' EXISTS, order=rel(col)) read it */
+    quote_ident(b, t->proc);
+    if (t->proc_nvals) {
+        rbuf_addc(b, '(');
+        for (size_t i = 0; i < t->proc_nvals; i++) {
+            rest_param p = {0};
+            p.text = t->proc_vals[i];
+            p.is_null = !p.text;
+            rbuf_adds(b, i ? ", ?" : "?");
+            if (rest_gen_param(g, &p) < 0)
+                return -1;
+        }
+        rbuf_addc(b, ')');
+    }
+    rbuf_addc(b, ' ');
+    quote_ident(b, t->name);
+    return 0;
+}
+
 int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
                    const rest_query *q, const rest_plan_opts *opts,
                    rest_plan *plan, rest_err *err) {
@@ -384,19 +531,24 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
     memset(plan, 0, sizeof *plan);
     rbuf_init(&plan->sql, 1u << 20);
     rbuf_init(&plan->count_sql, 1u << 20);
-    g.t = rest_schema_find(schema, name);
+    g.t = opts->table ? opts->table : rest_schema_find(schema, name);
     if (!g.t) {
         rest_err_set(err, 404, "PGRST205", NULL,
                      "Could not find the table '%.128s' in the schema cache",
                      name);
         return -1;
     }
+    if (check_aggs(q, opts->aggregates, 1, err) < 0)
+        goto fail0;
     if (q->nembeds &&
         rest_embed_resolve(arena, schema, g.t, q, &plan->embed, err) < 0)
         goto fail0;
-    rbuf where;
+    rbuf where, group, from;
     rbuf_init(&where, 1u << 20);
-    if (where_sql(&g, q, &where) < 0)
+    rbuf_init(&group, 1u << 20);
+    rbuf_init(&from, 1u << 20);
+    /* FROM, then WHERE: a procedure's arguments come first */
+    if (rest_gen_from(&g, g.t, &from) < 0 || where_sql(&g, q, &where) < 0)
         goto fail;
     g.ep = plan->embed;
     if (plan->embed && rest_embed_root_where(plan->embed, &g, &where) < 0)
@@ -413,9 +565,12 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
             rbuf_adds(&plan->sql, "1"); /* only embeds without keys */
     }
     rbuf_adds(&plan->sql, " FROM ");
-    quote_ident(&plan->sql, g.t->name);
+    rbuf_add(&plan->sql, from.p, from.len);
     if (where.len)
         rbuf_add(&plan->sql, where.p, where.len);
+    if (q->naggs && group_by(&g, q, &group) < 0)
+        goto fail;
+    rbuf_add(&plan->sql, group.p, group.len);
     size_t before_order = plan->sql.len;
     if (rest_gen_order(&g, q, opts, &plan->sql) < 0)
         goto fail;
@@ -445,24 +600,46 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
         fetch = opts->probe + 1;
     }
     if (off > 0 || fetch >= 0) {
-        rest_param p = {1, off, NULL};
+        rest_param p = {1, off, NULL, 0};
         rbuf_adds(&plan->sql, " OFFSET ? ROWS");
         if (rest_gen_param(&g, &p) < 0)
             goto fail;
     }
     if (fetch >= 0) {
-        rest_param p = {1, fetch, NULL};
+        rest_param p = {1, fetch, NULL, 0};
         rbuf_adds(&plan->sql, " FETCH NEXT ? ROWS ONLY");
         if (rest_gen_param(&g, &p) < 0)
             goto fail;
     }
     if (opts->count_exact) {
+        /* with aggregates: the groups (one without GROUP BY); with a
+           limit: at most that many (ROWS, inside a derived table) */
+        int sub = q->naggs || opts->count_limit > 0;
         rbuf_adds(&plan->count_sql, "SELECT COUNT(*) FROM ");
-        quote_ident(&plan->count_sql, g.t->name);
+        if (sub)
+            rbuf_adds(&plan->count_sql, q->naggs ? "(SELECT COUNT(*) AS N FROM "
+                                                 : "(SELECT 1 AS N FROM ");
+        rbuf_add(&plan->count_sql, from.p, from.len);
         if (where.len)
             rbuf_add(&plan->count_sql, where.p, where.len);
+        if (q->naggs)
+            rbuf_add(&plan->count_sql, group.p, group.len);
+        if (opts->count_limit > 0)
+            rbuf_printf(&plan->count_sql, " ROWS %lld",
+                        (long long)opts->count_limit);
+        if (sub)
+            rbuf_addc(&plan->count_sql, ')');
     }
-    if (plan->sql.failed || plan->count_sql.failed || where.failed) {
+    if (opts->count_planned && !g.t->proc) {
+        plan->est_sql =
+            "SELECT I.RDB$STATISTICS FROM RDB$RELATION_CONSTRAINTS C JOIN "
+            "RDB$INDICES I ON I.RDB$INDEX_NAME = C.RDB$INDEX_NAME WHERE "
+            "C.RDB$RELATION_NAME = ? AND C.RDB$CONSTRAINT_TYPE IN ('PRIMARY "
+            "KEY', 'UNIQUE') ORDER BY C.RDB$CONSTRAINT_TYPE ROWS 1";
+        plan->est_table = g.t->name;
+    }
+    if (plan->sql.failed || plan->count_sql.failed || where.failed ||
+        group.failed || from.failed) {
         rest_err_set(err, 400, "PGRST100", NULL,
                      "the generated SQL is too long");
         goto fail;
@@ -470,6 +647,8 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
     rbuf_cstr(&plan->sql);
     rbuf_cstr(&plan->count_sql);
     rbuf_free(&where);
+    rbuf_free(&group);
+    rbuf_free(&from);
     if (plan->embed &&
         rest_embed_plan(plan->embed, arena, q, opts, plan, err) < 0) {
         rest_plan_free(plan);
@@ -478,9 +657,43 @@ int rest_plan_read(rarena *arena, const rest_schema *schema, const char *name,
     return 0;
 fail:
     rbuf_free(&where);
+    rbuf_free(&group);
+    rbuf_free(&from);
 fail0:
     rest_plan_free(plan);
     return -1;
+}
+
+int64_t rest_plan_estimate(double s) {
+    if (!(s > 0) || s > 1) /* 0 (never computed), NaN, nonsense */
+        return -1;
+    double rows = 1 / s + 0.5;
+    return rows >= 9e18 ? -1 : (int64_t)rows;
+}
+
+void rest_plan_count_opts(rest_plan_opts *o, int kind) {
+    o->count_exact = kind == REST_COUNT_EXACT || kind == REST_COUNT_ESTIMATED;
+    /* estimated without db-max-rows is the count (no estimate needed) */
+    o->count_planned = kind == REST_COUNT_PLANNED ||
+                       (kind == REST_COUNT_ESTIMATED && o->max_rows >= 0);
+    o->count_limit =
+        kind == REST_COUNT_ESTIMATED && o->max_rows >= 0 ? o->max_rows + 1 : 0;
+}
+
+int64_t rest_plan_count_total(int kind, int64_t max_rows, int64_t counted,
+                              int64_t planned) {
+    switch (kind) {
+    case REST_COUNT_EXACT:
+        return counted;
+    case REST_COUNT_PLANNED:
+        return planned;
+    case REST_COUNT_ESTIMATED:
+        if (counted < 0 || max_rows < 0 || counted <= max_rows)
+            return counted;
+        return planned < 0 ? -1 : planned > counted ? planned : counted;
+    default:
+        return -1;
+    }
 }
 
 void rest_plan_free(rest_plan *plan) {
@@ -496,6 +709,8 @@ void rest_plan_dump(const rest_plan *plan, rbuf *b) {
     for (size_t i = 0; i < plan->nparams; i++) {
         if (plan->params[i].is_int)
             rbuf_printf(b, " %lld", (long long)plan->params[i].i);
+        else if (plan->params[i].is_null)
+            rbuf_adds(b, " NULL");
         else {
             rbuf_adds(b, " '");
             rbuf_adds(b, plan->params[i].text);
@@ -514,6 +729,8 @@ void rest_plan_dump(const rest_plan *plan, rbuf *b) {
         rbuf_add(b, plan->count_sql.p, plan->count_sql.len);
         rbuf_printf(b, " (%zu params)", plan->nwhere);
     }
+    if (plan->est_sql)
+        rbuf_printf(b, "\nestimate: %s ('%s')", plan->est_sql, plan->est_table);
     rbuf_addc(b, '\n');
     if (plan->embed)
         rest_embed_dump(plan->embed, b);

@@ -17,17 +17,26 @@ typedef struct rest_param {
     int is_int; /* OFFSET/FETCH values */
     int64_t i;
     const char *text; /* values from the URL, bound as text */
+    int is_null;      /* a procedure's argument given as null */
 } rest_param;
 
 typedef struct rest_plan_opts {
-    int64_t max_rows;  /* db-max-rows, -1: none */
-    int null_order_pg; /* 1: PostgreSQL's null placement (A4.4) */
-    int count_exact;   /* Prefer: count=exact */
-    int64_t probe;     /* > 0: a read without a limit asks for probe + 1
-                          rows, so that the whole answer fits one fetch
-                          (and the commit can ride with it); more rows
-                          than that and the server reads again without
-                          the probe */
+    int64_t max_rows;        /* db-max-rows, -1: none */
+    int null_order_pg;       /* 1: PostgreSQL's null placement (A4.4) */
+    int count_exact;         /* Prefer: count=exact */
+    int64_t probe;           /* > 0: a read without a limit asks for probe + 1
+                                rows, so that the whole answer fits one fetch
+                                (and the commit can ride with it); more rows
+                                than that and the server reads again without
+                                the probe */
+    int aggregates;          /* db-aggregates-enabled: else aggregates in select
+                                are 400 PGRST123 */
+    int64_t count_limit;     /* > 0: the count query counts at most this many
+                                rows (count=estimated: db-max-rows + 1) */
+    int count_planned;       /* count=planned/estimated: the row estimate's
+                                statement (est_sql) */
+    const rest_table *table; /* read this one instead of `name`'s (a
+                                selectable procedure, rest_table.proc) */
 } rest_plan_opts;
 
 typedef struct rest_plan {
@@ -49,7 +58,37 @@ typedef struct rest_plan {
     int64_t probe;            /* > 0: the SQL's FETCH is probe + 1 rows although
                                  the client set no limit */
     struct rest_eplan *embed; /* the embeds' statements (embed.h), or NULL */
+    /* count=planned/estimated: Firebird has no planner estimate in SQL, so
+       the selectivity of the table's primary key (else a unique key)
+       index, RDB$INDICES.RDB$STATISTICS (1 / its distinct keys, from the
+       last SET STATISTICS or index build), read in the same write; the
+       estimate is round(1 / selectivity) rows whatever the filters (0:
+       never computed, a view or no unique key: unknown). One parameter:
+       est_table, the stored name. NULL: not asked. */
+    const char *est_sql;
+    const char *est_table;
 } rest_plan;
+
+/* The row estimate from the selectivity est_sql read: -1 when unknown. */
+int64_t rest_plan_estimate(double selectivity);
+
+/* Prefer: count= */
+enum rest_count {
+    REST_COUNT_NONE = 0,
+    REST_COUNT_EXACT,
+    REST_COUNT_PLANNED,
+    REST_COUNT_ESTIMATED
+};
+/* The count fields of `o` for `kind` (o->max_rows set first): exact
+   counts; planned reads the estimate; estimated counts at most
+   db-max-rows + 1 rows and reads the estimate too. */
+void rest_plan_count_opts(rest_plan_opts *o, int kind);
+/* The total of Content-Range (-1: "*") from the count (-1: none) and the
+   estimate (-1: unknown), as PostgREST: planned the estimate; estimated
+   the count when it is at most db-max-rows (or there is no db-max-rows),
+   else the larger of the two (unknown when the estimate is). */
+int64_t rest_plan_count_total(int kind, int64_t max_rows, int64_t counted,
+                              int64_t planned);
 
 /*
  * Plan a read of `table` (`name` as the client gave it). Returns 0, or -1
@@ -84,6 +123,10 @@ int rest_gen_order(rest_gen *g, const rest_query *q, const rest_plan_opts *o,
 int rest_plan_where(rarena *arena, const rest_table *t, const rest_query *q,
                     rbuf *out, rest_param **params, size_t *nparams,
                     rest_err *err);
+
+/* What a read names after FROM: the table, or a selectable procedure
+   with its arguments as parameters and the table's name as alias. */
+int rest_gen_from(rest_gen *g, const rest_table *t, rbuf *b);
 
 /* `name` as a double-quoted SQL identifier. */
 void rest_quote_ident(rbuf *b, const char *name);

@@ -589,6 +589,50 @@ static int parse_relation(parser *ps, const char *s, size_t n, size_t i,
     return parse_select_into(ps, q, s + i + 1, n - i - 2, depth + 1);
 }
 
+/* A cast's type at s[*i] (after "::"), up to "." or the end. */
+static int parse_cast(parser *ps, const char *s, size_t n, size_t *i, span it,
+                      const char **out) {
+    size_t st = *i;
+    while (*i < n && s[*i] != '.')
+        (*i)++;
+    span c = trim((span){s + st, *i - st});
+    for (size_t k = 0; k < c.n; k++) {
+        unsigned char ch = (unsigned char)c.p[k];
+        if (!isalnum(ch) && ch != '_' && ch != '(' && ch != ')' && ch != ',' &&
+            ch != ' ')
+            return perr(ps, "bad cast",
+                        "\"failed to parse select parameter (%.*s)\"",
+                        (int)(it.n > 64 ? 64 : it.n), it.p);
+    }
+    if (c.n == 0)
+        return perr(ps, "expecting a type after \"::\"",
+                    "\"failed to parse select parameter\"");
+    char *cast = rarena_strndup(ps->arena, c.p, c.n);
+    if (!cast)
+        return nomem(ps);
+    for (char *p = cast; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    *out = cast;
+    return 0;
+}
+
+/* The end of a select item at s[i]: an aggregate's "::cast", spaces. */
+static int select_tail(parser *ps, const char *s, size_t n, size_t i, span it,
+                       rest_select *out) {
+    if (out->agg && n - i >= 2 && s[i] == ':' && s[i + 1] == ':') {
+        i += 2;
+        if (parse_cast(ps, s, n, &i, it, &out->agg_cast) < 0)
+            return -1;
+    }
+    while (i < n && s[i] == ' ')
+        i++;
+    if (i != n)
+        return perr(ps, "unexpected text in select item",
+                    "\"failed to parse select parameter (%.*s)\"",
+                    (int)(it.n > 64 ? 64 : it.n), it.p);
+    return 0;
+}
+
 static int parse_select_item(parser *ps, span it, rest_select *out,
                              size_t depth) {
     const char *s = it.p;
@@ -638,10 +682,13 @@ static int parse_select_item(parser *ps, span it, rest_select *out,
     }
     while (i < n && s[i] == ' ')
         i++;
-    if (n - i >= 7 && memcmp(s + i, "count()", 7) == 0)
-        return rest_err_set(ps->err, 400, "PGRST123", NULL,
-                            "Use of aggregate functions is not allowed"),
-               -1;
+    if (n - i >= 7 && memcmp(s + i, "count()", 7) == 0) {
+        /* count(): the rows of each group */
+        out->name = "";
+        out->agg = REST_AGG_COUNT;
+        i += 7;
+        return select_tail(ps, s, n, i, it, out);
+    }
     if (i < n && s[i] == '*' && (i + 1 == n || s[i + 1] == ' ')) {
         if (out->alias)
             return perr(ps, "\"*\" cannot be renamed",
@@ -655,50 +702,26 @@ static int parse_select_item(parser *ps, span it, rest_select *out,
         return parse_relation(ps, s, n, i, out, depth);
     if (i + 1 < n && s[i] == '-' && s[i + 1] == '>')
         return not_impl(ps, "JSON paths (->, ->>): Firebird has no JSON");
+    if (n - i >= 2 && s[i] == ':' && s[i + 1] == ':') {
+        i += 2;
+        if (parse_cast(ps, s, n, &i, it, &out->cast) < 0)
+            return -1;
+    }
     if (i < n && s[i] == '.') {
         span rest = {s + i + 1, n - i - 1};
         for (size_t k = 0; k < 5; k++) {
             size_t an = strlen(aggregates[k]);
             if (rest.n >= an + 2 && memcmp(rest.p, aggregates[k], an) == 0 &&
-                rest.p[an] == '(')
-                return rest_err_set(ps->err, 400, "PGRST123", NULL,
-                                    "Use of aggregate functions is not "
-                                    "allowed"),
-                       -1;
+                rest.p[an] == '(' && rest.p[an + 1] == ')') {
+                out->agg = (int)k + REST_AGG_SUM;
+                return select_tail(ps, s, n, i + 1 + an + 2, it, out);
+            }
         }
         return perr(ps, "unexpected \".\" in select",
                     "\"failed to parse select parameter (%.*s)\"",
                     (int)(it.n > 64 ? 64 : it.n), it.p);
     }
-    if (n - i >= 2 && s[i] == ':' && s[i + 1] == ':') {
-        i += 2;
-        span c = trim((span){s + i, n - i});
-        for (size_t k = 0; k < c.n; k++) {
-            unsigned char ch = (unsigned char)c.p[k];
-            if (!isalnum(ch) && ch != '_' && ch != '(' && ch != ')' &&
-                ch != ',' && ch != ' ')
-                return perr(ps, "bad cast",
-                            "\"failed to parse select parameter (%.*s)\"",
-                            (int)(it.n > 64 ? 64 : it.n), it.p);
-        }
-        if (c.n == 0)
-            return perr(ps, "expecting a type after \"::\"",
-                        "\"failed to parse select parameter\"");
-        char *cast = rarena_strndup(ps->arena, c.p, c.n);
-        if (!cast)
-            return nomem(ps);
-        for (char *p = cast; *p; p++)
-            *p = (char)tolower((unsigned char)*p);
-        out->cast = cast;
-        i = n;
-    }
-    while (i < n && s[i] == ' ')
-        i++;
-    if (i != n)
-        return perr(ps, "unexpected text in select item",
-                    "\"failed to parse select parameter (%.*s)\"",
-                    (int)(it.n > 64 ? 64 : it.n), it.p);
-    return 0;
+    return select_tail(ps, s, n, i, it, out);
 }
 
 static int parse_select_into(parser *ps, rest_query *q, const char *v,
@@ -724,6 +747,8 @@ static int parse_select_into(parser *ps, rest_query *q, const char *v,
             return -1;
         if (q->select[count].embed)
             q->nembeds++;
+        if (q->select[count].agg)
+            q->naggs++;
         count++;
         if (count > 1000)
             return perr(ps, NULL, "select has more than 1000 items");
@@ -734,6 +759,7 @@ static int parse_select_into(parser *ps, rest_query *q, const char *v,
 
 static int parse_select(parser *ps, const char *v, size_t vn) {
     ps->q->nembeds = 0;
+    ps->q->naggs = 0;
     return parse_select_into(ps, ps->q, v, vn, 0);
 }
 
@@ -1088,12 +1114,18 @@ static void dump_select(const rest_query *q, rbuf *b) {
         }
         if (q->select[i].embed)
             dump_embed(&q->select[i], b);
+        else if (q->select[i].agg == REST_AGG_COUNT && !*q->select[i].name)
+            rbuf_adds(b, "count()");
         else if (strcmp(q->select[i].name, "*") == 0)
             rbuf_addc(b, '*');
         else
             dump_str(b, q->select[i].name);
         if (q->select[i].cast)
             rbuf_printf(b, "::%s", q->select[i].cast);
+        if (q->select[i].agg && *q->select[i].name)
+            rbuf_printf(b, ".%s()", aggregates[q->select[i].agg - 1]);
+        if (q->select[i].agg_cast)
+            rbuf_printf(b, "::%s", q->select[i].agg_cast);
     }
 }
 

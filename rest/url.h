@@ -76,11 +76,24 @@ typedef struct rest_embed {
     struct rest_query *q;
 } rest_embed;
 
+/* Aggregates of select (spec A4.6): `col.sum()`, `count()`. */
+enum rest_agg {
+    REST_AGG_NONE = 0,
+    REST_AGG_SUM,
+    REST_AGG_AVG,
+    REST_AGG_MIN,
+    REST_AGG_MAX,
+    REST_AGG_COUNT
+};
+
 typedef struct rest_select {
-    const char *alias; /* NULL: none */
-    const char *name;  /* "*" for all */
-    const char *cast;  /* NULL: none; lower case as given */
-    rest_embed *embed; /* NULL: a column; else name is the relation */
+    const char *alias;    /* NULL: none */
+    const char *name;     /* "*" for all; "" for count() */
+    const char *cast;     /* NULL: none; lower case as given (with an
+                             aggregate: the aggregated column's cast) */
+    rest_embed *embed;    /* NULL: a column; else name is the relation */
+    int agg;              /* enum rest_agg */
+    const char *agg_cast; /* the aggregate's cast (`col.sum()::text`) */
 } rest_select;
 
 enum rest_nulls { REST_NULLS_DEFAULT = 0, REST_NULLS_FIRST, REST_NULLS_LAST };
@@ -115,14 +128,16 @@ typedef struct rest_query {
     int64_t range_to; /* -1: open */
     size_t nleaves;
     size_t nembeds; /* select items that are embeds */
+    size_t naggs;   /* select items that are aggregates */
 } rest_query;
 
 /*
  * Parse `qs` (the part after '?', not decoded, may be empty) and the Range
  * header (`range` may be NULL). Everything lives in `arena`. Returns 0, or
  * -1 with `err` set (PGRST100 400 for the grammar; PGRST103 416 for a bad
- * range; PGRST108 for a filter on an embed; PGRST123 aggregates; PGRST127
- * for what is not implemented yet).
+ * range; PGRST108 for a filter on an embed; PGRST127 for what is not
+ * implemented yet). Aggregates are parsed; the planner refuses them
+ * (PGRST123) unless db-aggregates-enabled.
  */
 int rest_parse_query(rarena *arena, const char *qs, size_t qslen,
                      const char *range, size_t rangelen, const rest_limits *lim,

@@ -29,14 +29,11 @@
 #include "context.h"
 #include "http.h"
 #include "json.h"
+#include "req.h"
 #include "roles.h"
 #include "wsql.h"
 
 typedef struct wreq wreq;
-
-typedef struct wslot {
-    wreq *w;
-} wslot;
 
 typedef struct wexec {
     wreq *w;
@@ -44,11 +41,7 @@ typedef struct wexec {
 } wexec;
 
 struct wreq {
-    h2o_req_t *req;
-    wslot *slot;
-    rest_app *app;
-    rest_loop *lp;
-    rarena arena;
+    rest_req b; /* the request on a pooled connection (req.h) */
     rest_query q;
     rest_body body;
     rest_wplan plan;
@@ -59,47 +52,31 @@ struct wreq {
     int rollback;   /* end with a rollback */
     int tx_applied; /* Preference-Applied: tx=... */
     const char *name;
-    ffb_conn *conn;
-    ffb_uv_pool *pool; /* the role's: where the connection goes back */
-    rest_runas as;     /* its role and request context (auth.h) */
-    ffb_tx *tx;
     ffb_stmt **stmts;
     wexec *ex;
-    size_t waiting_prepares;
     size_t pending; /* executes (and their fetches) not finished */
     int end_queued;
-    uint64_t rt0;
     rbuf out; /* the representation */
     int64_t nout;
     int64_t affected;
+    int put_inserted; /* PUT: the row was new (201 with representation) */
     rbuf location;
-    int failed;
-    rest_err err;
     char **keyjson;
 };
 
 static void w_free(wreq *w) {
-    if (w->slot)
-        w->slot->w = NULL;
     if (w->has_plan)
         rest_wplan_free(&w->plan);
     rbuf_free(&w->out);
     rbuf_free(&w->location);
-    rarena_free(&w->arena);
+    rest_req_free(&w->b);
     free(w);
 }
 
-static void w_slot_dispose(void *p) {
-    wslot *s = p;
-    if (s->w)
-        s->w->req = NULL;
-}
+static void destroy(rest_req *r) { w_free((wreq *)r); }
 
 static void w_fail(wreq *w, int code, const ffb_error *e) {
-    if (w->failed)
-        return;
-    w->failed = 1;
-    rest_err_from_ffb(&w->err, code, e, w->as.auth.has_jwt);
+    rest_req_fail(&w->b, code, e);
 }
 
 /* ---- the response ------------------------------------------------------- */
@@ -126,29 +103,34 @@ static void pref_applied(wreq *w) {
         ADD("missing=default");
 #undef ADD
     if (n && n < sizeof tmp)
-        rest_http_add_header(w->req, "preference-applied", tmp, n);
+        rest_http_add_header(w->b.req, "preference-applied", tmp, n);
 }
 
-static void respond(wreq *w, uint64_t rts, int used_db) {
-    h2o_req_t *req = w->req;
+static void respond(rest_req *r, uint64_t rts, int used_db) {
+    wreq *w = (wreq *)r;
+    h2o_req_t *req = w->b.req;
     char tmp[96];
-    if (!req)
+    if (rest_req_respond_head(r, rts, used_db, &w->out))
         return;
-    if (w->app->cfg->server_timing && used_db) {
-        snprintf(tmp, sizeof tmp, "db;desc=\"rt=%llu\"",
-                 (unsigned long long)rts);
-        rest_http_add_header(req, "server-timing", tmp, strlen(tmp));
-    }
-    if (!w->failed && w->out.failed) {
-        w->failed = 1;
-        rest_err_set(&w->err, 500, "PGRST000", NULL,
-                     "the response is too large");
-    }
-    if (w->failed) {
-        rest_http_send_error(req, w->app, &w->err, 0);
-        return;
-    }
     int repr = w->pf.ret == REST_RET_REPR;
+    if (w->kind == REST_W_PUT) {
+        /* PostgREST: no Content-Range; 201 when the row was new, else 200,
+           with the representation; 204 without */
+        pref_applied(w);
+        if (!repr)
+            rest_http_send(req, 204, NULL, "", 0, 0);
+        else if (w->singular)
+            rest_http_send(req, w->put_inserted ? 201 : 200,
+                           "application/vnd.pgrst.object+json; charset=utf-8",
+                           w->out.p + 1, w->out.len - 1, 0);
+        else {
+            rbuf_addc(&w->out, ']');
+            rest_http_send(req, w->put_inserted ? 201 : 200,
+                           "application/json; charset=utf-8", w->out.p,
+                           w->out.len, 0);
+        }
+        return;
+    }
     /* Content-Range: POST and DELETE "* / *" (with count=exact "* / n"),
        PATCH "0-(n-1) / *", without the spaces */
     int64_t n = repr || w->plan.count_only || w->kind != REST_W_INSERT
@@ -185,34 +167,21 @@ static void respond(wreq *w, uint64_t rts, int used_db) {
     }
 }
 
-static void finish(wreq *w) {
-    uint64_t rts = 0;
-    int used = w->conn != NULL;
-    if (w->conn) {
-        rts = rest_http_conn_rts(w->conn) - w->rt0;
-        for (size_t i = 0; w->stmts && i < w->plan.nstmts; i++)
-            ffb_stmt_free(w->stmts[i]);
-        ffb_stmt_free(w->as.stmt);
-        w->as.stmt = NULL;
-        ffb_tx_free(w->tx);
-        w->tx = NULL;
-        if (w->failed && w->err.status >= 500)
-            ffb_uv_pool_discard(w->pool, w->conn);
-        else
-            ffb_uv_pool_release(w->pool, w->conn);
-        w->conn = NULL;
-    }
-    respond(w, rts, used);
-    w_free(w);
+/* The statements go before the connection does. */
+static int done(rest_req *r) {
+    wreq *w = (wreq *)r;
+    for (size_t i = 0; w->stmts && i < w->plan.nstmts; i++)
+        ffb_stmt_free(w->stmts[i]);
+    w->stmts = NULL;
+    return 0;
 }
+
+static void finish(wreq *w) { rest_req_finish(&w->b); }
 
 /* ---- the transaction's end ---------------------------------------------- */
 
-static void on_end(ffb_conn *conn, const ffb_result *res, void *data) {
-    (void)conn;
-    wreq *w = data;
-    if (ffb_result_status(res) < 0)
-        w_fail(w, ffb_result_status(res), ffb_result_error(res));
+static void ended(rest_req *r) {
+    wreq *w = (wreq *)r;
     w->end_queued = 2;
     if (w->pending == 0)
         finish(w);
@@ -224,11 +193,7 @@ static void queue_end(wreq *w) {
     w->end_queued = 1;
     /* a failure undoes everything: the failing statement undid itself,
        the blocks before it are rolled back */
-    int rb = w->rollback || w->failed;
-    int rc = rb ? ffb_tx_queue_rollback(w->tx, on_end, w)
-                : ffb_tx_queue_commit(w->tx, on_end, w);
-    if (rc < 0) {
-        w_fail(w, rc, ffb_conn_error(w->conn));
+    if (rest_req_queue_end(&w->b, w->rollback || w->b.failed) < 0) {
         w->end_queued = 2;
         if (w->pending == 0)
             finish(w);
@@ -289,6 +254,27 @@ static int location(wreq *w, ffb_stmt *st) {
 }
 
 static int one_row(wreq *w, ffb_stmt *st) {
+    unsigned off = 0; /* the first key's column */
+    if (w->plan.put) {
+        /* M: the body's key is the URL's (else nothing was written); I:
+           the row was new */
+        int64_t m = 0, ins = 0;
+        ffb_stmt_get_int64(st, 0, &m);
+        ffb_stmt_get_int64(st, 1, &ins);
+        if (!m) {
+            rest_err_set(&w->b.err, 400, "PGRST115", NULL,
+                         "Payload values do not match URL in primary key "
+                         "column(s)");
+            w->b.failed = 1;
+            return 0;
+        }
+        w->put_inserted = ins != 0;
+        if (w->pf.ret != REST_RET_REPR) {
+            w->affected++;
+            return 0;
+        }
+        off = 2;
+    }
     if (w->plan.count_only) {
         int64_t v = 0;
         if (ffb_stmt_get_int64(st, 0, &v) == 0)
@@ -305,12 +291,12 @@ static int one_row(wreq *w, ffb_stmt *st) {
     rbuf_addc(&w->out, '{');
     for (size_t c = 0; c < w->plan.nkeys; c++) {
         ffb_column_info ci;
-        int rc = ffb_stmt_column_info(st, (unsigned)c, &ci, sizeof ci);
+        int rc = ffb_stmt_column_info(st, (unsigned)c + off, &ci, sizeof ci);
         if (c)
             rbuf_addc(&w->out, ',');
         rbuf_adds(&w->out, w->keyjson[c]);
         if (rc == 0)
-            rc = json_column(&w->out, st, (unsigned)c, &ci);
+            rc = json_column(&w->out, st, (unsigned)c + off, &ci);
         if (rc < 0)
             return rc;
     }
@@ -321,13 +307,13 @@ static int one_row(wreq *w, ffb_stmt *st) {
 /* Every statement is answered: with the singular object asked for, a
    write of other than one row is refused and rolled back (PostgREST). */
 static void check_singular(wreq *w) {
-    if (!w->singular || w->failed || w->affected == 1)
+    if (!w->singular || w->b.failed || w->affected == 1)
         return;
-    w->failed = 1;
+    w->b.failed = 1;
     char d[96];
     snprintf(d, sizeof d, "The result contains %lld rows",
              (long long)w->affected);
-    rest_err_set(&w->err, 406, "PGRST116", d,
+    rest_err_set(&w->b.err, 406, "PGRST116", d,
                  "JSON object requested, multiple (or no) rows returned");
 }
 
@@ -340,8 +326,8 @@ static int rows(wexec *x) {
     for (;;) {
         int rc = ffb_stmt_fetch(st);
         if (rc == 1) {
-            if (!w->failed && (rc = one_row(w, st)) < 0) {
-                w_fail(w, rc, ffb_conn_error(w->conn));
+            if (!w->b.failed && (rc = one_row(w, st)) < 0) {
+                w_fail(w, rc, ffb_conn_error(w->b.conn));
                 return 1;
             }
             continue;
@@ -355,13 +341,13 @@ static int rows(wexec *x) {
         }
         if (rc == FFB_E_AGAIN) {
             /* cannot happen: the fetch size covers the block's rows */
-            rest_err_set(&w->err, 500, "PGRST000", NULL,
+            rest_err_set(&w->b.err, 500, "PGRST000", NULL,
                          "more rows than the write returns");
-            w->failed = 1;
+            w->b.failed = 1;
             return 1;
         }
         if (rc < 0)
-            w_fail(w, rc, ffb_conn_error(w->conn));
+            w_fail(w, rc, ffb_conn_error(w->b.conn));
         return 1;
     }
 }
@@ -411,21 +397,14 @@ static int bind_params(ffb_stmt *st, const rest_wstmt *ws) {
     return 0;
 }
 
-static void on_ctx(ffb_conn *conn, const ffb_result *res, void *data) {
-    (void)conn;
-    wreq *w = data;
-    /* db-pre-request refused: answered before the statements' answers,
-       so the end (queued once they are in) rolls back */
-    if (ffb_result_status(res) < 0)
-        w_fail(w, ffb_result_status(res), ffb_result_error(res));
-}
-
 static void run(wreq *w) {
     size_t n = w->plan.nstmts;
-    if (w->as.stmt) {
-        int rc = rest_runas_queue(&w->as, w->tx, on_ctx, w);
+    /* a refusal of db-pre-request is answered before the statements'
+       answers, so the end (queued once they are in) rolls back */
+    if (w->b.as.stmt) {
+        int rc = rest_req_queue_ctx(&w->b);
         if (rc < 0) {
-            w_fail(w, rc, ffb_conn_error(w->conn));
+            w_fail(w, rc, ffb_conn_error(w->b.conn));
             w->pending = 0;
             finish(w); /* nothing was queued */
             return;
@@ -444,14 +423,14 @@ static void run(wreq *w) {
         if (rc == 0) {
             w->ex[i].w = w;
             w->ex[i].i = i;
-            rc = ffb_stmt_queue_execute(st, w->tx, on_exec, &w->ex[i]);
+            rc = ffb_stmt_queue_execute(st, w->b.tx, on_exec, &w->ex[i]);
         }
         if (rc < 0) {
             /* a value refused before anything was sent, or no memory:
                nothing of this statement went out */
-            w_fail(w, rc, ffb_conn_error(w->conn));
+            w_fail(w, rc, ffb_conn_error(w->b.conn));
             w->pending -= n - i;
-            if (i == 0 && !w->as.stmt)
+            if (i == 0 && !w->b.as.stmt)
                 finish(w); /* nothing was queued */
             else
                 queue_end(w); /* the executes queued before: rolled back */
@@ -459,21 +438,18 @@ static void run(wreq *w) {
         }
     }
     /* one statement whose rows all come with its execute: the end rides
-       in the same write */
-    if (n == 1 && !w->singular &&
-        (!w->plan.stmts[0].cursor || w->kind == REST_W_INSERT) &&
-        !(w->as.stmt && w->app->cfg->db_pre_request))
+       in the same write (a PUT writes one row or none, and none is its
+       error already: the singular check need not wait) */
+    int put = w->kind == REST_W_PUT;
+    if (n == 1 && (!w->singular || put) &&
+        (!w->plan.stmts[0].cursor || w->kind == REST_W_INSERT || put) &&
+        !(w->b.as.stmt && w->b.app->cfg->db_pre_request))
         queue_end(w);
 }
 
-static void on_prepared(ffb_conn *conn, const ffb_result *res, void *data) {
-    (void)conn;
-    wreq *w = data;
-    if (ffb_result_status(res) < 0)
-        w_fail(w, ffb_result_status(res), ffb_result_error(res));
-    if (--w->waiting_prepares > 0)
-        return;
-    if (w->failed) {
+static void prepared(rest_req *r) {
+    wreq *w = (wreq *)r;
+    if (w->b.failed) {
         w->pending = 0;
         queue_end(w);
         return;
@@ -481,64 +457,45 @@ static void on_prepared(ffb_conn *conn, const ffb_result *res, void *data) {
     run(w);
 }
 
-static void start(wreq *w) {
-    ffb_tx_options to = FFB_TX_OPTIONS_INIT;
-    to.isolation = FFB_ISO_READ_COMMITTED;
-    to.lock_timeout = 10;
-    int rc = ffb_tx_begin(w->conn, &to, &w->tx);
+static void start(rest_req *r) {
+    wreq *w = (wreq *)r;
+    int rc = rest_req_begin(r, 0, FFB_ISO_READ_COMMITTED);
     size_t n = w->plan.nstmts;
-    w->stmts = rarena_alloc(&w->arena, (n + 1) * sizeof *w->stmts);
-    w->ex = rarena_alloc(&w->arena, (n + 1) * sizeof *w->ex);
+    w->stmts = rarena_alloc(&w->b.arena, (n + 1) * sizeof *w->stmts);
+    w->ex = rarena_alloc(&w->b.arena, (n + 1) * sizeof *w->ex);
     if (rc == 0 && (!w->stmts || !w->ex))
         rc = FFB_E_NOMEM;
     if (rc < 0) {
-        w_fail(w, rc, ffb_conn_error(w->conn));
+        w_fail(w, rc, ffb_conn_error(w->b.conn));
         finish(w);
         return;
     }
     w->pending = n;
-    size_t waiting = 0;
-    if (w->as.sql) {
-        int r = ffb_conn_queue_prepare(w->conn, w->tx, w->as.sql, w->as.sql_len,
-                                       &w->as.stmt, on_prepared, w);
-        if (r < 0)
-            w_fail(w, r, ffb_conn_error(w->conn));
-        waiting += r == 0;
+    if (w->b.as.sql) {
+        int q =
+            rest_req_prepare(r, w->b.as.sql, w->b.as.sql_len, &w->b.as.stmt);
+        if (q < 0)
+            w_fail(w, q, ffb_conn_error(w->b.conn));
     }
-    for (size_t i = 0; !w->failed && i < n; i++) {
+    for (size_t i = 0; !w->b.failed && i < n; i++) {
         const rest_wstmt *ws = &w->plan.stmts[i];
-        int r = ffb_conn_queue_prepare(w->conn, w->tx, ws->sql.p, ws->sql.len,
-                                       &w->stmts[i], on_prepared, w);
-        if (r < 0) {
-            w_fail(w, r, ffb_conn_error(w->conn));
+        int q = rest_req_prepare(r, ws->sql.p, ws->sql.len, &w->stmts[i]);
+        if (q < 0) {
+            w_fail(w, q, ffb_conn_error(w->b.conn));
             break;
         }
-        waiting += r == 0;
     }
-    w->waiting_prepares = waiting;
-    if (waiting)
-        return; /* on_prepared goes on */
-    if (w->failed) {
+    if (w->b.waiting)
+        return; /* prepared() goes on */
+    if (w->b.failed) {
         finish(w);
         return;
     }
     run(w); /* every statement cached: one write for everything */
 }
 
-static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
-    wreq *w = data;
-    w->pool = pool;
-    if (status < 0) {
-        w->failed = 1;
-        rest_roles_acquire_error(pool, status, w->as.auth.role,
-                                 w->as.auth.has_jwt, &w->err);
-        finish(w);
-        return;
-    }
-    w->conn = conn;
-    w->rt0 = rest_http_conn_rts(conn);
-    start(w);
-}
+static const rest_req_ops write_ops = {start, prepared, ended,
+                                       done,  respond,  destroy};
 
 /* ---- the request ------------------------------------------------------------
  */
@@ -566,10 +523,7 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
         rest_http_send_error(req, app, &err, 0);
         return 0;
     }
-    w->req = req;
-    w->app = app;
-    w->lp = rest_http_loop(req);
-    rarena_init(&w->arena, 64u << 20);
+    rest_req_init(&w->b, &write_ops, app, req, 0, 64u << 20);
     rbuf_init(&w->out, 64u << 20);
     rbuf_init(&w->location, 8192);
     w->kind =
@@ -577,8 +531,10 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
             ? REST_W_INSERT
         : h2o_memis(req->method.base, req->method.len, H2O_STRLIT("PATCH"))
             ? REST_W_UPDATE
+        : h2o_memis(req->method.base, req->method.len, H2O_STRLIT("PUT"))
+            ? REST_W_PUT
             : REST_W_DELETE;
-    if (rest_runas_request(app, req, &w->arena, &w->as, &err) < 0)
+    if (rest_req_runas(&w->b, &err) < 0)
         goto fail;
     if (rest_http_accept(req, &w->singular, &err) < 0)
         goto fail;
@@ -605,9 +561,9 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
     o.ret = w->pf.ret;
     o.resolution = w->pf.resolution;
     o.missing_default = w->pf.missing_default;
-    if (rest_parse_query(&w->arena, qs, qn, NULL, 0, &lim, &w->q, &err) < 0)
+    if (rest_parse_query(&w->b.arena, qs, qn, NULL, 0, &lim, &w->q, &err) < 0)
         goto fail;
-    if (rest_write_params(&w->arena, qs, qn, &o.columns, &o.on_conflict) < 0)
+    if (rest_write_params(&w->b.arena, qs, qn, &o.columns, &o.on_conflict) < 0)
         goto nomem;
     int has_body = w->kind != REST_W_DELETE;
     if (has_body) {
@@ -616,9 +572,11 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
         size_t dlen = req->entity.base ? req->entity.len : 0;
         int prc;
         if (is_type(ct, "application/x-www-form-urlencoded"))
-            prc = rest_parse_form(&w->arena, data, dlen, NULL, &w->body, &err);
+            prc =
+                rest_parse_form(&w->b.arena, data, dlen, NULL, &w->body, &err);
         else if (!ct || ct->len == 0 || is_type(ct, "application/json"))
-            prc = rest_parse_body(&w->arena, data, dlen, NULL, &w->body, &err);
+            prc =
+                rest_parse_body(&w->b.arena, data, dlen, NULL, &w->body, &err);
         else {
             rest_err_set(&err, 415, "PGRST107", NULL,
                          "None of these media types are available: %.*s",
@@ -628,24 +586,20 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
         if (prc < 0)
             goto fail;
     }
-    if (rest_plan_write(&w->arena, app_schema(app), name, &w->q,
+    if (rest_plan_write(&w->b.arena, app_schema(app), name, &w->q,
                         has_body ? &w->body : NULL, &o, &w->plan, &err) < 0)
         goto fail;
     w->has_plan = 1;
-    w->keyjson = rest_http_keyjson(&w->arena, w->plan.keys, w->plan.nkeys);
+    w->keyjson = rest_http_keyjson(&w->b.arena, w->plan.keys, w->plan.nkeys);
     if (!w->keyjson)
         goto nomem;
     if (w->plan.noop) {
         /* nothing to write (POST [], PATCH {}): no connection */
-        respond(w, 0, 0);
+        respond(&w->b, 0, 0);
         w_free(w);
         return 0;
     }
-    w->slot = h2o_mem_alloc_shared(&req->pool, sizeof *w->slot, w_slot_dispose);
-    w->slot->w = w;
-    if (rest_roles_acquire(w->lp, w->as.auth.role, w->as.auth.has_jwt,
-                           cfg->db_pool_acquisition_timeout * 1000, on_conn, w,
-                           &err) < 0)
+    if (rest_req_acquire(&w->b, &err) < 0)
         goto fail;
     return 0;
 nomem:

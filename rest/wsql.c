@@ -179,6 +179,12 @@ static int out_columns(wgen *g, const rest_query *q) {
     size_t n = q && q->nselect ? q->nselect : 1;
     for (size_t i = 0; i < n; i++) {
         const rest_select *it = q && q->nselect ? &q->select[i] : NULL;
+        if (it && it->agg) {
+            rest_err_set(g->err, 400, "PGRST127",
+                         "aggregates in the representation of a write",
+                         "Feature not implemented");
+            return -1;
+        }
         if (!it || strcmp(it->name, "*") == 0) {
             for (size_t c = 0; c < t->ncols && pl->nkeys < cap; c++) {
                 pl->outcols[pl->nkeys] = &t->cols[c];
@@ -473,6 +479,163 @@ static int plan_insert(wgen *g, const rest_query *q, const rest_body *b) {
     return chunk_close(g, &c);
 }
 
+/* ---- PUT ------------------------------------------------------------------
+ */
+
+/* The URL's filters of a PUT: exactly the primary key's columns with eq
+   (PostgREST's rule), their values in `val` (in key order). */
+static int put_filters(wgen *g, const rest_query *q, const char **val) {
+    const rest_table *t = g->t;
+    const rest_cond *w = q->where;
+    size_t n = w ? w->nkids : 0;
+    for (size_t k = 0; k < t->npk; k++)
+        val[k] = NULL;
+    int ok = t->npk > 0 && n == t->npk;
+    for (size_t i = 0; ok && i < n; i++) {
+        const rest_cond *c = w->kids[i];
+        const rest_column *col =
+            c->kind == REST_COND_LEAF && !c->negate && c->op == REST_OP_EQ
+                ? rest_table_find(t, c->column)
+                : NULL;
+        ok = 0;
+        for (size_t k = 0; col && k < t->npk; k++)
+            if (&t->cols[t->pk[k]] == col && !val[k]) {
+                val[k] = c->value;
+                ok = 1;
+            }
+    }
+    if (!ok) {
+        rest_err_set(g->err, 405, "PGRST105", NULL,
+                     "Filters must include all and only primary key columns "
+                     "with 'eq' operators");
+        return -1;
+    }
+    return 0;
+}
+
+static int plan_put(wgen *g, const rest_query *q, const rest_body *b) {
+    rest_wplan *pl = g->plan;
+    const rest_table *t = g->t;
+    const rest_column **cols;
+    long *keyof;
+    size_t ncols;
+    if (q->limit >= 0 || q->offset > 0) {
+        rest_err_set(g->err, 400, "PGRST114", NULL,
+                     "limit/offset querystring parameters are not allowed "
+                     "for PUT");
+        return -1;
+    }
+    const char **val = rarena_alloc(g->arena, (t->npk + 1) * sizeof *val);
+    const rest_column **pk = rarena_alloc(g->arena, (t->npk + 1) * sizeof *pk);
+    size_t *pidx = rarena_alloc(g->arena, (t->npk + 1) * sizeof *pidx);
+    if (!val || !pk || !pidx)
+        return nomem(g);
+    if (put_filters(g, q, val) < 0)
+        return -1;
+    if (!b || b->nrows == 0) {
+        rest_err_set(g->err, 400, "PGRST102", "PUT takes one JSON object",
+                     "Empty or invalid json");
+        return -1;
+    }
+    if (write_columns(g, b, &cols, &keyof, &ncols) < 0)
+        return -1;
+    if (g->o->ret == REST_RET_REPR && out_columns(g, q) < 0)
+        return -1;
+    if (ncols > 1024) {
+        rest_err_set(g->err, 400, "PGRST100", NULL,
+                     "more than 1024 columns in one row");
+        return -1;
+    }
+    /* each key column's input of the row (insert_row's order: the columns,
+       absent ones left out with missing=default); a body without it cannot
+       match the URL (PostgREST: PGRST115) */
+    for (size_t k = 0; k < t->npk; k++) {
+        pk[k] = &t->cols[t->pk[k]];
+        size_t at = 0, i = 0;
+        for (; i < ncols; i++) {
+            int absent =
+                keyof[i] < 0 ||
+                rest_body_val(b, 0, (size_t)keyof[i])->kind == REST_J_ABSENT;
+            if (cols[i] == pk[k]) {
+                if (absent)
+                    i = ncols;
+                break;
+            }
+            at += !(absent && g->o->missing_default);
+        }
+        if (i == ncols) {
+            rest_err_set(g->err, 400, "PGRST115", NULL,
+                         "Payload values do not match URL in primary key "
+                         "column(s)");
+            return -1;
+        }
+        pidx[k] = at;
+    }
+    pl->put = 1;
+    pl->resolution_used = 1;
+    rest_wopts merge = *g->o;
+    merge.resolution = REST_RES_MERGE;
+    const rest_wopts *saved = g->o;
+    g->o = &merge;
+    chunk c;
+    memset(&c, 0, sizeof c);
+    c.st = new_stmt(g, ncols + t->npk);
+    if (!c.st) {
+        g->o = saved;
+        return nomem(g);
+    }
+    rbuf_init(&c.decl, 4u << 20);
+    rbuf_init(&c.body, 4u << 20);
+    int rc = insert_row(g, &c, b, 0, cols, keyof, ncols, pk, t->npk);
+    g->o = saved;
+    rest_wstmt *st = c.st;
+    for (size_t k = 0; rc == 0 && k < t->npk; k++) {
+        rbuf_printf(&c.decl, "%sQ%zu ", c.decl.len ? ", " : "", k);
+        type_of(g, &c.decl, pk[k]);
+        rbuf_adds(&c.decl, " = ?");
+        add_wparam(st, REST_J_STRING, val[k], strlen(val[k]));
+    }
+    rbuf *s = &st->sql;
+    if (rc == 0) {
+        rbuf_adds(s, "EXECUTE BLOCK (");
+        rbuf_add(s, c.decl.p, c.decl.len);
+        rbuf_adds(s, ") RETURNS (M INTEGER, I INTEGER");
+        for (size_t i = 0; i < pl->nkeys; i++) {
+            rbuf_printf(s, ", O%zu ", i);
+            out_type(g, s, pl->outcols[i]);
+        }
+        rbuf_adds(s, ") AS BEGIN M = 0; I = 0; IF (");
+        for (size_t k = 0; k < t->npk; k++)
+            rbuf_printf(s, "%s:P%zu = :Q%zu", k ? " AND " : "", pidx[k], k);
+        rbuf_adds(s, ") THEN BEGIN M = 1; IF (NOT EXISTS (SELECT 1 FROM ");
+        rest_quote_ident(s, t->name);
+        rbuf_adds(s, " WHERE ");
+        for (size_t k = 0; k < t->npk; k++) {
+            if (k)
+                rbuf_adds(s, " AND ");
+            rest_quote_ident(s, pk[k]->name);
+            rbuf_printf(s, " = :Q%zu", k);
+        }
+        rbuf_adds(s, ")) THEN I = 1;");
+        rbuf_add(s, c.body.p, c.body.len);
+        /* the row's RETURNING suspends it; else (and when the key does not
+           match) one row of M and I */
+        rbuf_adds(s, pl->nkeys ? " END IF (M = 0) THEN SUSPEND; END"
+                               : " END SUSPEND; END");
+        st->cursor = 1;
+        if (c.decl.failed || c.body.failed || s->failed) {
+            rest_err_set(g->err, 400, "PGRST100", NULL,
+                         "the generated SQL is too long");
+            rc = -1;
+        } else {
+            rbuf_cstr(s);
+        }
+    }
+    rbuf_free(&c.decl);
+    rbuf_free(&c.body);
+    return rc;
+}
+
 /* ---- PATCH / DELETE ----------------------------------------------------- */
 
 /* The filter text with each '?' (outside quotes) as ":Q<n>". */
@@ -673,6 +836,8 @@ int rest_plan_write(rarena *arena, const rest_schema *schema, const char *name,
             return -1;
         }
         rc = plan_insert(&g, q, body);
+    } else if (opts->kind == REST_W_PUT) {
+        rc = plan_put(&g, q, body);
     } else {
         rc = plan_update_delete(&g, q, body);
     }
@@ -764,6 +929,8 @@ void rest_parse_prefer(const char *v, size_t n, rest_prefer *out) {
             out->tx = 2;
         else if (tok_is(p, l, "count=exact"))
             out->count_exact = 1;
+        else if (tok_is(p, l, "params=single-object"))
+            out->params_single = 1;
     }
 }
 

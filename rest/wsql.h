@@ -17,6 +17,11 @@
  * - PATCH / DELETE, representation: EXECUTE BLOCK with FOR SELECT ... AS
  *   CURSOR C ... UPDATE/DELETE ... WHERE CURRENT OF C; SUSPEND (Firebird 3
  *   and 4 return at most one row from a searched UPDATE ... RETURNING).
+ * - PUT (PostgREST's single-row upsert, the whole primary key as eq
+ *   filters): EXECUTE BLOCK whose first outputs are M (the body's key is
+ *   the URL's, compared typed in the block; 0: nothing written, PGRST115)
+ *   and I (the row did not exist: inserted), then UPDATE OR INSERT ...
+ *   MATCHING (<pk>) [RETURNING ... INTO]; one row out.
  */
 #ifndef FFB_REST_WSQL_H
 #define FFB_REST_WSQL_H
@@ -28,7 +33,7 @@
 #include "schema.h"
 #include "url.h"
 
-enum rest_wkind { REST_W_INSERT = 0, REST_W_UPDATE, REST_W_DELETE };
+enum rest_wkind { REST_W_INSERT = 0, REST_W_UPDATE, REST_W_DELETE, REST_W_PUT };
 enum rest_wret { REST_RET_MINIMAL = 0, REST_RET_HEADERS, REST_RET_REPR };
 enum rest_wres { REST_RES_NONE = 0, REST_RES_MERGE, REST_RES_IGNORE };
 
@@ -76,6 +81,8 @@ typedef struct rest_wplan {
     int count_only;      /* POST minimal: the block returns the count */
     int resolution_used; /* resolution applied (a key to match exists) */
     int noop;            /* nothing to do (PATCH {}, POST []) */
+    int put;             /* PUT: the cursor's columns 0 and 1 are M and I
+                            (wsql.h), the keys' columns follow */
 } rest_wplan;
 
 /*
@@ -83,7 +90,9 @@ typedef struct rest_wplan {
  * `err`: 404 PGRST205 unknown table; 400 PGRST204 unknown column in the
  * body or columns=; 400 42703 unknown column in a filter or select=;
  * 400 PGRST102 keys of a bulk body that differ (without columns=), a PATCH
- * body that is not one object; 400 PGRST127 what is not supported.
+ * body that is not one object; 400 PGRST127 what is not supported; PUT:
+ * 400 PGRST114 limit/offset, 405 PGRST105 filters other than the primary
+ * key's eq, 400 PGRST115 a body without the key.
  */
 int rest_plan_write(rarena *arena, const rest_schema *schema, const char *name,
                     const rest_query *q, const rest_body *body,
@@ -99,6 +108,7 @@ typedef struct rest_prefer {
     int missing_default;
     int tx; /* 0: not given, 1: commit, 2: rollback */
     int count_exact;
+    int params_single; /* params=single-object (RPC) */
 } rest_prefer;
 
 void rest_parse_prefer(const char *v, size_t n, rest_prefer *out);

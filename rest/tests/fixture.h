@@ -77,6 +77,27 @@ static void fixture_schema(rest_schema *s) {
     rest_table *v = rest_schema_table(s, "CHEAP_BOOKS", 1, 1);
     fixture_col(v, "ID", 8, 0);
     fixture_col(v, "TITLE", 37, 0);
+    /* selectable procedures (RPC reads): one annotated `@returns books`
+       (its outputs have BOOKS's key and FK columns), one plain */
+    rest_routine *rb = rest_schema_routine(s, "RET_BOOKS", REST_RT_SELECTABLE);
+    rest_routine_add_arg(rb, "AUTHOR", 0);
+    fixture_col(&rb->out, "ID", 8, 0);
+    fixture_col(&rb->out, "TITLE", 37, 0);
+    fixture_col(&rb->out, "AUTHOR_ID", 8, 0);
+    rb->nout = 3;
+    static const char d[] = "Books of an author.\n@returns books";
+    rest_routine_set_returns(rb, d, sizeof d - 1);
+    rest_routine *ti = rest_schema_routine(s, "TOP_IDS", REST_RT_SELECTABLE);
+    rest_routine_add_arg(ti, "N", 1);
+    fixture_col(&ti->out, "ID", 8, 0);
+    ti->nout = 1;
+    /* one linked by db-procedure-returns (no description) */
+    rest_routine *cb = rest_schema_routine(s, "CFG_BOOKS", REST_RT_SELECTABLE);
+    fixture_col(&cb->out, "ID", 8, 0);
+    fixture_col(&cb->out, "TITLE", 37, 0);
+    cb->nout = 2;
+    s->returns_map = " cfg_books : books ";
+    rest_schema_link_routines(s);
 }
 
 #endif

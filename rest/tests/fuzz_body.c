@@ -71,21 +71,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* plan it as every kind of write on a table with every kind of
        column name the fixture has */
     static const char *const tables[] = {"books", "people", "events"};
-    rest_query q;
+    rest_query q, qput; /* PUT: the primary key's filter */
     memset(&q, 0, sizeof q);
     q.limit = -1;
+    FUZZ_CHECK(rest_parse_query(&a, "id=eq.1", 7, NULL, 0, NULL, &qput, &e) ==
+               0);
     for (int t = 0; t < 3; t++)
-        for (int kind = 0; kind < 2; kind++)
+        for (int kind = 0; kind < 3; kind++)
             for (int ret = 0; ret < 3; ret++) {
                 rest_wopts o = {0};
-                o.kind = kind;
+                o.kind = kind == 2 ? REST_W_PUT : kind;
                 o.ret = ret;
                 o.resolution = (t + ret) % 3;
                 o.missing_default = ret == 1;
                 o.max_block_params = 50;
                 o.max_block_bytes = 4000;
                 rest_wplan pl;
-                if (rest_plan_write(&a, &schema, tables[t], &q, &b, &o, &pl,
+                if (rest_plan_write(&a, &schema, tables[t],
+                                    kind == 2 ? &qput : &q, &b, &o, &pl,
                                     &e) < 0) {
                     FUZZ_CHECK(e.status >= 400 && e.status < 600);
                     continue;

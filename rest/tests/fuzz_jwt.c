@@ -6,15 +6,20 @@
  * the input), a refusal is 401 PGRST301/PGRST303 with a message and its
  * WWW-Authenticate value, an accepted token's claims lie in the arena
  * (NUL-terminated, their length as said). Also the request-context
- * helpers on the same bytes (claims, cookies).
+ * helpers on the same bytes (claims, cookies). The JWT cache (jwtcache.h)
+ * must answer as the verification does: the token goes through a cache of
+ * two entries per key twice (the second time a hit when it was accepted), the
+ * same verdict and role each time.
  */
 #include <string.h>
 
 #include "context.h"
 #include "jwt.h"
+#include "jwtcache.h"
 #include "tests/fuzz/fuzz.h"
 
 static rest_jwt_key keys[3];
+static rest_jwt_cache *cache[3];
 static int ready;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -28,6 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                   0, alg[i], i == 1 ? "api" : NULL, path[i],
                                   err, sizeof err) < 0)
                 abort();
+        for (int i = 0; i < 3; i++)
+            cache[i] = rest_jwt_cache_new(2);
         ready = 1;
     }
     for (int i = 0; i < 3; i++) {
@@ -49,6 +56,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             memset(&ctx, 0, sizeof ctx);
             rest_ctx_add_claims(&ctx, &a, c.claims, c.claims_len);
             FUZZ_CHECK(ctx.n <= REST_CTX_MAX);
+        }
+        int ok = rest_jwt_verify(&keys[i], (const char *)data, size, 1700000000,
+                                 &a, &c, &e) == 0;
+        char *role = ok && c.role ? c.role : NULL;
+        for (int k = 0; k < 2; k++) {
+            rest_jwt_claims cc;
+            rest_err ce;
+            int cok =
+                rest_jwt_verify_cached(cache[i], &keys[i], (const char *)data,
+                                       size, 1700000000, &a, &cc, &ce) == 0;
+            FUZZ_CHECK(cok == ok);
+            if (cok) {
+                FUZZ_CHECK(cc.claims_len == c.claims_len &&
+                           memcmp(cc.claims, c.claims, c.claims_len) == 0);
+                FUZZ_CHECK((role == NULL) == (cc.role == NULL));
+                FUZZ_CHECK(!role || strcmp(role, cc.role) == 0);
+            } else {
+                FUZZ_CHECK(strcmp(ce.code, e.code) == 0);
+            }
         }
         rarena_free(&a);
     }

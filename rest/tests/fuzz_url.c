@@ -4,7 +4,10 @@
  * over-read (the replay puts a guard page behind the input), a parse
  * either succeeds or fills a PostgREST error with an HTTP status, and a
  * plan's SQL never holds a byte of a value (every value a parameter: the
- * input's bytes only reach the SQL through schema identifiers).
+ * input's bytes only reach the SQL through schema identifiers). The
+ * plans are of four tables and of a selectable procedure (RPC read, its
+ * argument a parameter); the whole input is also a procedure description
+ * for the `@returns` parser (a name of at most 255 bytes, or none).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         ready = 1;
     }
     const char *s = (const char *)data;
+    rest_routine rt;
+    memset(&rt, 0, sizeof rt);
+    FUZZ_CHECK(rest_routine_set_returns(&rt, s, size) == 0);
+    FUZZ_CHECK(!rt.returns || (rt.returns[0] && strlen(rt.returns) < 256));
+    free(rt.returns);
     const char *nl = memchr(s, '\n', size);
     size_t qn = nl ? (size_t)(nl - s) : size;
     const char *range = nl ? nl + 1 : NULL;
@@ -46,10 +54,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     rbuf_init(&dump, 0);
     rest_query_dump(&q, &dump);
     rbuf_free(&dump);
-    for (size_t t = 0; t < 4; t++) {
+    const rest_routine *proc = rest_schema_find_routine(&schema, "ret_books");
+    rest_table pt = proc->out;
+    const char *pv[1] = {"1"};
+    pt.proc_vals = pv;
+    pt.proc_nvals = 1;
+    for (size_t t = 0; t < 5; t++) {
         rest_plan plan;
-        rest_plan_opts o = {t == 0 ? 100 : -1, (int)(t & 1), 1, t == 2 ? 5 : 0};
-        if (rest_plan_read(&a, &schema, tables[t], &q, &o, &plan, &e) < 0) {
+        rest_plan_opts o = {t == 0 ? 100 : -1,
+                            (int)(t & 1),
+                            1,
+                            t == 2 ? 5 : 0,
+                            t != 1,
+                            0,
+                            0,
+                            NULL};
+        if (t == 3) {
+            o.max_rows = 50;
+            rest_plan_count_opts(&o, REST_COUNT_ESTIMATED);
+        }
+        if (t == 4)
+            o.table = &pt;
+        if (rest_plan_read(&a, &schema, t == 4 ? "ret_books" : tables[t], &q,
+                           &o, &plan, &e) < 0) {
             /* 300: PGRST201, an ambiguous embed */
             FUZZ_CHECK(e.status == 300 || (e.status >= 400 && e.status < 600));
             continue;

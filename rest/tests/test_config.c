@@ -99,13 +99,43 @@ static void test_env(void) {
     rest_config_free(&c);
 }
 
+static void test_aggregates(void) {
+    rest_config c;
+    char err[256] = "";
+    CHECK(parse(&c, "db-pool = 2\n", err, sizeof err) == 0);
+    CHECK(c.db_aggregates_enabled == 0); /* off, as in PostgREST */
+    rest_config_free(&c);
+    CHECK(parse(&c, "db-aggregates-enabled = true\n", err, sizeof err) == 0);
+    CHECK(c.db_aggregates_enabled == 1);
+    rest_config_free(&c);
+}
+
+/* jwt-cache-max-entries, db-prepared-statements(-max),
+   server-request-timeout */
+static void test_settings(void) {
+    rest_config c;
+    char err[256] = "";
+    CHECK(parse(&c, "db-pool = 2\n", err, sizeof err) == 0);
+    CHECK(c.jwt_cache_max_entries == 1000); /* PostgREST's default */
+    rest_config_free(&c);
+    CHECK(parse(&c, "jwt-cache-max-entries = 0\n", err, sizeof err) == 0);
+    CHECK(c.jwt_cache_max_entries == 0);
+    rest_config_free(&c);
+    CHECK(parse(&c, "jwt-cache-max-entries = 5\n", err, sizeof err) == 0);
+    CHECK(c.jwt_cache_max_entries == 5);
+    rest_config_free(&c);
+    expect_error(
+        "jwt-cache-max-entries = -1\n",
+        "jwt-cache-max-entries: expected an integer from 0 to 1000000");
+}
+
 int main(void) {
     test_full_file();
+    test_aggregates();
+    test_settings();
     test_env();
     expect_error("nonsense\n", "f.conf:1: expected key = value");
     expect_error("\n\nbogus-key = 1\n", "f.conf:3: bogus-key: unknown");
-    expect_error("jwt-cache-max-entries = 10\n",
-                 "jwt-cache-max-entries: not implemented yet");
     expect_error("jwt-alg = none\n", "jwt-alg: expected HS256, HS384 or HS512");
     expect_error("db-request-context = sometimes\n",
                  "db-request-context: expected auto, always or never");
@@ -122,7 +152,8 @@ int main(void) {
     expect_error("db-uri = \"firebird://a@b:x/c\"\n", "bad port");
     expect_error("db-uri = \"firebird://a@b/c?zip=1\"\n", "unknown option");
     expect_error("db-schemas = \"a,b\"\n", "one schema");
-    expect_error("db-aggregates-enabled = true\n", "not implemented yet");
+    expect_error("db-aggregates-enabled = yes please\n",
+                 "db-aggregates-enabled: expected true or false");
     expect_error("server-timing-enabled = maybe\n", "expected true or false");
     expect_error("db-anon-role = \"open\n", "bad quoted value");
     expect_error("db-embed-strategy = lateral\n",

@@ -22,12 +22,6 @@ static int per_level;
 /* the exposed names of the tables */
 static char au[80], bk[80], rv[80], tg[80], bt[80], bn[80], fkba[80];
 
-static void lower(char *s) {
-    for (; *s; s++)
-        if (*s >= 'A' && *s <= 'Z')
-            *s = (char)(*s - 'A' + 'a');
-}
-
 static int e_setup(void **state) {
     target *t = *state;
     char sql[1024];
@@ -392,21 +386,11 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_embed_nested),
         cmocka_unit_test(test_embed_probe),
     };
-    if (argc != 2 && argc != 3) {
-        fprintf(stderr, "usage: test_rest_embed <ffb-rest> [lsan.supp]\n");
-        return 2;
-    }
-    server_path = argv[1];
-    lsan_supp = argc == 3 ? argv[2] : NULL;
     const char *strategy = getenv("REST_EMBED_STRATEGY");
     if (strategy && strcmp(strategy, "per-level") == 0) {
         per_level = 1;
         setenv("PGRST_DB_EMBED_STRATEGY", "per-level", 1); /* inherited */
     }
-    signal(SIGPIPE, SIG_IGN);
-    const char *pick[8];
-    size_t npick = pick_servers(pick);
-    int rc = it_main("RESTE", pick, npick, tests,
-                     sizeof tests / sizeof tests[0], e_setup, e_teardown);
-    return rc ? rc : server_exit_failed;
+    return rest_it_run(argc, argv, "test_rest_embed", "RESTE", tests,
+                       sizeof tests / sizeof tests[0], e_setup, e_teardown);
 }

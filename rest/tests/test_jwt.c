@@ -10,6 +10,7 @@
 #include "b64url.h"
 #include "context.h"
 #include "jwt.h"
+#include "jwtcache.h"
 
 static int fails;
 #define CHECK(c)                                                               \
@@ -383,7 +384,113 @@ static void test_context(void) {
     rarena_free(&a);
 }
 
+/* verify through cache `c` at `now`: 0 with the role, or the code */
+static int cverify(rest_jwt_cache *c, const rest_jwt_key *k, const char *tok,
+                   int64_t now, char *role, rest_err *e) {
+    rarena a;
+    rest_jwt_claims cl;
+    rarena_init(&a, 1 << 20);
+    int rc = rest_jwt_verify_cached(c, k, tok, strlen(tok), now, &a, &cl, e);
+    if (rc == 0) {
+        snprintf(role, 128, "%s", cl.role ? cl.role : "");
+        CHECK(cl.claims && cl.claims[0] == '{' &&
+              strlen(cl.claims) == cl.claims_len);
+    }
+    rarena_free(&a);
+    return rc;
+}
+
+static void test_cache(void) {
+    rest_jwt_key k = key(NULL, NULL, NULL);
+    rest_jwt_cache_stats st;
+    rest_err e;
+    char role[128], ta[1024], tb[1024], tc[1024], tx[1024], p[256];
+    const char *hdr = "{\"alg\":\"HS256\",\"typ\":\"JWT\"}";
+    CHECK(rest_jwt_cache_new(0) == NULL); /* 0: no cache */
+    /* a hit answers as the verification did; exp is kept with it */
+    rest_jwt_cache *c = rest_jwt_cache_new(2);
+    snprintf(p, sizeof p, "{\"role\":\"alice\",\"exp\":%lld}",
+             (long long)NOW + 10);
+    sign(hdr, p, SECRET, ta);
+    CHECK(cverify(c, &k, ta, NOW, role, &e) == 0 && !strcmp(role, "alice"));
+    CHECK(cverify(c, &k, ta, NOW + 5, role, &e) == 0 && !strcmp(role, "alice"));
+    rest_jwt_cache_stats_get(c, &st);
+    CHECK(st.entries == 1 && st.hits == 1 && st.misses == 1);
+    /* within the 30 s skew after exp: still a hit */
+    CHECK(cverify(c, &k, ta, NOW + 40, role, &e) == 0);
+    rest_jwt_cache_stats_get(c, &st);
+    CHECK(st.hits == 2);
+    /* past exp + skew: the cached token is refused as expired (dropped
+       from the cache and verified again), every time */
+    for (int i = 0; i < 2; i++) {
+        CHECK(cverify(c, &k, ta, NOW + 41, role, &e) < 0);
+        CHECK(e.status == 401 && !strcmp(e.code, "PGRST303") &&
+              !strcmp(e.message, "JWT expired"));
+    }
+    rest_jwt_cache_stats_get(c, &st);
+    CHECK(st.entries == 0 && st.expired == 1 && st.hits == 2);
+    /* a refused token is never kept: a wrong signature, a token one byte
+       off a cached one */
+    sign(hdr, "{\"role\":\"bob\"}", SECRET, tb);
+    CHECK(cverify(c, &k, tb, NOW, role, &e) == 0 && !strcmp(role, "bob"));
+    snprintf(tx, sizeof tx, "%s", tb);
+    tx[strlen(tx) - 2] = tx[strlen(tx) - 2] == 'A' ? 'B' : 'A';
+    for (int i = 0; i < 2; i++) {
+        CHECK(cverify(c, &k, tx, NOW, role, &e) < 0);
+        CHECK(!strcmp(e.code, "PGRST301"));
+    }
+    rest_jwt_cache_stats_get(c, &st);
+    CHECK(st.entries == 1);
+    /* eviction, least recently used first: bob, then carol (full at 2);
+       bob used again; dave takes carol's place */
+    sign(hdr, "{\"role\":\"carol\"}", SECRET, tc);
+    CHECK(cverify(c, &k, tc, NOW, role, &e) == 0);
+    CHECK(cverify(c, &k, tb, NOW, role, &e) == 0 && !strcmp(role, "bob"));
+    rest_jwt_cache_stats_get(c, &st);
+    uint64_t hits = st.hits, misses = st.misses;
+    CHECK(st.entries == 2 && st.evicted == 0);
+    char td[1024];
+    sign(hdr, "{\"role\":\"dave\"}", SECRET, td);
+    CHECK(cverify(c, &k, td, NOW, role, &e) == 0 && !strcmp(role, "dave"));
+    rest_jwt_cache_stats_get(c, &st);
+    CHECK(st.entries == 2 && st.evicted == 1 && st.misses == misses + 1);
+    CHECK(cverify(c, &k, tb, NOW, role, &e) == 0 && !strcmp(role, "bob"));
+    CHECK(cverify(c, &k, td, NOW, role, &e) == 0 && !strcmp(role, "dave"));
+    rest_jwt_cache_stats_get(c, &st);
+    CHECK(st.hits == hits + 2 && st.misses == misses + 1);
+    CHECK(cverify(c, &k, tc, NOW, role, &e) == 0 && !strcmp(role, "carol"));
+    rest_jwt_cache_stats_get(c, &st);
+    CHECK(st.misses == misses + 2 && st.evicted == 2); /* carol was gone */
+    /* the entries belong to their key: with another secret the same
+       cache verifies again, and refuses */
+    rest_jwt_key k2;
+    char kerr[128];
+    CHECK(rest_jwt_key_init(&k2, "another-secret-of-32-bytes-or-more", 0, NULL,
+                            NULL, NULL, kerr, sizeof kerr) == 0);
+    CHECK(cverify(c, &k2, tb, NOW, role, &e) < 0 &&
+          strcmp(e.message, "JWT cryptographic operation failed") == 0);
+    rest_jwt_cache_stats_get(c, &st);
+    CHECK(st.entries == 0);
+    rest_jwt_key_free(&k2);
+    rest_jwt_cache_free(c);
+    /* many tokens through a small cache: the same answers as without */
+    c = rest_jwt_cache_new(7);
+    for (int i = 0; i < 200; i++) {
+        char t[1024], want[32], role2[128];
+        int n = (i * 37) % 23;
+        snprintf(p, sizeof p, "{\"role\":\"r%d\"}", n);
+        snprintf(want, sizeof want, "r%d", n);
+        sign(hdr, p, SECRET, t);
+        CHECK(cverify(c, &k, t, NOW, role2, &e) == 0 && !strcmp(role2, want));
+    }
+    rest_jwt_cache_stats_get(c, &st);
+    CHECK(st.entries == 7 && st.hits + st.misses == 200);
+    rest_jwt_cache_free(c);
+    rest_jwt_key_free(&k);
+}
+
 int main(void) {
+    test_cache();
     test_context();
     test_vectors();
     test_refusals();

@@ -48,6 +48,7 @@ static void run_case(const char *in, rbuf *out) {
     rest_wopts o = {0};
     o.kind = strcmp(method, "PATCH") == 0    ? REST_W_UPDATE
              : strcmp(method, "DELETE") == 0 ? REST_W_DELETE
+             : strcmp(method, "PUT") == 0    ? REST_W_PUT
                                              : REST_W_INSERT;
     o.ret = pf.ret;
     o.resolution = pf.resolution;

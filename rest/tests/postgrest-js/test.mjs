@@ -214,11 +214,15 @@ test('rpc: GET and POST', async () => {
   // (the upsert on name moved 'blue' to id 31 with 9 hits)
   ok(await db.rpc(`${P}_touch`, { tag: 31 }), 204, null);
   ok(await db.from(T).select('hits').eq('id', 31).single(), 200, { hits: 10 });
-  // select, filters and order on a result are not done yet: refused, not
-  // ignored (docs/rest.md "postgrest-js")
-  fails(await db.rpc(`${P}_books_by`, { author: 1 }).select('id'), 400, 'PGRST127');
-  fails(await db.rpc(`${P}_books_by`, { author: 1 }, { get: true }).eq('id', 1), 400, 'PGRST127');
-  fails(await db.rpc(`${P}_books_by`, { author: 1 }).order('id'), 400, 'PGRST127');
+  // select, filters and order on a selectable procedure's result, as on a
+  // table (a POST's query string too)
+  ok(await db.rpc(`${P}_books_by`, { author: 1 }).select('id'), 200, [{ id: 1 }, { id: 2 }]);
+  ok(await db.rpc(`${P}_books_by`, { author: 1 }, { get: true }).eq('id', 1), 200,
+    [{ id: 1, title: 'Alpha' }]);
+  ok(await db.rpc(`${P}_books_by`, { author: 1 }).order('id', { ascending: false }), 200,
+    [{ id: 2, title: 'Beta' }, { id: 1, title: 'Alpha' }]);
+  ok(await db.rpc(`${P}_books_by`, { author: 1 }, { get: true }).select('t:title').limit(1)
+    .single(), 200, { t: 'Alpha' });
   // HEAD: no body; count: 'exact' from Content-Range 0-1/2
   ok(await db.rpc(`${P}_books_by`, { author: 1 }, { head: true, count: 'exact' }), 200, null, 2);
   ok(await db.rpc(`${P}_books_by`, { author: 1 }, { count: 'exact' }), 200,

@@ -1,0 +1,2 @@
+#include "oltp.h"
+int main(int argc, char **argv) { return oltp_main(argc, argv); }
