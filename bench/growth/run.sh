@@ -7,15 +7,17 @@
 #
 #   bash bench/growth/run.sh [--quick] [--steps "W1 W2 ..."] [--out DIR]
 #
-#   --quick          1, 2, 3 warehouses at scale 1/10 with an 8 MB page cache,
-#                    5 s warm-up + 20 s measured each (about 2 minutes)
-#   --steps LIST     warehouse counts to grow through (default 1 2 3 4 6 8 10
-#                    12: about 90 MB to 1.1 GB; about 16 minutes)
+#   --quick          10, 20, 30 warehouses at scale 1/100 with a 4 MB page
+#                    cache, 5 s warm-up + 20 s measured each (about 2 minutes)
+#   --steps LIST     warehouse counts to grow through (default 20 30 40 50 60
+#                    80 100: about 0.25 to 1.2 GB; about 16 minutes)
 #   --duration S     measured seconds per step (default 60), --warmup S (15)
 #   --terminals N    (default 20)
 #   --cache-pages N  Firebird page cache in 16 KB pages (default 16384 =
-#                    256 MB: the database outgrows it at about 3 warehouses)
-#   --scale N        ffb-tpcc --scale (default 1: TPC-C's population)
+#                    256 MB: the database outgrows it at about 22 warehouses)
+#   --scale N        ffb-tpcc --scale (default 10: a tenth of TPC-C's rows per
+#                    warehouse, so 20 terminals spread over many warehouses,
+#                    as IBSurgeon's 20 over 105..350)
 #   --out DIR        results (default bench/results/growth, quick: .../quick)
 #   --keep           leave the instance running and the database in place
 #
@@ -47,12 +49,12 @@ while [ $# -gt 0 ]; do
     shift
 done
 if [ $QUICK = 1 ]; then
-    STEPS=${STEPS:-"1 2 3"} DURATION=${DURATION:-20} WARMUP=${WARMUP:-5}
-    SCALE=${SCALE:-10} CACHE_PAGES=${CACHE_PAGES:-512}
+    STEPS=${STEPS:-"10 20 30"} DURATION=${DURATION:-20} WARMUP=${WARMUP:-5}
+    SCALE=${SCALE:-100} CACHE_PAGES=${CACHE_PAGES:-256}
     OUT=${OUT:-$top/bench/results/growth/quick}
 else
-    STEPS=${STEPS:-"1 2 3 4 6 8 10 12"} DURATION=${DURATION:-60} WARMUP=${WARMUP:-15}
-    SCALE=${SCALE:-1} CACHE_PAGES=${CACHE_PAGES:-16384}
+    STEPS=${STEPS:-"20 30 40 50 60 80 100"} DURATION=${DURATION:-60} WARMUP=${WARMUP:-15}
+    SCALE=${SCALE:-10} CACHE_PAGES=${CACHE_PAGES:-16384}
     OUT=${OUT:-$top/bench/results/growth}
 fi
 BUILD=${FFB_BUILD:-$top/build}
@@ -219,7 +221,8 @@ gnuplot <<EOF
 set terminal pngcairo size 900,700 font "sans,10" noenhanced
 set output "$OUT/growth.png"
 set datafile separator "\t"
-set key top right
+set key bottom right
+set xrange [0:*]
 set multiplot layout 2,1 title "Growth test: Firebird $server_version, page cache $cache_mb MB, OS cache bypassed (O_DIRECT)"
 set xlabel "database size (MB)"
 set ylabel "transactions per minute"

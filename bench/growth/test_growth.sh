@@ -5,7 +5,8 @@
 # two into the indexed tables, checks the TPC-C consistency conditions and
 # the row counts, runs the mix on one terminal (no conflicts, so the round
 # trips are exact) and on four (conflicts retried, totals checked), and
-# asserts the round trips per transaction type.
+# asserts the round trips per transaction type; a corrupted total must then
+# fail the check.
 # usage: test_growth.sh FFB-TPCC
 set -u
 B=$1
@@ -79,6 +80,17 @@ for srv in FB3 FB4; do
     else bad "$srv run, 4 terminals: $out"; fi
     out=$("$B" check "${o[@]}" --full 2>&1)
     if [ $? = 0 ] && grep -q 'ok=1$' <<<"$out"; then ok; else bad "$srv final check: $out"; fi
+    # A wrong total must fail: move one warehouse's w_ytd by a cent (with
+    # the host's isql) and check must name condition 1 and exit 1.
+    if command -v isql-fb >/dev/null; then
+        (cd / && env -u FIREBIRD timeout 30 isql-fb -b -q -user SYSDBA -password masterkey \
+            <<<"connect '$hp:${!dirv}/growth-test-$$.fdb'; update warehouse set w_ytd = w_ytd + 0.01 where w_id = 2; commit;") >/dev/null 2>&1
+        out=$("$B" check "${o[@]}" 2>&1)
+        if [ $? = 1 ] && grep -q '^w_ytd = sum(d_ytd) (TPC-C condition 1) *FAILED$' <<<"$out"; then ok
+        else bad "$srv corrupted w_ytd not detected: $out"; fi
+    else
+        bad "$srv: no isql-fb for the corruption check"
+    fi
     "$B" drop "${o[@]}" >/dev/null 2>&1 || bad "$srv drop"
 done
 # Bad input: a clear error, exit 2.

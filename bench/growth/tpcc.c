@@ -45,6 +45,7 @@ typedef struct opts {
     int full;         /* check: the order-line count condition too */
     int quiet;
     int scale_given;
+    int fixed_home;
 } opts;
 
 static opts O = {
@@ -828,6 +829,15 @@ typedef struct term {
 
 static atomic_int g_phase; /* 0 warm-up, 1 measured, 2 stop */
 
+/* The transaction's home warehouse: drawn uniformly from all warehouses for
+   every transaction, so the data the terminals touch grows with the
+   database and 20 terminals over many warehouses rarely wait on each
+   other's warehouse row (the growth test's point); --fixed-home keeps
+   TPC-C's terminal-to-warehouse binding (terminal i: warehouse i mod W + 1). */
+static int home(term *t) {
+    return O.fixed_home ? t->home_w : (int)rrange(&t->r, 1, t->nw);
+}
+
 enum { XR_OK = 0, XR_RETRY = 1, XR_FAIL = -1 };
 
 static int retryable(ffb_conn *c) {
@@ -921,7 +931,7 @@ static int cmp_int(const void *a, const void *b) {
    with an unused item id rolls back at the last line's item select:
    3 x ol_cnt + 3. */
 static int tx_new_order(term *t) {
-    int w = t->home_w, d = (int)rrange(&t->r, 1, N_DIST);
+    int w = home(t), d = (int)rrange(&t->r, 1, N_DIST);
     int c = (int)nurand(&t->r, 1023, 1, N_CUST, C_CID);
     int cnt = (int)rrange(&t->r, 5, 15), rollback = rrange(&t->r, 1, 100) == 1;
     int items[15], supw[15], qty[15], all_local = 1;
@@ -1022,11 +1032,26 @@ static int tx_new_order(term *t) {
     return r;
 }
 
+/* The customer of that last name at position ceil(n/2) in c_first order
+   (clause 2.5.2.2), by query k (its first column c_id): 1 round trip. */
+static int by_name(term *t, int k, int w, int d, const char *last, int *c) {
+    BI(k, 0, w); BI(k, 1, d);
+    ffb_stmt_bind_text(t->q[k], 2, last, (size_t)-1);
+    if (!EXEC(k)) return xerr(t, "customer by last name");
+    int ids[64], n = 0, f;
+    while ((f = ffb_stmt_fetch(t->q[k])) == 1)
+        if (n < 64) ids[n++] = (int)geti(t, k, 0);
+    if (f < 0) return xerr(t, "customer by last name: fetch");
+    if (n == 0) return xbad(t, "no customer named %s in %d/%d", last, w, d);
+    *c = ids[(n - 1) / 2];
+    return XR_OK;
+}
+
 /* Round trips: 5 by customer id (warehouse and district updates with
    RETURNING, customer update, history insert, commit), 6 by last name
    (one more select of the customers of that name). */
 static int tx_payment(term *t) {
-    int w = t->home_w, d = (int)rrange(&t->r, 1, N_DIST);
+    int w = home(t), d = (int)rrange(&t->r, 1, N_DIST);
     int cw = w, cd = d;
     if (t->nw > 1 && rrange(&t->r, 1, 100) <= 15) {
         do cw = (int)rrange(&t->r, 1, t->nw); while (cw == w);
@@ -1047,15 +1072,8 @@ static int tx_payment(term *t) {
     if (ret_row(t, PA_DIST) != 1)
         return xbad(t, "payment: no district %d/%d", w, d);
     if (byname) {
-        BI(PA_BYNAME, 0, cw); BI(PA_BYNAME, 1, cd);
-        ffb_stmt_bind_text(t->q[PA_BYNAME], 2, last, (size_t)-1);
-        if (!EXEC(PA_BYNAME)) return xerr(t, "payment: customer by name");
-        int ids[64], n = 0, f;
-        while ((f = ffb_stmt_fetch(t->q[PA_BYNAME])) == 1)
-            if (n < 64) ids[n++] = (int)geti(t, PA_BYNAME, 0);
-        if (f < 0) return xerr(t, "payment: customer by name fetch");
-        if (n == 0) return xbad(t, "payment: no customer named %s", last);
-        c = ids[(n - 1) / 2]; /* position ceil(n/2), clause 2.5.2.2 */
+        int r = by_name(t, PA_BYNAME, cw, cd, last, &c);
+        if (r != XR_OK) return r;
     }
     char hdata[32];
     snprintf(hdata, sizeof hdata, "%d %d %d %d %d", c, cd, cw, d, w);
@@ -1088,7 +1106,7 @@ static int tx_payment(term *t) {
 /* Round trips: 4 (customer by id or by name, last order, its lines,
    commit). */
 static int tx_order_status(term *t) {
-    int w = t->home_w, d = (int)rrange(&t->r, 1, N_DIST);
+    int w = home(t), d = (int)rrange(&t->r, 1, N_DIST);
     int byname = rrange(&t->r, 1, 100) <= 60;
     int c = (int)nurand(&t->r, 1023, 1, N_CUST, C_CID);
     char last[24];
@@ -1096,15 +1114,8 @@ static int tx_order_status(term *t) {
     t->expect_rt = 4;
     if (xbegin(t, 1)) return XR_FAIL;
     if (byname) {
-        BI(OS_BYNAME, 0, w); BI(OS_BYNAME, 1, d);
-        ffb_stmt_bind_text(t->q[OS_BYNAME], 2, last, (size_t)-1);
-        if (!EXEC(OS_BYNAME)) return xerr(t, "order_status: by name");
-        int ids[64], n = 0, f;
-        while ((f = ffb_stmt_fetch(t->q[OS_BYNAME])) == 1)
-            if (n < 64) ids[n++] = (int)geti(t, OS_BYNAME, 0);
-        if (f < 0) return xerr(t, "order_status: by name fetch");
-        if (n == 0) return xbad(t, "order_status: no customer named %s", last);
-        c = ids[(n - 1) / 2];
+        int r = by_name(t, OS_BYNAME, w, d, last, &c);
+        if (r != XR_OK) return r;
     } else {
         BI(OS_CUST, 0, w); BI(OS_CUST, 1, d); BI(OS_CUST, 2, c);
         if (!EXEC(OS_CUST)) return xerr(t, "order_status: customer");
@@ -1138,7 +1149,7 @@ static int tx_order_status(term *t) {
    update with RETURNING, the order_line update, the customer update; and
    the commit. 41 when every district has one. */
 static int tx_delivery(term *t) {
-    int w = t->home_w, carrier = (int)rrange(&t->r, 1, 10), found = 0;
+    int w = home(t), carrier = (int)rrange(&t->r, 1, 10), found = 0;
     if (xbegin(t, 0)) return XR_FAIL;
     int64_t delivered = 0;
     for (int d = 1; d <= N_DIST; d++) {
@@ -1182,7 +1193,7 @@ static int tx_delivery(term *t) {
 
 /* Round trips: 3 (district's next order id, the count, commit). */
 static int tx_stock_level(term *t) {
-    int w = t->home_w, d = (int)rrange(&t->r, 1, N_DIST);
+    int w = home(t), d = (int)rrange(&t->r, 1, N_DIST);
     int threshold = (int)rrange(&t->r, 10, 20);
     t->expect_rt = 3;
     if (xbegin(t, 1)) return XR_FAIL;
@@ -1438,10 +1449,11 @@ static int cmd_run(void) {
         uint32_t *v = malloc((s.nlat + 1) * sizeof *v);
         size_t n = 0;
         for (int i = 0; v && i < nt; i++) {
+            if (ts[i].x[x].nlat == 0) continue;
             memcpy(v + n, ts[i].x[x].lat, ts[i].x[x].nlat * sizeof *v);
             n += ts[i].x[x].nlat;
         }
-        if (alll && v) {
+        if (alll && v && n) {
             memcpy(alll + na, v, n * sizeof *v);
             na += n;
         }
@@ -1602,7 +1614,8 @@ static void usage(FILE *f) {
           "         items, stock, customers and orders; fixed at creation)\n"
           "  run:   --terminals=20 --warmup=15 --duration=60 |"
           " --transactions=N (per terminal)\n"
-          "         --seed=1\n"
+          "         --seed=1 --fixed-home (terminal i always on warehouse\n"
+          "         i mod W + 1; default: a random warehouse per transaction)\n"
           "  check: --full (also the order-line and row-count conditions)\n"
           "  --quiet (no progress bar)\n", f);
 }
@@ -1649,6 +1662,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(k, "seed")) O.seed = (uint64_t)parse_int(v, k, 0, 2147483647);
         else if (!strcmp(k, "full")) O.full = 1;
         else if (!strcmp(k, "quiet")) O.quiet = 1;
+        else if (!strcmp(k, "fixed-home")) O.fixed_home = 1;
         else if (!strcmp(k, "help")) { usage(stdout); return 0; }
         else {
             fprintf(stderr, "ffb-tpcc: unknown option --%s\n", k);
