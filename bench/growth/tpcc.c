@@ -846,13 +846,20 @@ static int retryable(ffb_conn *c) {
            ffb_error_has(e, 335544451u) || /* update_conflict */
            ffb_error_has(e, 335544345u) || /* lock_conflict */
            ffb_error_has(e, 335544510u) || /* lock_timeout */
-           ffb_error_has(e, 335544878u);   /* concurrent transaction */
+           ffb_error_has(e, 335544878u) || /* concurrent transaction */
+           /* Firebird 3, read committed: the row a statement was about to
+              change was deleted by a transaction that committed meanwhile
+              (two deliveries of one district); isc_random with this text */
+           (ffb_error_has(e, 335544382u) &&
+            strstr(ffb_error_message(e), "cannot update erased record"));
 }
 
 /* A server error inside a transaction: roll back; retry conflicts. */
 static int xerr(term *t, const char *what) {
     int r = retryable(t->conn);
-    if (!r) failf("terminal %d: %s: %s", t->id, what, cerr(t->conn));
+    if (!r)
+        failf("terminal %d: %s: %s (gds %u)", t->id, what, cerr(t->conn),
+              ffb_error_gds(ffb_conn_error(t->conn)));
     if (t->tx && ffb_tx_is_active(t->tx)) ffb_tx_rollback(t->tx);
     ffb_tx_free(t->tx);
     t->tx = NULL;
