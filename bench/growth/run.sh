@@ -87,7 +87,11 @@ mkdir -p "$STATE" "$OUT"
 export FFB_SERVER_INSTANCES="$NAME 4 $PORT Srp256,Srp - Enabled false"
 export FFB_SERVER_CACHE_PAGES=$CACHE_PAGES
 export FFB_SERVER_EXTRA_CONF="UseFileSystemCache = false"
-stop_instance() { bash "$FBS" stop "$STATE" >/dev/null 2>&1 || true; }
+# Stopped on exit and its directory (security database, logs) removed.
+stop_instance() {
+    bash "$FBS" stop "$STATE" >/dev/null 2>&1 || true
+    rm -rf --one-file-system "${TRIXIE_ROOT:?}/var/lib/ffb-test/$NAME" "$STATE/$NAME"
+}
 [ $KEEP = 1 ] || trap stop_instance EXIT
 log "starting the private Firebird 4.0 instance on port $PORT (page cache $CACHE_PAGES pages)"
 bash "$FBS" start "$STATE" 2>&1 | sed 's/^/  /' >&2

@@ -898,6 +898,15 @@ static int xcommit(term *t) {
     return XR_OK;
 }
 
+/* Bind n integer parameters 0..n-1 of s (int64_t arguments). */
+static void bind_ints(ffb_stmt *s, unsigned n, ...) {
+    va_list ap;
+    va_start(ap, n);
+    for (unsigned i = 0; i < n; i++)
+        ffb_stmt_bind_int64(s, i, va_arg(ap, int64_t));
+    va_end(ap);
+}
+
 #define BI(k, i, v) ffb_stmt_bind_int64(t->q[k], i, v)
 #define BN(k, i, v) ffb_stmt_bind_numeric(t->q[k], i, v, -2)
 #define EXEC(k) (ffb_stmt_execute(t->q[k], t->tx) == 0)
@@ -1020,13 +1029,8 @@ static int tx_new_order(term *t) {
         int64_t amount = price * qty[i];
         total += amount;
         ffb_stmt *ol = t->q[NO_LINE];
-        ffb_stmt_bind_int64(ol, 0, o_id);
-        ffb_stmt_bind_int64(ol, 1, d);
-        ffb_stmt_bind_int64(ol, 2, w);
-        ffb_stmt_bind_int64(ol, 3, i + 1);
-        ffb_stmt_bind_int64(ol, 4, items[i]);
-        ffb_stmt_bind_int64(ol, 5, supw[i]);
-        ffb_stmt_bind_int64(ol, 6, qty[i]);
+        bind_ints(ol, 7, o_id, (int64_t)d, (int64_t)w, (int64_t)i + 1,
+                  (int64_t)items[i], (int64_t)supw[i], (int64_t)qty[i]);
         ffb_stmt_bind_numeric(ol, 7, amount, -2);
         ffb_stmt_bind_text(ol, 8, dist, 24);
         if (!EXEC(NO_LINE)) return xerr(t, "new_order: insert order_line");
@@ -1095,11 +1099,8 @@ static int tx_payment(term *t) {
     if (ret_row(t, PA_CUST) != 1)
         return xbad(t, "payment: no customer %d/%d/%d", cw, cd, c);
     ffb_stmt *h = t->q[PA_HIST];
-    ffb_stmt_bind_int64(h, 0, c);
-    ffb_stmt_bind_int64(h, 1, cd);
-    ffb_stmt_bind_int64(h, 2, cw);
-    ffb_stmt_bind_int64(h, 3, d);
-    ffb_stmt_bind_int64(h, 4, w);
+    bind_ints(h, 5, (int64_t)c, (int64_t)cd, (int64_t)cw, (int64_t)d,
+              (int64_t)w);
     ffb_stmt_bind_numeric(h, 5, amount, -2);
     ffb_stmt_bind_text(h, 6, hdata, (size_t)-1);
     if (!EXEC(PA_HIST)) return xerr(t, "payment: history");
@@ -1180,13 +1181,8 @@ static int tx_delivery(term *t) {
             return xbad(t, "delivery: order %d/%d/%" PRId64 " updated %" PRId64
                            " lines, o_ol_cnt %" PRId64, w, d, o_id,
                         ffb_stmt_rows_affected(t->q[DL_LINES]), cnt);
-        ffb_stmt *s = t->q[DL_CUST];
-        ffb_stmt_bind_int64(s, 0, w);
-        ffb_stmt_bind_int64(s, 1, d);
-        ffb_stmt_bind_int64(s, 2, o_id);
-        ffb_stmt_bind_int64(s, 3, w);
-        ffb_stmt_bind_int64(s, 4, d);
-        ffb_stmt_bind_int64(s, 5, c);
+        bind_ints(t->q[DL_CUST], 6, (int64_t)w, (int64_t)d, o_id, (int64_t)w,
+                  (int64_t)d, c);
         if (!EXEC(DL_CUST)) return xerr(t, "delivery: customer");
         if (ret_row(t, DL_CUST) != 1)
             return xbad(t, "delivery: no customer %d/%d/%" PRId64, w, d, c);
