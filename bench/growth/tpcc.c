@@ -824,7 +824,8 @@ typedef struct term {
     int64_t new_orders;   /* committed new orders (incl. rolled back: no) */
     int64_t delivered;    /* committed deliveries of one order */
     int64_t expect_rt;    /* set by each transaction */
-    double cpu_s;         /* client CPU in the measured part */
+    double cpu_s, sys_s;  /* client CPU (user + system; system) in the
+                             measured part */
 } term;
 
 static atomic_int g_phase; /* 0 warm-up, 1 measured, 2 stop */
@@ -1230,11 +1231,12 @@ static void lat_add(xstats *x, double us) {
     x->lat[x->nlat++] = us > 4e9 ? 4000000000u : (uint32_t)us;
 }
 
-static double thread_cpu_s(void) {
+/* This thread's CPU seconds, user + system; *sys gets the system part. */
+static double thread_cpu_s(double *sys) {
     struct rusage ru;
     getrusage(RUSAGE_THREAD, &ru);
-    return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-           (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    *sys = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + *sys;
 }
 
 static void *term_thread(void *arg) {
@@ -1255,13 +1257,13 @@ static void *term_thread(void *arg) {
     ffb_tx_commit(tx);
     ffb_tx_free(tx);
     int measuring = 0, done = 0;
-    double cpu0 = 0;
+    double cpu0 = 0, sys0 = 0;
     while (!atomic_load(&g_failed)) {
         int ph = atomic_load(&g_phase);
         if (ph == 2) break;
         if (ph == 1 && !measuring) {
             measuring = 1;
-            cpu0 = thread_cpu_s();
+            cpu0 = thread_cpu_s(&sys0);
         }
         if (O.transactions && done >= O.transactions) break;
         int r100 = (int)rrange(&t->r, 1, 100);
@@ -1305,7 +1307,11 @@ static void *term_thread(void *arg) {
         }
         done++;
     }
-    if (measuring) t->cpu_s = thread_cpu_s() - cpu0;
+    if (measuring) {
+        double sys1;
+        t->cpu_s = thread_cpu_s(&sys1) - cpu0;
+        t->sys_s = sys1 - sys0;
+    }
     return NULL;
 }
 
@@ -1481,23 +1487,29 @@ static int cmd_run(void) {
         all.rt += s.rt;
         all.retries += s.retries;
     }
-    for (int i = 0; i < nt; i++) cpu += ts[i].cpu_s;
+    double sys = 0;
+    for (int i = 0; i < nt; i++) {
+        cpu += ts[i].cpu_s;
+        sys += ts[i].sys_s;
+    }
     double p95_all = alll ? pct_ms(alll, na, 0.95) : 0;
     free(alll);
     double hit = f1 - f0 > 0 ? 1.0 - (double)(r1 - r0) / (double)(f1 - f0) : 0;
     printf("%-13s %8" PRIu64 " %9.1f %8s %8.2f %8.2f\n", "all", all.count,
            all.count / secs * 60, "", p95_all,
            all.count ? (double)all.rt / all.count : 0);
-    printf("client: %.2f round trips and %.1f us CPU per transaction;"
-           " server: %" PRId64 " page reads, %" PRId64 " fetches (hit ratio"
-           " %.4f)\n",
+    printf("client: %.2f round trips and %.1f us CPU (%.1f of it in the"
+           " kernel) per transaction; server: %" PRId64 " page reads, %" PRId64
+           " fetches (hit ratio %.4f)\n",
            all.count ? (double)all.rt / all.count : 0,
-           all.count ? cpu * 1e6 / all.count : 0, r1 - r0, f1 - f0, hit);
+           all.count ? cpu * 1e6 / all.count : 0,
+           all.count ? sys * 1e6 / all.count : 0, r1 - r0, f1 - f0, hit);
     printf("checks: %s\n", rc == 0 ? "every answer and the totals are right"
                                    : "FAILED");
     printf("RESULT run warehouses=%d bytes=%" PRId64 " terminals=%d seconds=%.2f"
            " ops=%" PRIu64 " tpm=%.1f tpmc=%.1f p95_ms=%.3f p95_no_ms=%.3f"
-           " rt_per_op=%.4f cpu_us_per_op=%.2f cpu_us_per_rt=%.3f"
+           " rt_per_op=%.4f cpu_us_per_op=%.2f sys_us_per_op=%.2f"
+           " cpu_us_per_rt=%.3f"
            " retries=%" PRIu64
            " page_reads=%" PRId64 " page_fetches=%" PRId64 " hit_ratio=%.5f"
            " ok=%d\n",
@@ -1505,6 +1517,7 @@ static int cmd_run(void) {
            n_no / secs * 60, p95_all, p95_no,
            all.count ? (double)all.rt / all.count : 0,
            all.count ? cpu * 1e6 / all.count : 0,
+           all.count ? sys * 1e6 / all.count : 0,
            all.rt ? cpu * 1e6 / all.rt : 0, all.retries, r1 - r0,
            f1 - f0, hit, rc == 0);
     for (int i = 0; i < nt; i++) {
