@@ -315,7 +315,7 @@ static int send_end(ffb_tx *tx, int op, uint16_t h, ffb__sync *sync,
 }
 
 int ffb__tx_send_end(ffb_tx *tx, int op, ffb__sync *sync) {
-    uint16_t h;
+    uint16_t h = 0;
     int rc = ffb__tx_handle(tx, &h);
     return rc != 0 ? rc : send_end(tx, op, h, sync, NULL);
 }
