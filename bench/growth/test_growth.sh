@@ -95,5 +95,12 @@ for srv in FB3 FB4; do
 done
 # Bad input: a clear error, exit 2.
 "$B" run --dsn=x --terminals=abc >/dev/null 2>&1; [ $? = 2 ] && ok || bad "bad option not refused with 2"
+# run on a database that does not exist: exit 1, and nothing is created
+if [ -n "${FFB_TEST_FB4_DSN:-}" ]; then
+    miss="${FFB_TEST_FB4_DSN%%:*}:$FFB_TEST_FB4_DBDIR/growth-missing-$$.fdb"
+    "$B" run --dsn="$miss" --password=masterkey >/dev/null 2>&1; rc=$?
+    if [ $rc = 1 ] && ! "$B" drop --dsn="$miss" --password=masterkey >/dev/null 2>&1; then ok
+    else bad "run on a missing database: exit $rc, or it was created"; fi
+fi
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

@@ -296,8 +296,9 @@ static int meta_set(ffb_conn *c, const char *k, int64_t v) {
 
 /* Attach, or create the database (page size 16384, UTF8) with the schema.
    *cur gets the warehouses loaded so far, *indexed whether the indexes are
-   there. The scale of an existing database wins over --scale. */
-static ffb_conn *open_or_create(int *cur, int *indexed) {
+   there. The scale of an existing database wins over --scale. Only
+   load and create (may_create) make a missing database. */
+static ffb_conn *open_or_create(int *cur, int *indexed, int may_create) {
     ffb_conn_options co;
     ffb_conn_options_init(&co);
     co.dsn = O.dsn;
@@ -311,6 +312,11 @@ static ffb_conn *open_or_create(int *cur, int *indexed) {
     }
     int created = 0;
     if (ffb_conn_connect(c) != 0) {
+        if (!may_create) {
+            failf("attach %s: %s", O.dsn, cerr(c));
+            ffb_conn_free(c);
+            return NULL;
+        }
         ffb_create_options cr = FFB_CREATE_OPTIONS_INIT;
         cr.page_size = 16384;
         cr.charset = "UTF8";
@@ -658,7 +664,7 @@ static void *progress_thread(void *arg) {
 
 static int cmd_load(void) {
     int cur = 0, indexed = 0;
-    ffb_conn *c = open_or_create(&cur, &indexed);
+    ffb_conn *c = open_or_create(&cur, &indexed, 1);
     if (!c) return 1;
     if (O.warehouses <= cur) {
         printf("RESULT load warehouses=%d rows=0 seconds=0 bytes_before=%"
@@ -1349,7 +1355,7 @@ static int read_io(ffb_conn *c, int64_t *reads, int64_t *fetches) {
 
 static int cmd_run(void) {
     int cur = 0, indexed = 0;
-    ffb_conn *c = open_or_create(&cur, &indexed);
+    ffb_conn *c = open_or_create(&cur, &indexed, 0);
     if (!c) return 1;
     if (cur < 1 || !indexed) {
         failf("no loaded database (warehouses %d); run load first", cur);
@@ -1563,7 +1569,7 @@ static const struct {
 
 static int cmd_check(void) {
     int cur = 0, indexed = 0, bad = 0;
-    ffb_conn *c = open_or_create(&cur, &indexed);
+    ffb_conn *c = open_or_create(&cur, &indexed, 0);
     if (!c) return 1;
     struct { const char *what; const char *sql; int64_t want; } counts[] = {
         {"warehouse rows", "select count(*) from warehouse", cur},
@@ -1606,7 +1612,7 @@ static int cmd_check(void) {
    growth test creates first and loads in new attachments. */
 static int cmd_create(void) {
     int cur = 0, indexed = 0;
-    ffb_conn *c = open_or_create(&cur, &indexed);
+    ffb_conn *c = open_or_create(&cur, &indexed, 1);
     if (!c) return 1;
     printf("RESULT create warehouses=%d scale=%d\n", cur, O.scale);
     ffb_conn_free(c);
