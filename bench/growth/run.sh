@@ -90,7 +90,7 @@ export FFB_SERVER_EXTRA_CONF="UseFileSystemCache = false"
 # Stopped on exit and its directory (security database, logs) removed.
 stop_instance() {
     bash "$FBS" stop "$STATE" >/dev/null 2>&1 || true
-    rm -rf --one-file-system "${TRIXIE_ROOT:?}/var/lib/ffb-test/$NAME" "$STATE/$NAME"
+    rm -rf --one-file-system "${TRIXIE_ROOT:?}/var/lib/ffb-test/$NAME" "${STATE:?}/$NAME"
 }
 [ $KEEP = 1 ] || trap stop_instance EXIT
 log "starting the private Firebird 4.0 instance on port $PORT (page cache $CACHE_PAGES pages)"
