@@ -134,7 +134,7 @@ ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     run_suites "asan+ubsan" build-ci-asan \
     --suite unit --suite engine --suite fuzz --suite integration --suite rest \
-    --suite restbench
+    --suite restbench --suite growth
 check_servers "asan+ubsan"
 
 stage "2b. clang ThreadSanitizer build: poolcore, pooloptions, pool, uv"
