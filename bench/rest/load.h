@@ -38,18 +38,18 @@ typedef struct lsizes {
 /* What a scenario needs from the run: tokens, sizes, the host header. */
 typedef struct lenv {
     lsizes sz;
-    const char *host;         /* Host: header value */
-    const char *fb_token;     /* FbREST scenarios: Bearer token or NULL */
-    const char *k6_token;     /* GETSingleJWT's fixed token */
-    char **uniq_tokens;       /* GETSingleUniqueJWT's 20,000 */
+    const char *host;     /* Host: header value */
+    const char *fb_token; /* FbREST scenarios: Bearer token or NULL */
+    const char *k6_token; /* GETSingleJWT's fixed token */
+    char **uniq_tokens;   /* GETSingleUniqueJWT's 20,000 */
     size_t nuniq;
 } lenv;
 
 /* The random values of one request (per connection). */
 typedef struct lreq {
-    int64_t v;   /* the id, offset, year or n the request chose */
-    int word;    /* vocabulary word (ilike) */
-    int conn;    /* connection number */
+    int64_t v;    /* the id, offset, year or n the request chose */
+    int word;     /* vocabulary word (ilike) */
+    int conn;     /* connection number */
     uint64_t seq; /* requests sent on this connection */
 } lreq;
 
@@ -58,8 +58,8 @@ typedef struct lresp {
     int status;
     const char *body;
     size_t body_len;
-    const char *content_range;   /* NULL when absent */
-    const char *pref_applied;    /* Preference-Applied, NULL when absent */
+    const char *content_range; /* NULL when absent */
+    const char *pref_applied;  /* Preference-Applied, NULL when absent */
 } lresp;
 
 /* The direct twin of a scenario: up to 3 statements run in one
@@ -87,12 +87,12 @@ typedef struct ldplan {
 
 /* Rows of one statement of a direct run, as the checks see them. */
 typedef struct ldrows {
-    int64_t nrows;       /* rows fetched (or rows affected for DML) */
-    int64_t first[4];    /* the first row's first 4 columns as int64
-                            (columns that are no integer: 0) */
-    int64_t sum1;        /* Σ column 1 over the rows (aggregate count) */
-    int64_t sum0;        /* Σ column 0 */
-    int bad;             /* a per-row rule failed */
+    int64_t nrows;    /* rows fetched (or rows affected for DML) */
+    int64_t first[4]; /* the first row's first 4 columns as int64
+                         (columns that are no integer: 0) */
+    int64_t sum1;     /* Σ column 1 over the rows (aggregate count) */
+    int64_t sum0;     /* Σ column 0 */
+    int bad;          /* a per-row rule failed */
     char badmsg[160];
 } ldrows;
 
@@ -100,8 +100,11 @@ typedef struct lscen {
     const char *name;
     const char *suite; /* "fbrest" or "k6" */
     int expect_status;
-    int expect_rt; /* the round trips per request of the REST issue; -1:
-                      no Server-Timing (no database work) */
+    int expect_rt;      /* the round trips per request of the REST issue; -1:
+                           no Server-Timing (no database work) */
+    int rt_lo, rt_hi;   /* what -check-rt accepts when not the target (as
+                           measured, rt_why says why); 0, 0: the target */
+    const char *rt_why; /* why a scenario measures other than the target */
     /* choose the values and write the whole request into `out` */
     void (*build)(const lenv *e, lreq *q, dl_prng *r, lbuf *out);
     /* 0, or -1 with a sentence in err; `root` is the parsed JSON body
@@ -115,8 +118,8 @@ typedef struct lscen {
     void (*drow)(const lenv *e, const lreq *q, int k, ffb_stmt *st,
                  ldrows *rows);
     /* 0, or -1 with err, once every statement is in */
-    int (*dcheck)(const lenv *e, const lreq *q, const ldrows *rows,
-                  char *err, size_t n);
+    int (*dcheck)(const lenv *e, const lreq *q, const ldrows *rows, char *err,
+                  size_t n);
     /* after the run (k6's teardown): a request to send once, or NULL */
     const char *teardown;
 } lscen;

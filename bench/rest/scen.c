@@ -93,8 +93,9 @@ static void http(const lenv *e, lbuf *o, const char *method, const char *path,
     if (extra)
         lb_puts(o, extra);
     if (body) {
-        lb_printf(o, "Content-Type: application/json\r\nContent-Length: %zu"
-                     "\r\n\r\n",
+        lb_printf(o,
+                  "Content-Type: application/json\r\nContent-Length: %zu"
+                  "\r\n\r\n",
                   blen);
         lb_put(o, body, blen);
     } else {
@@ -102,8 +103,8 @@ static void http(const lenv *e, lbuf *o, const char *method, const char *path,
     }
 }
 
-static void get(const lenv *e, lbuf *o, const char *token, const char *fmt,
-                ...) __attribute__((format(printf, 4, 5)));
+static void get(const lenv *e, lbuf *o, const char *token, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static void get(const lenv *e, lbuf *o, const char *token, const char *fmt,
                 ...) {
     char path[1024];
@@ -222,8 +223,8 @@ static int c_page(const lenv *e, const lreq *q, const lresp *rs, yajl_val j,
         if (row_int(j, i, "id", &id, err, n))
             return -1;
         if (id != q->v + (int64_t)i + 1)
-            return fail(err, n, "offset %lld row %zu: id %lld",
-                        (long long)q->v, i, (long long)id);
+            return fail(err, n, "offset %lld row %zu: id %lld", (long long)q->v,
+                        i, (long long)id);
         if (j->u.array.values[i]->u.object.len != 3)
             return fail(err, n, "row %zu: not 3 columns", i);
     }
@@ -244,8 +245,8 @@ static void dr_page(const lenv *e, const lreq *q, int k, ffb_stmt *st,
         row_bad(r, "row %lld: id %lld", (long long)r->nrows,
                 (long long)col_int(st, 0));
 }
-static int dc_page(const lenv *e, const lreq *q, const ldrows *rows,
-                   char *err, size_t n) {
+static int dc_page(const lenv *e, const lreq *q, const ldrows *rows, char *err,
+                   size_t n) {
     (void)e, (void)q;
     return want_rows(rows, 0, 100, err, n);
 }
@@ -271,8 +272,9 @@ static int c_filter(const lenv *e, const lreq *q, const lresp *rs, yajl_val j,
             return -1;
         double pr = num_of(lj_get(j->u.array.values[i], "price"));
         if (y < q->v || pr < 0 || pr > last)
-            return fail(err, n, "row %zu: year %lld (>= %lld) price %.2f "
-                                "after %.2f",
+            return fail(err, n,
+                        "row %zu: year %lld (>= %lld) price %.2f "
+                        "after %.2f",
                         i, (long long)y, (long long)q->v, pr, last);
         last = pr;
     }
@@ -390,8 +392,7 @@ static int dc_m2o(const lenv *e, const lreq *q, const ldrows *rows, char *err,
     (void)q;
     if (want_rows(rows, 0, 25, err, n))
         return -1;
-    return want_rows(rows, 1, e->sz.authors < 25 ? e->sz.authors : 25, err,
-                     n);
+    return want_rows(rows, 1, e->sz.authors < 25 ? e->sz.authors : 25, err, n);
 }
 
 /* ---- 6 embed one-to-many (10) ------------------------------------------- */
@@ -546,8 +547,9 @@ static void d_nest(const lenv *e, lreq *q, dl_prng *r, ldplan *p) {
 #define CUST_PAGE                                                              \
     "(SELECT DISTINCT E0.K0 FROM (SELECT ID AS K0 FROM CUSTOMERS ORDER BY ID " \
     "OFFSET ? ROWS FETCH NEXT 5 ROWS ONLY) E0) D1"
-    p->s[1].sql = "SELECT T1.ID, T1.ORDERED_AT, T1.TOTAL, T1.CUSTOMER_ID FROM "
-                  CUST_PAGE " JOIN ORDERS T1 ON T1.CUSTOMER_ID = D1.K0";
+    p->s[1].sql =
+        "SELECT T1.ID, T1.ORDERED_AT, T1.TOTAL, T1.CUSTOMER_ID FROM " CUST_PAGE
+        " JOIN ORDERS T1 ON T1.CUSTOMER_ID = D1.K0";
     p->s[2].sql = "SELECT T2.LINE_NO, T2.BOOK_ID, T2.QUANTITY, T2.UNIT_PRICE, "
                   "T2.ORDER_ID FROM (SELECT DISTINCT E1.K1 FROM (SELECT T1.ID "
                   "AS K1 FROM " CUST_PAGE " JOIN ORDERS T1 ON T1.CUSTOMER_ID = "
@@ -555,8 +557,8 @@ static void d_nest(const lenv *e, lreq *q, dl_prng *r, ldplan *p) {
     for (int k = 0; k < 3; k++)
         p_int(&p->s[k], q->v);
 }
-static int dc_nest(const lenv *e, const lreq *q, const ldrows *rows,
-                   char *err, size_t n) {
+static int dc_nest(const lenv *e, const lreq *q, const ldrows *rows, char *err,
+                   size_t n) {
     (void)e, (void)q;
     if (want_rows(rows, 0, 5, err, n) || want_rows(rows, 1, 50, err, n))
         return -1;
@@ -630,8 +632,8 @@ static void d_count(const lenv *e, lreq *q, dl_prng *r, ldplan *p) {
                   "NEXT 25 ROWS ONLY";
     p->s[1].sql = "SELECT COUNT(*) FROM BOOKS";
 }
-static int dc_count(const lenv *e, const lreq *q, const ldrows *rows,
-                    char *err, size_t n) {
+static int dc_count(const lenv *e, const lreq *q, const ldrows *rows, char *err,
+                    size_t n) {
     (void)q;
     if (want_rows(rows, 0, 25, err, n) || want_rows(rows, 1, 1, err, n))
         return -1;
@@ -728,8 +730,8 @@ static void b_ins(const lenv *e, lreq *q, dl_prng *r, int nrows, lbuf *o) {
     }
     if (nrows > 1)
         lb_puts(&body, "]");
-    http(e, o, "POST", "/books", e->fb_token, "Prefer: tx=rollback\r\n",
-         body.p, body.len);
+    http(e, o, "POST", "/books", e->fb_token, "Prefer: tx=rollback\r\n", body.p,
+         body.len);
     free(body.p);
 }
 static void b_ins1(const lenv *e, lreq *q, dl_prng *r, lbuf *o) {
@@ -777,8 +779,8 @@ static void d_ins1(const lenv *e, lreq *q, dl_prng *r, ldplan *p) {
 static void d_ins100(const lenv *e, lreq *q, dl_prng *r, ldplan *p) {
     d_ins(e, q, r, 100, p);
 }
-static int dc_ins1(const lenv *e, const lreq *q, const ldrows *rows,
-                   char *err, size_t n) {
+static int dc_ins1(const lenv *e, const lreq *q, const ldrows *rows, char *err,
+                   size_t n) {
     (void)e, (void)q;
     return want_rows(rows, 0, 1, err, n);
 }
@@ -874,8 +876,8 @@ static int check_albums(const lenv *e, yajl_val j, int64_t artist, char *err,
             if (lj_int(lj_get(tr, "track_id"), &tid) < 0 ||
                 lj_int(lj_get(lj_get(tr, "genre"), "genre_id"), &g) < 0 ||
                 g != 1 + (tid - 1) % 25 || 1 + (tid - 1) % CH_ALBUMS != a)
-                return fail(err, n, "album %lld: track %zu wrong",
-                            (long long)a, k);
+                return fail(err, n, "album %lld: track %zu wrong", (long long)a,
+                            k);
         }
         ntracks += (int64_t)t->u.array.len;
     }
@@ -1061,8 +1063,8 @@ static void d_postb(const lenv *e, lreq *q, dl_prng *r, ldplan *p) {
     (void)e, (void)r;
     d_postn(q, p, 20);
 }
-static int dc_postb(const lenv *e, const lreq *q, const ldrows *rows,
-                    char *err, size_t n) {
+static int dc_postb(const lenv *e, const lreq *q, const ldrows *rows, char *err,
+                    size_t n) {
     (void)e, (void)q;
     return want_rows(rows, 0, 20, err, n);
 }
@@ -1110,8 +1112,8 @@ static void d_rpcs(const lenv *e, lreq *q, dl_prng *r, ldplan *p) {
     for (int k = 0; k < 5; k++)
         p_int(&p->s[0], q->v + k);
 }
-static int dc_rpcs(const lenv *e, const lreq *q, const ldrows *rows,
-                   char *err, size_t n) {
+static int dc_rpcs(const lenv *e, const lreq *q, const ldrows *rows, char *err,
+                   size_t n) {
     (void)e;
     if (want_rows(rows, 0, 1, err, n))
         return -1;
@@ -1133,55 +1135,66 @@ static void d_rgs(const lenv *e, lreq *q, dl_prng *r, ldplan *p) {
 
 /* ---- the table ---------------------------------------------------------- */
 
+/* measured on FB 4.0.5: 6 on an idle machine, 5 to 8 under load (the
+   second and later fetches of the 3,503 track rows: libfastfb sends some
+   ahead, so the count depends on timing); the issue's target of 1 holds
+   only for answers that fit the first fetch. -check-rt accepts 4..10. */
+#define RT_ALL_EMBED "3,503 track rows take more than the first fetch"
+
 #define TEARDOWN_EMPLOYEE "/employee?title=eq.Load%20Tester"
 
 const lscen lscens[] = {
-    {"row by primary key", "fbrest", 200, 1, b_pk, c_pk, d_pk, NULL, dc_pk,
+    {"row by primary key", "fbrest", 200, 1, 0, 0, NULL, b_pk, c_pk, d_pk, NULL,
+     dc_pk, NULL},
+    {"page of 100 rows", "fbrest", 200, 1, 0, 0, NULL, b_page, c_page, d_page,
+     dr_page, dc_page, NULL},
+    {"filter + order + limit 25", "fbrest", 200, 1, 0, 0, NULL, b_filter,
+     c_filter, d_filter, dr_filter, dc_25, NULL},
+    {"ilike search, limit 25", "fbrest", 200, 1, 0, 0, NULL, b_ilike, c_ilike,
+     d_ilike, dr_ilike, dc_25, NULL},
+    {"embed many-to-one (25)", "fbrest", 200, 1, 0, 0, NULL, b_m2o, c_m2o,
+     d_m2o, NULL, dc_m2o, NULL},
+    {"embed one-to-many (10)", "fbrest", 200, 1, 0, 0, NULL, b_o2m, c_o2m,
+     d_o2m, NULL, dc_o2m, NULL},
+    {"embed many-to-many (25)", "fbrest", 200, 1, 0, 0, NULL, b_m2m, c_m2m,
+     d_m2m, NULL, dc_m2m, NULL},
+    {"nested 3 levels (5)", "fbrest", 200, 1, 0, 0, NULL, b_nest, c_nest,
+     d_nest, NULL, dc_nest, NULL},
+    {"aggregate group by", "fbrest", 200, 1, 0, 0, NULL, b_agg, c_agg, d_agg,
+     NULL, dc_agg, NULL},
+    {"count=exact, 25 rows", "fbrest", 206, 1, 0, 0, NULL, b_count, c_count,
+     d_count, NULL, dc_count, NULL},
+    {"computed field + order", "fbrest", 200, 1, 0, 0, NULL, b_comp, c_comp,
+     d_comp, NULL, dc_25, NULL},
+    {"rpc function", "fbrest", 200, 1, 0, 0, NULL, b_rpc, c_rpc, d_rpc, NULL,
+     dc_rpc, NULL},
+    {"insert 1 row (rollback)", "fbrest", 201, 1, 0, 0, NULL, b_ins1, c_ins,
+     d_ins1, NULL, dc_ins1, NULL},
+    {"insert 100 rows (rollback)", "fbrest", 201, 1, 0, 0, NULL, b_ins100,
+     c_ins, d_ins100, NULL, dc_ins100, NULL},
+    {"GETSingle", "k6", 200, 1, 0, 0, NULL, b_gs, c_gs, d_gs, NULL, dc_gs,
      NULL},
-    {"page of 100 rows", "fbrest", 200, 1, b_page, c_page, d_page, dr_page,
-     dc_page, NULL},
-    {"filter + order + limit 25", "fbrest", 200, 1, b_filter, c_filter,
-     d_filter, dr_filter, dc_25, NULL},
-    {"ilike search, limit 25", "fbrest", 200, 1, b_ilike, c_ilike, d_ilike,
-     dr_ilike, dc_25, NULL},
-    {"embed many-to-one (25)", "fbrest", 200, 1, b_m2o, c_m2o, d_m2o, NULL,
-     dc_m2o, NULL},
-    {"embed one-to-many (10)", "fbrest", 200, 1, b_o2m, c_o2m, d_o2m, NULL,
-     dc_o2m, NULL},
-    {"embed many-to-many (25)", "fbrest", 200, 1, b_m2m, c_m2m, d_m2m, NULL,
-     dc_m2m, NULL},
-    {"nested 3 levels (5)", "fbrest", 200, 1, b_nest, c_nest, d_nest, NULL,
-     dc_nest, NULL},
-    {"aggregate group by", "fbrest", 200, 1, b_agg, c_agg, d_agg, NULL, dc_agg,
+    {"GETSingleJWT", "k6", 200, 1, 0, 0, NULL, b_gsjwt, c_gs, NULL, NULL, NULL,
      NULL},
-    {"count=exact, 25 rows", "fbrest", 206, 1, b_count, c_count, d_count,
-     NULL, dc_count, NULL},
-    {"computed field + order", "fbrest", 200, 1, b_comp, c_comp, d_comp, NULL,
-     dc_25, NULL},
-    {"rpc function", "fbrest", 200, 1, b_rpc, c_rpc, d_rpc, NULL, dc_rpc,
-     NULL},
-    {"insert 1 row (rollback)", "fbrest", 201, 1, b_ins1, c_ins, d_ins1, NULL,
+    {"GETSingleUniqueJWT", "k6", 200, 1, 0, 0, NULL, b_gsujwt, c_gs, NULL, NULL,
+     NULL, NULL},
+    {"OPTIONSUniqueJWT", "k6", 200, -1, 0, 0, NULL, b_optjwt, c_opt, NULL, NULL,
+     NULL, NULL},
+    {"GETSingleEmbed", "k6", 200, 1, 0, 0, NULL, b_gse, c_gse, d_gse, NULL,
+     dc_embed3, NULL},
+    {"GETAllEmbed", "k6", 200, 1, 4, 10, RT_ALL_EMBED, b_gae, c_gse, d_gae, NULL,
+     dc_embed3, NULL},
+    {"POSTSingle", "k6", 201, 1, 0, 0, NULL, b_posts, c_empty, d_posts, NULL,
+     dc_ins1, TEARDOWN_EMPLOYEE},
+    {"POSTBulk", "k6", 201, 1, 0, 0, NULL, b_postb, c_empty, d_postb, NULL,
+     dc_postb, TEARDOWN_EMPLOYEE},
+    {"PATCHSingle", "k6", 204, 1, 0, 0, NULL, b_patch, c_empty, d_patch, NULL,
      dc_ins1, NULL},
-    {"insert 100 rows (rollback)", "fbrest", 201, 1, b_ins100, c_ins,
-     d_ins100, NULL, dc_ins100, NULL},
-    {"GETSingle", "k6", 200, 1, b_gs, c_gs, d_gs, NULL, dc_gs, NULL},
-    {"GETSingleJWT", "k6", 200, 1, b_gsjwt, c_gs, NULL, NULL, NULL, NULL},
-    {"GETSingleUniqueJWT", "k6", 200, 1, b_gsujwt, c_gs, NULL, NULL, NULL,
+    {"RPCSimple", "k6", 200, 1, 0, 0, NULL, b_rpcs, c_rpcs, d_rpcs, NULL,
+     dc_rpcs, NULL},
+    {"RPCGETSingle", "k6", 200, 1, 0, 0, NULL, b_rgs, c_gs, d_rgs, NULL, dc_gs,
      NULL},
-    {"OPTIONSUniqueJWT", "k6", 200, -1, b_optjwt, c_opt, NULL, NULL, NULL,
-     NULL},
-    {"GETSingleEmbed", "k6", 200, 1, b_gse, c_gse, d_gse, NULL, dc_embed3,
-     NULL},
-    {"GETAllEmbed", "k6", 200, 1, b_gae, c_gse, d_gae, NULL, dc_embed3, NULL},
-    {"POSTSingle", "k6", 201, 1, b_posts, c_empty, d_posts, NULL, dc_ins1,
-     TEARDOWN_EMPLOYEE},
-    {"POSTBulk", "k6", 201, 1, b_postb, c_empty, d_postb, NULL, dc_postb,
-     TEARDOWN_EMPLOYEE},
-    {"PATCHSingle", "k6", 204, 1, b_patch, c_empty, d_patch, NULL, dc_ins1,
-     NULL},
-    {"RPCSimple", "k6", 200, 1, b_rpcs, c_rpcs, d_rpcs, NULL, dc_rpcs, NULL},
-    {"RPCGETSingle", "k6", 200, 1, b_rgs, c_gs, d_rgs, NULL, dc_gs, NULL},
-    {"RPCGETSingleEmbed", "k6", 200, 1, b_rgse, c_gse, d_rgse, NULL,
+    {"RPCGETSingleEmbed", "k6", 200, 1, 0, 0, NULL, b_rgse, c_gse, d_rgse, NULL,
      dc_embed3, NULL},
 };
 const size_t nlscens = sizeof lscens / sizeof lscens[0];
