@@ -147,6 +147,7 @@ typedef struct meter {
     int phase; /* 0 warm-up, 1 measured, 2 stopping */
     uint64_t t0, t1;
     struct rusage ru0, ru1;
+    double srv0, srv1; /* the server's CPU seconds (-server-pid), -1: none */
     hist *h;
     uint64_t n, errors, bytes;
     uint64_t rt[RT_SLOTS], rt_none, rt_sum;
@@ -188,7 +189,7 @@ typedef struct result {
     const lscen *s;
     const char *mode;
     int c;
-    double secs, rps, p50, p95, p99, max, kbps, cpu_us, rt_mean;
+    double secs, rps, p50, p95, p99, max, kbps, cpu_us, srv_us, rt_mean;
     uint64_t n, errors, rt_none;
     long rt_min, rt_max;
     int failed;
@@ -218,6 +219,9 @@ static void m_result(const meter *m, const lscen *s, const char *mode, int c,
     double cpu = tv_us(&m->ru1.ru_utime) + tv_us(&m->ru1.ru_stime) -
                  tv_us(&m->ru0.ru_utime) - tv_us(&m->ru0.ru_stime);
     r->cpu_us = m->n ? cpu / (double)m->n : 0;
+    r->srv_us = m->srv0 >= 0 && m->srv1 >= 0 && m->n
+                    ? (m->srv1 - m->srv0) * 1e6 / (double)m->n
+                    : -1;
     uint64_t nrt = m->n - m->rt_none;
     r->rt_none = m->rt_none;
     r->rt_mean = nrt ? (double)m->rt_sum / (double)nrt : -1;
@@ -239,6 +243,7 @@ typedef struct opts {
     double dur, warm;
     const char *only, *suite, *out, *label, *token, *secret;
     int check_rt;
+    int srv_pid, k6_srv_pid; /* -server-pid, -k6-server-pid: ffb-rest's */
     uint64_t seed;
     int scale;
 } opts;
@@ -257,6 +262,29 @@ static uv_timer_t timer;
 static meter M;
 static hist H;
 static const lscen *cur;
+static int cur_srv_pid; /* the server of the scenario being run, 0: none */
+
+/* user + system CPU seconds of process `pid` (/proc/PID/stat), -1 */
+static double proc_cpu(int pid) {
+    if (pid <= 0)
+        return -1;
+    char p[64], buf[1024];
+    snprintf(p, sizeof p, "/proc/%d/stat", pid);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *q = strrchr(buf, ')'); /* the name may hold spaces */
+    unsigned long long ut = 0, st = 0;
+    if (!q || sscanf(q + 2,
+                     "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+                     "%llu %llu",
+                     &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
 static void (*on_stop)(void); /* the engine's: close or park connections */
 
 static void timer_cb(uv_timer_t *t) {
@@ -266,6 +294,7 @@ static void timer_cb(uv_timer_t *t) {
         memset(&H, 0, sizeof H);
         M.t0 = uv_hrtime();
         getrusage(RUSAGE_SELF, &M.ru0);
+        M.srv0 = proc_cpu(cur_srv_pid);
         uv_timer_start(&timer, timer_cb, (uint64_t)(O.dur * 1000), 0);
     } else if (M.phase == 1) {
         if (M.n < 1 && !M.fatal) {
@@ -277,6 +306,7 @@ static void timer_cb(uv_timer_t *t) {
         M.phase = 2;
         M.t1 = uv_hrtime();
         getrusage(RUSAGE_SELF, &M.ru1);
+        M.srv1 = proc_cpu(cur_srv_pid);
         on_stop();
     }
 }
@@ -284,6 +314,7 @@ static void timer_cb(uv_timer_t *t) {
 static void start_meter(void) {
     memset(&M, 0, sizeof M);
     M.h = &H;
+    M.srv0 = M.srv1 = -1;
     uv_timer_start(&timer, timer_cb, (uint64_t)(O.warm * 1000), 0);
 }
 
@@ -293,6 +324,7 @@ static void stop_all(void) {
         M.phase = 2;
         M.t1 = uv_hrtime();
         getrusage(RUSAGE_SELF, &M.ru1);
+        M.srv1 = -1;
     }
     uv_timer_stop(&timer);
     uv_stop(loop);
@@ -974,8 +1006,9 @@ static void run_direct(const lscen *s) {
     uv_run(loop, UV_RUN_DEFAULT);
 }
 
-/* the k6 teardown of the direct twin: one blocking connection */
-static int direct_sql(const char *dsn, const char *sql) {
+/* a blocking connection for the one-off statements below; NULL after a
+   failure (printed) */
+static ffb_conn *blocking_conn(const char *dsn) {
     ffb_conn_options co = FFB_CONN_OPTIONS_INIT;
     co.dsn = dsn;
     co.user = O.user;
@@ -984,35 +1017,42 @@ static int direct_sql(const char *dsn, const char *sql) {
     int rc = ffb_conn_new(&co, &c);
     if (rc == 0)
         rc = ffb_conn_connect(c);
-    ffb_tx *tx = NULL;
     if (rc == 0)
-        rc = ffb_tx_begin(c, NULL, &tx);
+        return c;
+    fprintf(stderr, "ffb-rest-load: %s: %s\n", dsn,
+            c ? ffb_error_message(ffb_conn_error(c)) : "no memory");
+    ffb_conn_free(c);
+    return NULL;
+}
+
+/* one statement in its own transaction (k6's teardown of the direct
+   twin, run.sh's grants) */
+static int direct_sql(const char *dsn, const char *sql) {
+    ffb_conn *c = blocking_conn(dsn);
+    if (!c)
+        return -1;
+    ffb_tx *tx = NULL;
+    int rc = ffb_tx_begin(c, NULL, &tx);
     if (rc == 0)
         rc = ffb_conn_execute_immediate(c, tx, sql, strlen(sql));
     if (rc == 0)
         rc = ffb_tx_commit(tx);
     if (rc < 0)
         fprintf(stderr, "ffb-rest-load: %s: %s\n", sql,
-                c ? ffb_error_message(ffb_conn_error(c)) : "no memory");
+                ffb_error_message(ffb_conn_error(c)));
     ffb_tx_free(tx);
     ffb_conn_free(c);
     return rc < 0 ? -1 : 0;
 }
 
 static int drop_db(const char *dsn) {
-    ffb_conn_options co = FFB_CONN_OPTIONS_INIT;
-    co.dsn = dsn;
-    co.user = O.user;
-    co.password = O.password;
-    ffb_conn *c = NULL;
-    int rc = ffb_conn_new(&co, &c);
-    if (rc == 0)
-        rc = ffb_conn_connect(c);
-    if (rc == 0)
-        rc = ffb_conn_drop_database(c);
+    ffb_conn *c = blocking_conn(dsn);
+    if (!c)
+        return 1;
+    int rc = ffb_conn_drop_database(c);
     if (rc < 0)
         fprintf(stderr, "ffb-rest-load: drop %s: %s\n", dsn,
-                c ? ffb_error_message(ffb_conn_error(c)) : "no memory");
+                ffb_error_message(ffb_conn_error(c)));
     ffb_conn_free(c);
     return rc < 0 ? 1 : 0;
 }
@@ -1113,29 +1153,35 @@ static void fmt_rt(const result *r, char *out, size_t n) {
 static void print_table(FILE *f, const result *rest, const result *dir,
                         size_t n, int have_rest, int have_dir) {
     fprintf(f, "| Scenario | req/s | p50 ms | p95 ms | p99 ms | errors | KB/s "
-               "| RT/req | client CPU µs/req |");
+               "| RT/req | client CPU µs/req | server CPU µs/req |");
     if (have_rest && have_dir)
-        fprintf(f, " direct req/s | direct p50 ms | direct RT | REST/direct |");
-    fprintf(f, "\n|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        fprintf(f, " direct req/s | direct p50 ms | direct RT | direct CPU "
+                   "µs/req | REST/direct |");
+    fprintf(f, "\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     if (have_rest && have_dir)
-        fprintf(f, "---:|---:|---:|---:|");
+        fprintf(f, "---:|---:|---:|---:|---:|");
     fprintf(f, "\n");
     for (size_t i = 0; i < n; i++) {
         const result *r = have_rest ? &rest[i] : &dir[i];
         char rt[64];
         fmt_rt(r, rt, sizeof rt);
+        char srv[32] = "-";
+        if (r->srv_us >= 0)
+            snprintf(srv, sizeof srv, "%.0f", r->srv_us);
         fprintf(f,
-                "| %s | %.0f | %.2f | %.2f | %.2f | %llu | %.0f | %s | %.0f |",
+                "| %s | %.0f | %.2f | %.2f | %.2f | %llu | %.0f | %s | %.0f | "
+                "%s |",
                 r->s->name, r->rps, r->p50, r->p95, r->p99,
-                (unsigned long long)r->errors, r->kbps, rt, r->cpu_us);
+                (unsigned long long)r->errors, r->kbps, rt, r->cpu_us, srv);
         if (have_rest && have_dir) {
             if (dir[i].s) {
                 char drt[64];
                 fmt_rt(&dir[i], drt, sizeof drt);
-                fprintf(f, " %.0f | %.2f | %s | %.2f |", dir[i].rps, dir[i].p50,
-                        drt, dir[i].rps > 0 ? rest[i].rps / dir[i].rps : 0);
+                fprintf(f, " %.0f | %.2f | %s | %.0f | %.2f |", dir[i].rps,
+                        dir[i].p50, drt, dir[i].cpu_us,
+                        dir[i].rps > 0 ? rest[i].rps / dir[i].rps : 0);
             } else {
-                fprintf(f, " - | - | - | - |");
+                fprintf(f, " - | - | - | - | - |");
             }
         }
         fprintf(f, "\n");
@@ -1145,11 +1191,11 @@ static void print_table(FILE *f, const result *rest, const result *dir,
 static void tsv_line(FILE *f, const result *r) {
     fprintf(f,
             "%s\t%s\t%s\t%s\t%d\t%.3f\t%llu\t%llu\t%.1f\t%.3f\t%.3f\t%.3f\t%."
-            "3f\t%.1f\t%.1f\t%.3f\t%ld\t%ld\n",
+            "3f\t%.1f\t%.1f\t%.3f\t%ld\t%ld\t%.1f\n",
             O.label, r->mode, r->s->suite, r->s->name, r->c, r->secs,
             (unsigned long long)r->n, (unsigned long long)r->errors, r->rps,
             r->p50, r->p95, r->p99, r->max, r->kbps, r->cpu_us, r->rt_mean,
-            r->rt_min, r->rt_max);
+            r->rt_min, r->rt_max, r->srv_us);
 }
 
 /* -check-rt: every measured request's round trips within the target */
@@ -1201,7 +1247,8 @@ static void usage(void) {
         "[-jwt-secret S] [-scale N]\n"
         "         [-direct DSN] [-k6-direct DSN] [-u USER] [-p PASSWORD] "
         "[-seed N]\n"
-        "         [-out DIR] [-label TEXT] [-check-rt]\n"
+        "         [-out DIR] [-label TEXT] [-check-rt] [-server-pid PID] "
+        "[-k6-server-pid PID]\n"
         "       ffb-rest-load -drop-db DSN | -exec DSN SQL   (run.sh, tests)\n"
         "  -url: the ffb-rest serving the bookstore (FirebirdREST's 14), "
         "-k6-url: the one serving Chinook (k6)\n"
@@ -1249,6 +1296,10 @@ int main(int argc, char **argv) {
             O.user = v;
         else if (ARG("-p"))
             O.password = v;
+        else if (ARG("-server-pid"))
+            O.srv_pid = atoi(v);
+        else if (ARG("-k6-server-pid"))
+            O.k6_srv_pid = atoi(v);
         else if (ARG("-seed"))
             O.seed = strtoull(v, NULL, 10);
         else if (ARG("-out"))
@@ -1322,9 +1373,10 @@ int main(int argc, char **argv) {
         int fresh = access(p, F_OK) != 0;
         tsv = fopen(p, "a");
         if (tsv && fresh)
-            fprintf(tsv, "label\tmode\tsuite\tscenario\tc\tseconds\trequests\t"
-                         "errors\treq_s\tp50_ms\tp95_ms\tp99_ms\tmax_ms\tkb_s\t"
-                         "cpu_us_req\trt_mean\trt_min\trt_max\n");
+            fprintf(tsv,
+                    "label\tmode\tsuite\tscenario\tc\tseconds\trequests\t"
+                    "errors\treq_s\tp50_ms\tp95_ms\tp99_ms\tmax_ms\tkb_s\t"
+                    "cpu_us_req\trt_mean\trt_min\trt_max\tsrv_cpu_us_req\n");
     }
     for (int pass = 0; pass < 2; pass++) { /* 0: bookstore, 1: Chinook */
         const char *dd = pass == 0 ? O.direct : O.k6_direct;
@@ -1336,6 +1388,7 @@ int main(int argc, char **argv) {
             const char *url = pass == 0 ? O.url : O.k6_url;
             if (url) {
                 have_rest = 1;
+                cur_srv_pid = pass == 0 ? O.srv_pid : O.k6_srv_pid;
                 run_rest(s, url);
                 m_result(&M, s, "rest", O.c, &rr[j]);
                 if (s->teardown) {
@@ -1379,6 +1432,7 @@ int main(int argc, char **argv) {
                     opened = 1;
                 }
                 have_dir = 1;
+                cur_srv_pid = 0;
                 run_direct(s);
                 m_result(&M, s, "direct", O.c, &dr[j]);
                 if (s->teardown &&

@@ -40,51 +40,16 @@ trap cleanup EXIT
 
 "$SEED" -q --scale 20 "$host/$port:$book" || { echo "FAIL: seed"; exit 1; }
 "$CHINOOK" -q "$host/$port:$chin" || { echo "FAIL: chinook_gen"; exit 1; }
-# ffb-rest runs as the loaders' user with the datasets' roles
-for r in WEB_USER WEB_ANON; do
-    "$LOAD" -exec "$host/$port:$book" "GRANT $r TO $ISC_USER" || exit 1
-done
-for r in WEB_USER WEB_ANON POSTGRES; do
-    "$LOAD" -exec "$host/$port:$chin" "GRANT $r TO $ISC_USER" || exit 1
-done
+. "$(dirname "$0")/lib.sh"
+rest_grant_roles "$host/$port:$book" WEB_USER WEB_ANON
+rest_grant_roles "$host/$port:$chin" WEB_USER WEB_ANON POSTGRES
+rest_start book "/$book" "$host" "$port" 2 auto
+book_url=$url book_pid=${pids[-1]}
+rest_start k6 "/$chin" "$host" "$port" 2 auto
+k6_url=$url k6_pid=${pids[-1]}
 
-# start ffb-rest on a free port: $1 name, $2 database; sets $url
-start_rest() {
-    local name=$1 db=$2 try p
-    for try in 1 2 3 4 5; do
-        p=$((20000 + (RANDOM % 20000)))
-        cat >"$tmp/$name.conf" <<EOF
-db-uri = "firebird://$ISC_USER:$ISC_PASSWORD@$host:$port/$db"
-db-anon-role = "WEB_ANON"
-db-pool = 2
-server-host = "127.0.0.1"
-server-port = $p
-server-timing-enabled = true
-db-tx-end = "commit-allow-override"
-db-aggregates-enabled = true
-jwt-secret = "reallyreallyreallyreallyverysafe"
-EOF
-        "$REST" "$tmp/$name.conf" >"$tmp/$name.log" 2>&1 &
-        local pid=$!
-        for _ in $(seq 1 100); do
-            grep -q "listening on" "$tmp/$name.log" && break
-            kill -0 $pid 2>/dev/null || break
-            sleep 0.1
-        done
-        if grep -q "listening on" "$tmp/$name.log"; then
-            pids+=("$pid")
-            url=http://127.0.0.1:$p
-            return 0
-        fi
-        kill $pid 2>/dev/null; wait $pid 2>/dev/null
-    done
-    echo "FAIL: ffb-rest ($name) did not start:"; cat "$tmp/$name.log"
-    exit 1
-}
-start_rest book "/$book"; book_url=$url
-start_rest k6 "/$chin"; k6_url=$url
-
-"$LOAD" -url "$book_url" -k6-url "$k6_url" -direct "$host/$port:$book" \
+"$LOAD" -url "$book_url" -k6-url "$k6_url" -server-pid "$book_pid" \
+    -k6-server-pid "$k6_pid" -direct "$host/$port:$book" \
     -k6-direct "$host/$port:$chin" -scale 20 -c 2 -d 0.4 -warmup 0.3 \
     -check-rt -label "CI quick round, FB4"
 rc=$?
