@@ -86,12 +86,10 @@ PROXY=$build/bench/ffb-proxy
 say "datasets (idempotent: a complete load is kept)"
 "$build/bench/rest/data/seed" -q "$host/$port:$book"
 "$build/bench/rest/data/chinook_gen" -q "$host/$port:$chin"
-for r in WEB_USER WEB_ANON; do
-    "$LOAD" -exec "$host/$port:$book" "GRANT $r TO $ISC_USER" 2>/dev/null || true
-done
-for r in WEB_USER WEB_ANON POSTGRES; do
-    "$LOAD" -exec "$host/$port:$chin" "GRANT $r TO $ISC_USER" 2>/dev/null || true
-done
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+rest_grant_roles "$host/$port:$book" WEB_USER WEB_ANON
+rest_grant_roles "$host/$port:$chin" WEB_USER WEB_ANON POSTGRES
 
 out=$root/bench/results/rest-$(date -u +%Y%m%d-%H%M%S)
 mkdir -p "$out"
@@ -121,43 +119,6 @@ fi
     printf 'ffb_rest\t%s\n' "db-pool 32, server-threads 1, server-timing-enabled, jwt HS256"
     printf 'duration\t%s s after %s s warm-up\n' "$dur" "$warm"
 } >"$out/info.tsv"
-
-# start ffb-rest: $1 name, $2 database path, $3 Firebird port, $4 context
-start_rest() {
-    local name=$1 db=$2 fport=$3 ctx=$4 try p pid
-    for try in 1 2 3 4 5; do
-        p=$((20000 + (RANDOM % 20000)))
-        cat >"$tmp/$name.conf" <<EOF
-db-uri = "firebird://$ISC_USER:$ISC_PASSWORD@$host:$fport/$db"
-db-anon-role = "WEB_ANON"
-db-pool = 32
-server-host = "127.0.0.1"
-server-port = $p
-server-timing-enabled = true
-db-tx-end = "commit-allow-override"
-db-aggregates-enabled = true
-db-request-context = "$ctx"
-jwt-secret = "reallyreallyreallyreallyverysafe"
-EOF
-        "${pin_srv[@]}" "$REST" "$tmp/$name.conf" >"$tmp/$name.log" 2>&1 &
-        pid=$!
-        for _ in $(seq 1 300); do
-            grep -q "listening on" "$tmp/$name.log" && break
-            kill -0 $pid 2>/dev/null || break
-            sleep 0.1
-        done
-        if grep -q "listening on" "$tmp/$name.log"; then
-            pids+=("$pid")
-            url=http://127.0.0.1:$p
-            return 0
-        fi
-        kill $pid 2>/dev/null || true
-        wait $pid 2>/dev/null || true
-    done
-    echo "run.sh: ffb-rest ($name) did not start:" >&2
-    cat "$tmp/$name.log" >&2
-    exit 1
-}
 
 # The wrk cross-check (0 ms): ffb-rest-load, wrk, ffb-rest-load again on
 # the same server, c=16, for GETSingle and GETSingleEmbed (wrk/k6.lua);
@@ -205,12 +166,15 @@ for d in $delays; do
     fi
     first_ctx=1
     for ctx in $contexts; do
-        start_rest book "/$book" "$fport" "$ctx"; book_url=$url
-        start_rest k6 "/$chin" "$fport" "$ctx"; k6_url=$url
+        rest_start book "/$book" "$host" "$fport" 32 "$ctx" "${pin_srv[@]}"
+        book_url=$url book_pid=${pids[-1]}
+        rest_start k6 "/$chin" "$host" "$fport" 32 "$ctx" "${pin_srv[@]}"
+        k6_url=$url k6_pid=${pids[-1]}
         for c in $clients; do
             label="${d} ms, context=$ctx, c=$c"
             say "$label"
-            args=(-url "$book_url" -k6-url "$k6_url" -c "$c" -d "$dur"
+            args=(-url "$book_url" -k6-url "$k6_url" -server-pid "$book_pid"
+                -k6-server-pid "$k6_pid" -c "$c" -d "$dur"
                 -warmup "$warm" -out "$out" -label "$label")
             # the direct twin does not depend on the context mode: once
             [ "$first_ctx" = 1 ] &&
