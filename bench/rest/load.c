@@ -152,6 +152,7 @@ typedef struct meter {
     uint64_t n, errors, bytes;
     uint64_t rt[RT_SLOTS], rt_none, rt_sum;
     uint64_t all_checked; /* every answer, warm-up included */
+    int warmed;           /* clients that completed a request */
     char msgs[3][400];
     int nmsgs;
     int fatal;
@@ -290,6 +291,12 @@ static void (*on_stop)(void); /* the engine's: close or park connections */
 static void timer_cb(uv_timer_t *t) {
     (void)t;
     if (M.phase == 0) {
+        if (M.warmed < O.c && !M.fatal) {
+            /* the warm-up lasts until every client had an answer (its
+               connection and its first, cold, prepare are behind it) */
+            uv_timer_start(&timer, timer_cb, 50, 0);
+            return;
+        }
         M.phase = 1;
         memset(&H, 0, sizeof H);
         M.t0 = uv_hrtime();
@@ -345,7 +352,7 @@ typedef struct hconn {
     int in_value, complete;
     long rt;
     char crange[96], pref[128];
-    uint64_t t_send, bytes;
+    uint64_t t_send, bytes, ndone;
     lreq q;
     dl_prng rng;
 } hconn;
@@ -441,6 +448,8 @@ static void h_check(hconn *h) {
     if (bad)
         m_error(&M, "%s [conn %d, v=%lld]: %s", cur->name, h->idx,
                 (long long)h->q.v, err);
+    if (h->ndone++ == 0)
+        M.warmed++;
     m_done(&M, lat, h->rt, h->bytes);
 }
 
@@ -687,7 +696,7 @@ typedef struct dconn {
     ldrows rows[LD_MAX_STMTS];
     char err[300];
     int failed;
-    uint64_t t_send, rt0;
+    uint64_t t_send, rt0, ndone;
     lreq q;
     dl_prng rng;
 } dconn;
@@ -727,6 +736,8 @@ static void d_finish(dconn *d) {
     if (d->failed)
         m_error(&M, "%s direct [conn %d, v=%lld]: %s", cur->name, d->idx,
                 (long long)d->q.v, err);
+    if (d->ndone++ == 0)
+        M.warmed++;
     m_done(&M, lat, rt, 0);
     d->busy = 0;
     if (M.phase < 2 && !M.fatal)
@@ -1001,8 +1012,10 @@ static void run_direct(const lscen *s) {
     start_meter();
     on_stop = d_stop;
     d_busy = nd;
-    for (int i = 0; i < nd; i++)
+    for (int i = 0; i < nd; i++) {
+        dc[i].ndone = 0;
         d_send(&dc[i]);
+    }
     uv_run(loop, UV_RUN_DEFAULT);
 }
 
