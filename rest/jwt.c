@@ -422,10 +422,8 @@ const char *rest_jwt_www_authenticate(const rest_err *e, char *buf, size_t n) {
 
 /* ---- signing (tests, bench/rest/load.c) --------------------------------- */
 
-/* base64url without padding of `n` bytes at `out`; bytes written, or -1
-   when `cap` (including the NUL) is too small */
-static long b64url_enc(const unsigned char *p, size_t n, char *out,
-                       size_t cap) {
+long rest_b64url_encode(const unsigned char *p, size_t n, char *out,
+                        size_t cap) {
     static const char a[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     size_t need = n / 3 * 4 + (n % 3 ? n % 3 + 1 : 0);
@@ -463,12 +461,13 @@ long rest_jwt_sign(const char *alg, const char *claims, size_t claims_len,
         return -1;
     char hj[64];
     snprintf(hj, sizeof hj, "{\"alg\":\"%s\",\"typ\":\"JWT\"}", alg);
-    long h = b64url_enc((const unsigned char *)hj, strlen(hj), out, cap);
+    long h =
+        rest_b64url_encode((const unsigned char *)hj, strlen(hj), out, cap);
     if (h < 0 || (size_t)h + 2 > cap)
         return -1;
     out[h] = '.';
-    long c = b64url_enc((const unsigned char *)claims, claims_len,
-                        out + h + 1, cap - (size_t)h - 1);
+    long c = rest_b64url_encode((const unsigned char *)claims, claims_len,
+                                out + h + 1, cap - (size_t)h - 1);
     if (c < 0)
         return -1;
     size_t o = (size_t)h + 1 + (size_t)c;
@@ -476,11 +475,11 @@ long rest_jwt_sign(const char *alg, const char *claims, size_t claims_len,
         return -1;
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned ml = 0;
-    if (md && !HMAC(md, key, (int)keylen, (const unsigned char *)out, o, mac,
-                    &ml))
+    if (md &&
+        !HMAC(md, key, (int)keylen, (const unsigned char *)out, o, mac, &ml))
         return -1;
     out[o++] = '.';
-    long s = b64url_enc(mac, ml, out + o, cap - o);
+    long s = rest_b64url_encode(mac, ml, out + o, cap - o);
     if (s < 0)
         return -1;
     return (long)(o + (size_t)s);
