@@ -44,7 +44,7 @@ export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get install -y -qq --no-install-recommends \
     meson ninja-build pkg-config gcc g++ clang libclang-rt-14-dev llvm \
     libssl-dev zlib1g-dev libuv1-dev libcmocka-dev valgrind python3 \
-    libh2o-dev libyajl-dev \
+    libh2o-dev libyajl-dev libhttp-parser-dev \
     debhelper dpkg-dev lintian abigail-tools \
     binutils locales \
     gcc-multilib libssl-dev:i386 zlib1g-dev:i386 libcmocka-dev:i386 >/dev/null
