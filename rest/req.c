@@ -82,6 +82,14 @@ int rest_req_begin(rest_req *r, int read_only, int isolation) {
     return ffb_tx_begin(r->conn, &to, &r->tx);
 }
 
+void rest_req_stmt_timeout(const rest_app *app, ffb_stmt *st) {
+    /* a cached statement forgets its timeout when it goes back: set it
+       on every use (0 round trips; main.c refused the key below
+       protocol 16, so this cannot fail) */
+    if (app->cfg->db_statement_timeout > 0 && st)
+        (void)ffb_stmt_set_timeout(st, (uint32_t)app->cfg->db_statement_timeout);
+}
+
 static void on_prepared(ffb_conn *conn, const ffb_result *res, void *data) {
     (void)conn;
     rest_req *r = data;
@@ -96,6 +104,8 @@ int rest_req_prepare(rest_req *r, const char *sql, size_t len, ffb_stmt **st) {
         ffb_conn_queue_prepare(r->conn, r->tx, sql, len, st, on_prepared, r);
     if (rc == 0)
         r->waiting++;
+    if (rc >= 0)
+        rest_req_stmt_timeout(r->app, *st);
     return rc;
 }
 

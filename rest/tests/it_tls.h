@@ -1,0 +1,535 @@
+/*
+ * ffb-rest's transport and its untested settings against real Firebird 3
+ * and 4 (included by test_it.c after it_settings.h): TLS
+ * (server-tls-cert-file/-key-file with a self-signed certificate made
+ * here by the openssl command) over HTTP/1.1 and h2 by ALPN, plain HTTP
+ * to the TLS port, bad files refused at start; HTTP/2 without TLS (h2c
+ * by prior knowledge and by Upgrade, several streams on one connection,
+ * a stream reset while its statement runs); db-statement-timeout (FB4:
+ * 500 57014; FB3: refused at start); db-connect-timeout/db-io-timeout;
+ * db-anon-role; /ready through a relay this test starts and kills;
+ * server-cors-allowed-origins; server-max-filters; PATCH and DELETE with
+ * tx=rollback. curl (with HTTP/2, Debian's curl) is the TLS and h2
+ * client; the stream reset is written as raw h2 frames.
+ */
+
+/* ---- curl ----------------------------------------------------------------
+ */
+
+/* `curl -sS --max-time 20 <args>`: its stdout in `out`, its exit status */
+static int curl_run(char *out, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int curl_run(char *out, size_t n, const char *fmt, ...) {
+    char args[4096], cmd[4200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "curl -sS --max-time 20 %s", args);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    size_t k = 0, r;
+    while (k + 1 < n && (r = fread(out + k, 1, n - 1 - k, f)) > 0)
+        k += r;
+    out[k] = '\0';
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* `curl -D - <args> URL`: the response (status line "HTTP/x NNN") in r;
+   `ver` gets "1.1" or "2". */
+static void curl_get(const char *args, const char *url, resp *r, char *ver) {
+    static char out[300000];
+    int rc = curl_run(out, sizeof out, "-D - %s '%s'", args, url);
+    if (rc != 0)
+        fprintf(stderr, "curl %s %s: exit %d\n%s\n", args, url, rc, out);
+    assert_int_equal(rc, 0);
+    memset(r, 0, sizeof *r);
+    const char *sep = strstr(out, "\r\n\r\n");
+    /* after an Upgrade, curl prints the 101 block first */
+    if (sep && strncmp(out, "HTTP/1.1 101", 12) == 0) {
+        memmove(out, sep + 4, strlen(sep + 4) + 1);
+        sep = strstr(out, "\r\n\r\n");
+    }
+    assert_non_null(sep);
+    size_t hl = (size_t)(sep - out);
+    assert_true(hl < sizeof r->head);
+    memcpy(r->head, out, hl);
+    char v[8];
+    assert_int_equal(sscanf(r->head, "HTTP/%7s %d", v, &r->status), 2);
+    if (ver)
+        strcpy(ver, v);
+    r->body_len = strlen(sep + 4);
+    assert_true(r->body_len < sizeof r->body);
+    memcpy(r->body, sep + 4, r->body_len + 1);
+}
+
+/* ---- TLS -----------------------------------------------------------------
+ */
+
+static char tls_dir[64];
+
+/* A self-signed RSA certificate for localhost in tls_dir (cert.pem,
+   key.pem), and a second key (other.pem) that does not match it. */
+static void tls_make_cert(void) {
+    char cmd[600], out[4096];
+    snprintf(tls_dir, sizeof tls_dir, "/tmp/ffbrest-tls-XXXXXX");
+    assert_non_null(mkdtemp(tls_dir));
+    snprintf(cmd, sizeof cmd,
+             "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "
+             "/CN=localhost -keyout %s/key.pem -out %s/cert.pem 2>&1 && "
+             "openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 "
+             "-out %s/other.pem 2>&1",
+             tls_dir, tls_dir, tls_dir);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    size_t k = fread(out, 1, sizeof out - 1, f);
+    out[k] = '\0';
+    int st = pclose(f);
+    if (st != 0)
+        fprintf(stderr, "openssl: %s\n", out);
+    assert_int_equal(st, 0);
+}
+
+static void tls_remove_cert(void) {
+    static const char *const f[] = {"cert.pem", "key.pem", "other.pem"};
+    char p[128];
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", tls_dir, f[i]);
+        unlink(p);
+    }
+    rmdir(tls_dir);
+}
+
+/* ffb-rest with the db-uri of `t` and `a`, `b` set (NAME=value): its exit
+   status and its stderr (run_once with more variables). */
+static int run_with(const target *t, const char *a, const char *b, char *out,
+                    size_t n) {
+    char host[64], port[16], db[512], uri[700];
+    env_of(t, "HOST", host, sizeof host);
+    env_of(t, "PORT", port, sizeof port);
+    env_of(t, "DB", db, sizeof db);
+    snprintf(uri, sizeof uri, "firebird://SYSDBA:masterkey@%s:%s/%s", host,
+             port, db);
+    setenv("PGRST_DB_URI", uri, 1);
+    char kv[600];
+    snprintf(kv, sizeof kv, "%s", a);
+    char *eq = strchr(kv, '=');
+    *eq = '\0';
+    setenv(kv, eq + 1, 1);
+    int rc = run_once(b, out, n);
+    unsetenv(kv);
+    unsetenv("PGRST_DB_URI");
+    return rc;
+}
+
+static void test_rest_tls(void **state) {
+    target *t = *state;
+    resp r;
+    char p[256], url[400], ver[8], env[600], out[4096];
+    tls_make_cert();
+    snprintf(env, sizeof env,
+             "PGRST_SERVER_TLS_CERT_FILE=%s/cert.pem\n"
+             "PGRST_SERVER_TLS_KEY_FILE=%s/key.pem\n",
+             tls_dir, tls_dir);
+    assert_int_equal(stop_server(), 0);
+    assert_int_equal(start_server(t, env), 0);
+    assert_non_null(strstr(srv.log, "(1 thread, TLS)"));
+    path(p, sizeof p, tname, "select=id,name&id=eq.2");
+    snprintf(url, sizeof url, "https://localhost:%d%s", srv.port, p);
+
+    /* HTTP/1.1 over TLS (ALPN http/1.1): cold, then warm 1 (start,
+       execute, fetch, commit in one write: TLS changes nothing there) */
+    curl_get("-k --http1.1", url, &r, ver);
+    EXPECT(&r, 200, "[{\"id\":2,\"name\":\"Beta\"}]");
+    assert_string_equal(ver, "1.1");
+    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
+    curl_get("-k --http1.1", url, &r, ver);
+    EXPECT(&r, 200, "[{\"id\":2,\"name\":\"Beta\"}]");
+    assert_int_equal(rts(&r), 1);
+    /* h2 by ALPN: the same answer, warm 1 */
+    curl_get("-k --http2", url, &r, ver);
+    EXPECT(&r, 200, "[{\"id\":2,\"name\":\"Beta\"}]");
+    assert_string_equal(ver, "2");
+    assert_int_equal(rts(&r), 1);
+    assert_string_equal(hdr(&r, "content-type"),
+                        "application/json; charset=utf-8");
+    /* several streams on one TLS connection: three reads in parallel
+       (curl multiplexes them over h2: one connect in all), each warm 1
+       (the text is made warm first) */
+    {
+        char args[2400], pp[256], u[400];
+        path(pp, sizeof pp, tname, "select=id&id=eq.3");
+        snprintf(u, sizeof u, "https://localhost:%d%s", srv.port, pp);
+        curl_get("-k --http2", u, &r, ver);
+        EXPECT(&r, 200, "[{\"id\":3}]");
+        int k = snprintf(args, sizeof args,
+                         "-k --http2 --parallel --parallel-max 3 -w "
+                         "'%%{http_code} %%{num_connects} %%{http_version} "
+                         "%%header{server-timing}\\n'");
+        for (int i = 0; i < 3; i++) {
+            char q[64];
+            snprintf(q, sizeof q, "select=id&id=eq.%d", i + 3);
+            path(pp, sizeof pp, tname, q);
+            k += snprintf(args + k, sizeof args - (size_t)k,
+                          " -o %s/body%d 'https://localhost:%d%s'", tls_dir,
+                          i, srv.port, pp);
+        }
+        assert_int_equal(curl_run(out, sizeof out, "%s", args), 0);
+        int lines = 0, connects = 0;
+        for (char *l = out; *l;) {
+            int code, nc;
+            char v[8], st[64];
+            assert_int_equal(sscanf(l, "%d %d %7s %63s", &code, &nc, v, st),
+                             4);
+            assert_int_equal(code, 200);
+            assert_string_equal(v, "2");
+            assert_string_equal(st, "db;desc=\"rt=1\"");
+            connects += nc;
+            lines++;
+            char *e = strchr(l, '\n');
+            l = e ? e + 1 : l + strlen(l);
+        }
+        assert_int_equal(lines, 3);
+        assert_int_equal(connects, 1);
+        for (int i = 0; i < 3; i++) {
+            char fn[128], want[32], got[64] = "";
+            snprintf(fn, sizeof fn, "%s/body%d", tls_dir, i);
+            FILE *f = fopen(fn, "r");
+            assert_non_null(f);
+            size_t gn = fread(got, 1, sizeof got - 1, f);
+            got[gn] = '\0';
+            fclose(f);
+            unlink(fn);
+            snprintf(want, sizeof want, "[{\"id\":%d}]", i + 3);
+            assert_string_equal(got, want);
+        }
+    }
+    /* the certificate is the one configured: verified against itself */
+    char ca[200];
+    snprintf(ca, sizeof ca, "--cacert %s/cert.pem --http2", tls_dir);
+    curl_get(ca, url, &r, ver);
+    EXPECT(&r, 200, "[{\"id\":2,\"name\":\"Beta\"}]");
+    /* ... and refused without it (curl's exit 60: certificate problem) */
+    assert_int_equal(curl_run(out, sizeof out, "-o /dev/null '%s' 2>/dev/null",
+                              url),
+                     60);
+
+    /* plain HTTP to the TLS port: no HTTP answer, the connection closed
+       at once (the handshake fails), and the server serves on */
+    int fd = connect_to(srv.port);
+    assert_true(fd >= 0);
+    const char *plain = "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    assert_int_equal(write(fd, plain, strlen(plain)), (ssize_t)strlen(plain));
+    int64_t t0 = now_ms();
+    size_t n = read_all(fd, out, sizeof out - 1);
+    int64_t ms = now_ms() - t0;
+    close(fd);
+    out[n] = '\0';
+    fprintf(stderr, "plain HTTP to the TLS port: %zu bytes, closed after "
+                    "%lld ms\n",
+            n, (long long)ms);
+    assert_true(n < 5 || memcmp(out, "HTTP/", 5) != 0);
+    assert_true(ms < 5000);
+    snprintf(url, sizeof url, "http://localhost:%d%s", srv.port, p);
+    assert_int_equal(curl_run(out, sizeof out, "-o /dev/null '%s' 2>/dev/null",
+                              url),
+                     52); /* curl: empty reply from server */
+    snprintf(url, sizeof url, "https://localhost:%d%s", srv.port, p);
+    curl_get("-k", url, &r, ver);
+    EXPECT(&r, 200, "[{\"id\":2,\"name\":\"Beta\"}]");
+    /* the admin port stays plain HTTP */
+    char req[128];
+    int rn = snprintf(req, sizeof req,
+                      "GET /ready HTTP/1.1\r\nHost: x\r\nConnection: "
+                      "close\r\n\r\n");
+    http_raw(srv.admin_port, req, (size_t)rn, &r);
+    EXPECT(&r, 200, "");
+    assert_int_equal(stop_server(), 0);
+
+    /* refused at start, exit 2, before the database is asked anything */
+    char a[300], b[300];
+    snprintf(a, sizeof a, "PGRST_SERVER_TLS_CERT_FILE=%s/none.pem", tls_dir);
+    snprintf(b, sizeof b, "PGRST_SERVER_TLS_KEY_FILE=%s/key.pem", tls_dir);
+    assert_int_equal(run_with(t, a, b, out, sizeof out), 2);
+    assert_non_null(strstr(out, "server-tls-cert-file: cannot load the "
+                                "certificate chain"));
+    assert_non_null(strstr(out, "No such file or directory"));
+    snprintf(a, sizeof a, "PGRST_SERVER_TLS_CERT_FILE=%s/cert.pem", tls_dir);
+    snprintf(b, sizeof b, "PGRST_SERVER_TLS_KEY_FILE=%s/other.pem", tls_dir);
+    assert_int_equal(run_with(t, a, b, out, sizeof out), 2);
+    /* OpenSSL checks the pair as it loads the key */
+    assert_non_null(strstr(out, "server-tls-key-file: cannot load the "
+                                "private key"));
+    assert_non_null(strstr(out, "key values mismatch"));
+    /* a key file that is no key: the certificate given as the key */
+    snprintf(b, sizeof b, "PGRST_SERVER_TLS_KEY_FILE=%s/cert.pem", tls_dir);
+    assert_int_equal(run_with(t, a, b, out, sizeof out), 2);
+    assert_non_null(strstr(out, "server-tls-key-file: cannot load the "
+                                "private key"));
+    /* half a pair */
+    assert_int_equal(run_with(t, a, "PGRST_LOG_LEVEL=info", out, sizeof out), 2);
+    assert_non_null(strstr(out, "ffb-rest: server-tls-cert-file is set but "
+                                "server-tls-key-file is not"));
+    assert_int_equal(run_with(t, b, "PGRST_LOG_LEVEL=info", out, sizeof out), 2);
+    assert_non_null(strstr(out, "ffb-rest: server-tls-key-file is set but "
+                                "server-tls-cert-file is not"));
+    tls_remove_cert();
+    assert_int_equal(start_server(t, NULL), 0);
+}
+
+/* ---- HTTP/2 without TLS (h2c) ---------------------------------------------
+ */
+
+/* A selectable procedure that counts to N before its one row: the slow
+   statement of the h2 reset and of the statement timeout. */
+static void slow_proc(ffb_conn *c, const target *t, int create) {
+    char sql[512];
+    if (!create) {
+        snprintf(sql, sizeof sql, "DROP PROCEDURE %s_SLOW", t->table);
+        exec_sql_quiet(c, sql);
+        return;
+    }
+    snprintf(sql, sizeof sql,
+             "CREATE PROCEDURE %s_SLOW (N INTEGER) RETURNS (X INTEGER) AS "
+             "DECLARE I INTEGER = 0; BEGIN WHILE (I < N) DO I = I + 1; "
+             "X = I; SUSPEND; END",
+             t->table);
+    exec_sql(c, sql);
+}
+
+static size_t hpack_str(unsigned char *o, const char *s) {
+    size_t n = strlen(s), k = 0;
+    /* a 7-bit prefix integer, no Huffman */
+    if (n < 127) {
+        o[k++] = (unsigned char)n;
+    } else {
+        o[k++] = 127;
+        size_t m = n - 127;
+        while (m >= 128) {
+            o[k++] = (unsigned char)(m % 128 + 128);
+            m /= 128;
+        }
+        o[k++] = (unsigned char)m;
+    }
+    memcpy(o + k, s, n);
+    return k + n;
+}
+
+static size_t h2_frame(unsigned char *o, int type, int flags, uint32_t sid,
+                       const unsigned char *pl, size_t n) {
+    o[0] = (unsigned char)(n >> 16);
+    o[1] = (unsigned char)(n >> 8);
+    o[2] = (unsigned char)n;
+    o[3] = (unsigned char)type;
+    o[4] = (unsigned char)flags;
+    o[5] = (unsigned char)(sid >> 24);
+    o[6] = (unsigned char)(sid >> 16);
+    o[7] = (unsigned char)(sid >> 8);
+    o[8] = (unsigned char)sid;
+    if (n)
+        memcpy(o + 9, pl, n);
+    return 9 + n;
+}
+
+/* HEADERS (END_STREAM | END_HEADERS) of `GET path` on stream `sid`:
+   static-table :method GET (2) and :scheme http (6), literal :path (4)
+   and :authority (1) without indexing. */
+static size_t h2_get(unsigned char *o, uint32_t sid, const char *path) {
+    unsigned char hb[1024];
+    size_t k = 0;
+    hb[k++] = 0x82;
+    hb[k++] = 0x86;
+    hb[k++] = 0x04;
+    k += hpack_str(hb + k, path);
+    hb[k++] = 0x01;
+    k += hpack_str(hb + k, "localhost");
+    return h2_frame(o, 1, 0x5, sid, hb, k);
+}
+
+static int h2_read_n(int fd, unsigned char *b, size_t n, int64_t end) {
+    size_t k = 0;
+    while (k < n) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        int64_t left = end - now_ms();
+        if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
+            return -1;
+        ssize_t r = read(fd, b + k, n - k);
+        if (r <= 0)
+            return -1;
+        k += (size_t)r;
+    }
+    return 0;
+}
+
+static size_t h2_preface(unsigned char *w) {
+    memcpy(w, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 24);
+    return 24 + h2_frame(w + 24, 4, 0, 0, NULL, 0); /* empty SETTINGS */
+}
+
+typedef struct h2_stream {
+    uint32_t sid;
+    int status; /* 200 when HEADERS start with 0x88, else -1 */
+    char body[512];
+    size_t len;
+    int done;
+} h2_stream;
+
+static int h2_other_frames; /* HEADERS/DATA of streams not asked for */
+
+/* Frames until every stream of `st` has ended (DATA with END_STREAM),
+   SETTINGS acknowledged; -1 on a timeout, a close or a GOAWAY. */
+static int h2_collect(int fd, h2_stream *st, size_t n, int ms) {
+    int64_t end = now_ms() + ms;
+    size_t done = 0;
+    h2_other_frames = 0;
+    while (done < n) {
+        unsigned char fh[9], pl[16384];
+        if (h2_read_n(fd, fh, 9, end) < 0)
+            return -1;
+        size_t len = (size_t)fh[0] << 16 | (size_t)fh[1] << 8 | fh[2];
+        uint32_t sid = (uint32_t)(fh[5] & 0x7f) << 24 |
+                       (uint32_t)fh[6] << 16 | (uint32_t)fh[7] << 8 | fh[8];
+        if (len > sizeof pl || h2_read_n(fd, pl, len, end) < 0)
+            return -1;
+        if (fh[3] == 7)
+            return -1; /* GOAWAY */
+        if (fh[3] == 4 && !(fh[4] & 1)) {
+            unsigned char ack[9];
+            h2_frame(ack, 4, 1, 0, NULL, 0);
+            if (write(fd, ack, 9) != 9)
+                return -1;
+        }
+        if (fh[3] > 1)
+            continue;
+        h2_stream *s = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (st[i].sid == sid)
+                s = &st[i];
+        if (!s) {
+            h2_other_frames++;
+            continue;
+        }
+        if (fh[3] == 1)
+            s->status = len > 0 && pl[0] == 0x88 ? 200 : -1;
+        if (fh[3] == 0 && s->len + len < sizeof s->body) {
+            memcpy(s->body + s->len, pl, len);
+            s->len += len;
+            s->body[s->len] = '\0';
+        }
+        if ((fh[4] & 1) && !s->done) { /* END_STREAM */
+            s->done = 1;
+            done++;
+        }
+    }
+    return 0;
+}
+
+static void test_rest_h2(void **state) {
+    target *t = *state;
+    resp r;
+    char p[256], url[400], ver[8], out[8192];
+    ffb_conn *c = open_conn(t);
+    slow_proc(c, t, 1);
+    assert_int_equal(stop_server(), 0);
+    assert_int_equal(start_server(t, NULL), 0);
+    path(p, sizeof p, tname, "select=id,name&id=eq.1");
+    snprintf(url, sizeof url, "http://localhost:%d%s", srv.port, p);
+
+    /* prior knowledge: cold, then warm 1 */
+    curl_get("--http2-prior-knowledge", url, &r, ver);
+    EXPECT(&r, 200, "[{\"id\":1,\"name\":\"alpha\"}]");
+    assert_string_equal(ver, "2");
+    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
+    curl_get("--http2-prior-knowledge", url, &r, ver);
+    EXPECT(&r, 200, "[{\"id\":1,\"name\":\"alpha\"}]");
+    assert_int_equal(rts(&r), 1);
+    /* Upgrade: h2c from HTTP/1.1 (101, then the answer over h2) */
+    curl_get("--http2", url, &r, ver);
+    EXPECT(&r, 200, "[{\"id\":1,\"name\":\"alpha\"}]");
+    assert_string_equal(ver, "2");
+    assert_int_equal(rts(&r), 1);
+    /* an error over h2: PostgREST's body and status */
+    char bad[400];
+    snprintf(bad, sizeof bad, "http://localhost:%d/no_such_table", srv.port);
+    curl_get("--http2-prior-knowledge", bad, &r, ver);
+    EXPECT(&r, 404,
+           "{\"code\":\"PGRST205\",\"message\":\"Could not find the table "
+           "'no_such_table' in the schema cache\",\"details\":null,"
+           "\"hint\":null}");
+
+    /* two requests on one connection by Upgrade (curl 7.88's reuse of a
+       prior-knowledge connection fails on its side: curl/curl#10634) */
+    int k = curl_run(out, sizeof out,
+                     "--http2 -o /dev/null -o /dev/null -w '%%{http_code} "
+                     "%%{num_connects} %%{http_version} "
+                     "%%header{server-timing}\\n' '%s' '%s'",
+                     url, url);
+    assert_int_equal(k, 0);
+    assert_string_equal(out, "200 1 2 db;desc=\"rt=1\"\n"
+                             "200 0 2 db;desc=\"rt=1\"\n");
+
+    /* three streams at once on one connection (raw frames): each
+       answered, warm 1 each - the one pooled connection serves them in
+       turn */
+    int fd = connect_to(srv.port);
+    assert_true(fd >= 0);
+    unsigned char w[4096];
+    size_t wn = h2_preface(w);
+    for (int i = 0; i < 3; i++) {
+        char q[64], pp[256];
+        snprintf(q, sizeof q, "select=id&id=eq.%d", i + 3);
+        path(pp, sizeof pp, tname, q);
+        wn += h2_get(w + wn, (uint32_t)(2 * i + 1), pp);
+    }
+    assert_int_equal(write(fd, w, wn), (ssize_t)wn);
+    h2_stream st[3] = {{.sid = 1}, {.sid = 3}, {.sid = 5}};
+    assert_int_equal(h2_collect(fd, st, 3, 10000), 0);
+    for (int i = 0; i < 3; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "[{\"id\":%d}]", i + 3);
+        assert_int_equal(st[i].status, 200);
+        assert_string_equal(st[i].body, want);
+    }
+    close(fd);
+
+    /* a stream reset while its statement runs: stream 1 asks for the slow
+       procedure, RST_STREAM (CANCEL) 300 ms later, stream 3 asks for a
+       row on the same connection - it is answered (after the slow
+       statement has ended: one pooled connection), and so is the next
+       client */
+    char sp[128];
+    snprintf(sp, sizeof sp, "/rpc/%s_slow?n=%d", tname,
+             t->version == 3 ? 3000000 : 3000000);
+    fd = connect_to(srv.port);
+    assert_true(fd >= 0);
+    wn = h2_preface(w);
+    wn += h2_get(w + wn, 1, sp);
+    assert_int_equal(write(fd, w, wn), (ssize_t)wn);
+    nanosleep(&(struct timespec){0, 300000000}, NULL);
+    unsigned char cancel[4] = {0, 0, 0, 8};
+    wn = h2_frame(w, 3, 0, 1, cancel, 4); /* RST_STREAM (CANCEL) */
+    wn += h2_get(w + wn, 3, p);
+    int64_t t0 = now_ms();
+    assert_int_equal(write(fd, w, wn), (ssize_t)wn);
+    h2_stream s3[1] = {{.sid = 3}}; /* stream 1 must stay silent */
+    assert_int_equal(h2_collect(fd, s3, 1, 30000), 0);
+    fprintf(stderr, "stream 3 answered %lld ms after the reset of stream 1 "
+                    "(%d frames of stream 1)\n",
+            (long long)(now_ms() - t0), h2_other_frames);
+    close(fd);
+    assert_int_equal(s3[0].status, 200);
+    assert_string_equal(s3[0].body, "[{\"id\":1,\"name\":\"alpha\"}]");
+    assert_int_equal(h2_other_frames, 0); /* nothing for the reset stream */
+    curl_get("--http2-prior-knowledge", url, &r, ver);
+    EXPECT(&r, 200, "[{\"id\":1,\"name\":\"alpha\"}]");
+    assert_int_equal(rts(&r), 1);
+    http("GET", p, NULL, &r); /* and HTTP/1.1 */
+    EXPECT(&r, 200, "[{\"id\":1,\"name\":\"alpha\"}]");
+
+    assert_int_equal(stop_server(), 0);
+    slow_proc(c, t, 0);
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    assert_int_equal(start_server(t, NULL), 0);
+}
