@@ -147,7 +147,10 @@ void rest_req_finish(rest_req *r) {
             return; /* again, on the same connection */
         rts = rest_http_conn_rts(r->conn) - r->rt0;
         rest_req_drop_tx(r);
-        if (r->failed && r->err.status >= 500)
+        /* a 5xx may mean a broken connection; a statement timeout
+           (57014) leaves it usable */
+        if (r->failed && r->err.status >= 500 &&
+            strcmp(r->err.code, "57014") != 0)
             ffb_uv_pool_discard(r->pool, r->conn);
         else
             ffb_uv_pool_release(r->pool, r->conn);

@@ -533,3 +533,285 @@ static void test_rest_h2(void **state) {
     ffb_conn_free(c);
     assert_int_equal(start_server(t, NULL), 0);
 }
+
+/* ---- a relay to Firebird that this test starts, stops and kills --------
+ */
+
+static struct {
+    pid_t pid;
+    int port;
+} relay;
+
+/* Forward every connection to 127.0.0.1 (host of `t`):port of `t`, in a
+   child process, on relay.port (chosen on the first start, kept after). */
+static void relay_start(const target *t) {
+    char host[64], port[16];
+    env_of(t, "HOST", host, sizeof host);
+    env_of(t, "PORT", port, sizeof port);
+    if (!relay.port)
+        relay.port = free_port();
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)relay.port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int one = 1, ls = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(ls >= 0);
+    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    assert_int_equal(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(ls, 16), 0);
+    relay.pid = fork();
+    assert_true(relay.pid >= 0);
+    if (relay.pid > 0) {
+        close(ls);
+        return;
+    }
+    struct sockaddr_in fb;
+    memset(&fb, 0, sizeof fb);
+    fb.sin_family = AF_INET;
+    fb.sin_port = htons((uint16_t)atoi(port));
+    inet_pton(AF_INET, host, &fb.sin_addr);
+    enum { MAXP = 32 };
+    struct pollfd pf[1 + 2 * MAXP];
+    int np = 0; /* pairs: pf[1 + 2i] client, pf[2 + 2i] server */
+    for (;;) {
+        pf[0].fd = ls;
+        pf[0].events = POLLIN;
+        for (int i = 1; i <= 2 * np; i++)
+            pf[i].events = POLLIN;
+        if (poll(pf, (nfds_t)(1 + 2 * np), -1) < 0)
+            continue;
+        if ((pf[0].revents & POLLIN) && np < MAXP) {
+            int c = accept(ls, NULL, NULL);
+            int s = socket(AF_INET, SOCK_STREAM, 0);
+            if (c >= 0 && s >= 0 &&
+                connect(s, (struct sockaddr *)&fb, sizeof fb) == 0) {
+                pf[1 + 2 * np].fd = c;
+                pf[2 + 2 * np].fd = s;
+                pf[1 + 2 * np].revents = pf[2 + 2 * np].revents = 0;
+                np++;
+            } else {
+                if (c >= 0)
+                    close(c);
+                if (s >= 0)
+                    close(s);
+            }
+        }
+        for (int i = 0; i < np; i++) {
+            for (int d = 0; d < 2; d++) {
+                struct pollfd *from = &pf[1 + 2 * i + d];
+                int to = pf[1 + 2 * i + !d].fd;
+                if (!from->revents)
+                    continue;
+                char buf[65536];
+                ssize_t r = read(from->fd, buf, sizeof buf);
+                ssize_t w = 0;
+                while (r > 0 && w < r) {
+                    ssize_t k = write(to, buf + w, (size_t)(r - w));
+                    if (k <= 0)
+                        break;
+                    w += k;
+                }
+                if (r <= 0 || w < r) {
+                    /* one side ended: end the pair */
+                    close(pf[1 + 2 * i].fd);
+                    close(pf[2 + 2 * i].fd);
+                    pf[1 + 2 * i] = pf[2 * np - 1];
+                    pf[2 + 2 * i] = pf[2 * np];
+                    np--;
+                    i--;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+static void relay_kill(void) {
+    if (relay.pid > 0) {
+        kill(relay.pid, SIGKILL);
+        waitpid(relay.pid, NULL, 0);
+        relay.pid = 0;
+    }
+}
+
+static void admin_get(const char *p, resp *r) {
+    char req[128];
+    int n = snprintf(req, sizeof req,
+                     "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                     p);
+    http_raw(srv.admin_port, req, (size_t)n, r);
+}
+
+/* db-io-timeout, db-connect-timeout and /ready through the relay: a
+   stalled wire (the relay stopped) breaks the request after the I/O
+   timeout; the database gone (the relay killed) makes /ready 503 and a
+   request 503; the relay back, both recover. */
+static void test_rest_ready_timeouts(void **state) {
+    target *t = *state;
+    resp r;
+    char p[256], env[1200], db[512], out[4096];
+    path(p, sizeof p, tname, "select=id&id=eq.4");
+    env_of(t, "DB", db, sizeof db);
+
+    /* bad values, refused at start naming the key */
+    assert_int_equal(run_with(t, "PGRST_DB_IO_TIMEOUT=soon", "PGRST_LOG_LEVEL=info",
+                              out, sizeof out),
+                     2);
+    assert_non_null(strstr(out, "environment PGRST_DB_IO_TIMEOUT: "
+                                "db-io-timeout: expected seconds from 0 "
+                                "(none) to 3600"));
+    assert_int_equal(run_with(t, "PGRST_DB_CONNECT_TIMEOUT=-1",
+                              "PGRST_LOG_LEVEL=info", out, sizeof out),
+                     2);
+    assert_non_null(strstr(out, "db-connect-timeout: expected seconds"));
+    assert_int_equal(run_with(t, "PGRST_DB_STATEMENT_TIMEOUT=1.5",
+                              "PGRST_LOG_LEVEL=info", out, sizeof out),
+                     2);
+    assert_non_null(strstr(out, "db-statement-timeout: expected "
+                                "milliseconds"));
+
+    relay_start(t);
+    assert_int_equal(stop_server(), 0);
+    snprintf(env, sizeof env,
+             "PGRST_DB_URI=firebird://SYSDBA:masterkey@127.0.0.1:%d/%s\n"
+             "PGRST_DB_IO_TIMEOUT=1\nPGRST_DB_CONNECT_TIMEOUT=1\n",
+             relay.port, db);
+    assert_int_equal(start_server(t, env), 0);
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200, "[{\"id\":4}]");
+    admin_get("/ready", &r);
+    EXPECT(&r, 200, "");
+
+    /* the wire stalls: the request's answer never comes; after
+       db-io-timeout (1 s) the connection breaks: 504 PGRST003 */
+    kill(relay.pid, SIGSTOP);
+    int64_t t0 = now_ms();
+    http("GET", p, NULL, &r);
+    int64_t ms = now_ms() - t0;
+    fprintf(stderr, "stalled wire: %d after %lld ms: %s\n", r.status,
+            (long long)ms, r.body);
+    assert_int_equal(r.status, 504);
+    assert_non_null(strstr(r.body, "\"code\":\"PGRST003\""));
+    assert_true(ms >= 900 && ms < 5000);
+    /* /ready now needs a new connection, whose handshake stalls too:
+       db-connect-timeout (1 s) ends it: 503 */
+    t0 = now_ms();
+    admin_get("/ready", &r);
+    ms = now_ms() - t0;
+    fprintf(stderr, "/ready with the wire stalled: %d after %lld ms\n",
+            r.status, (long long)ms);
+    EXPECT(&r, 503, "");
+    assert_true(ms < 5000);
+
+    /* the database unreachable (the relay killed: connections refused):
+       /ready 503 at once, a request 503 PGRST001 */
+    kill(relay.pid, SIGCONT);
+    relay_kill();
+    t0 = now_ms();
+    admin_get("/ready", &r);
+    EXPECT(&r, 503, "");
+    http("GET", p, NULL, &r);
+    fprintf(stderr, "database unreachable: /ready 503 and GET %d in %lld ms: "
+                    "%s\n",
+            r.status, (long long)(now_ms() - t0), r.body);
+    assert_int_equal(r.status, 503);
+    assert_non_null(strstr(r.body, "\"code\":\"PGRST001\""));
+    admin_get("/live", &r);
+    EXPECT(&r, 200, ""); /* alive, not ready */
+
+    /* the database back: ready again, and serving (a new connection:
+       cold) */
+    relay_start(t);
+    admin_get("/ready", &r);
+    EXPECT(&r, 200, "");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200, "[{\"id\":4}]");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200, "[{\"id\":4}]");
+    assert_int_equal(rts(&r), 1);
+    assert_int_equal(stop_server(), 0);
+    relay_kill();
+
+    /* db-connect-timeout at start: a listener that never answers (the
+       relay stopped: the kernel accepts, nobody speaks) */
+    relay_start(t);
+    kill(relay.pid, SIGSTOP);
+    setenv("PGRST_DB_CONNECT_TIMEOUT", "1", 1);
+    char uri[700];
+    snprintf(uri, sizeof uri,
+             "PGRST_DB_URI=firebird://SYSDBA:masterkey@127.0.0.1:%d/%s",
+             relay.port, db);
+    t0 = now_ms();
+    int rc = run_once(uri, out, sizeof out);
+    ms = now_ms() - t0;
+    unsetenv("PGRST_DB_CONNECT_TIMEOUT");
+    unsetenv("PGRST_DB_URI");
+    fprintf(stderr, "connect timeout at start: exit %d after %lld ms: %s",
+            rc, (long long)ms, out);
+    kill(relay.pid, SIGCONT);
+    relay_kill();
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "schema cache"));
+    assert_true(ms >= 900 && ms < 5000);
+    assert_int_equal(start_server(t, NULL), 0);
+}
+
+/* db-statement-timeout: FB4 cancels a slow statement with PostgREST's
+   500 57014 and serves on; FB3 (protocol 15) refuses the key at start. */
+static void test_rest_stmt_timeout(void **state) {
+    target *t = *state;
+    resp r;
+    char p[256], sp[160], out[4096];
+    if (t->version == 3) {
+        assert_int_equal(run_with(t, "PGRST_DB_STATEMENT_TIMEOUT=300",
+                                  "PGRST_LOG_LEVEL=info", out, sizeof out),
+                         2);
+        assert_non_null(strstr(out, "db-statement-timeout: the server speaks "
+                                    "wire protocol 15; statement timeouts "
+                                    "need protocol 16 (Firebird 4 or "
+                                    "later)"));
+        return;
+    }
+    ffb_conn *c = open_conn(t);
+    slow_proc(c, t, 1);
+    assert_int_equal(stop_server(), 0);
+    assert_int_equal(start_server(t, "PGRST_DB_STATEMENT_TIMEOUT=300\n"), 0);
+    /* a fast call of the same procedure: answered (cold: FB4 2) */
+    snprintf(sp, sizeof sp, "/rpc/%s_slow?n=10", tname);
+    http("GET", sp, NULL, &r);
+    EXPECT(&r, 200, "[{\"x\":10}]");
+    assert_int_equal(rts(&r), 2);
+    /* about 10 s of counting: cancelled by the server after 300 ms */
+    snprintf(sp, sizeof sp, "/rpc/%s_slow?n=40000000", tname);
+    for (int i = 0; i < 2; i++) {
+        int64_t t0 = now_ms();
+        http("GET", sp, NULL, &r);
+        int64_t ms = now_ms() - t0;
+        fprintf(stderr, "statement timeout: %d after %lld ms (rt %d): %s\n",
+                r.status, (long long)ms, rts(&r), r.body);
+        assert_int_equal(r.status, 500);
+        assert_non_null(strstr(r.body,
+                               "{\"code\":\"57014\",\"message\":\"canceling "
+                               "statement due to statement timeout\","
+                               "\"details\":\""));
+        assert_true(ms >= 250 && ms < 5000);
+        /* the text was prepared above: start, execute, fetch and the
+           end in one write: 1; the connection stays usable (not
+           replaced), so the second call is warm too */
+        assert_int_equal(rts(&r), 1);
+    }
+    /* served on */
+    path(p, sizeof p, tname, "select=id&id=eq.5");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200, "[{\"id\":5}]");
+    snprintf(sp, sizeof sp, "/rpc/%s_slow?n=10", tname);
+    http("GET", sp, NULL, &r);
+    EXPECT(&r, 200, "[{\"x\":10}]");
+    assert_int_equal(rts(&r), 1); /* the same connection, still warm */
+    assert_int_equal(stop_server(), 0);
+    slow_proc(c, t, 0);
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    assert_int_equal(start_server(t, NULL), 0);
+}

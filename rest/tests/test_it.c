@@ -1987,6 +1987,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_settings),
         cmocka_unit_test(test_rest_tls),
         cmocka_unit_test(test_rest_h2),
+        cmocka_unit_test(test_rest_ready_timeouts),
+        cmocka_unit_test(test_rest_stmt_timeout),
     };
     return rest_it_run(argc, argv, "test_rest_it", "REST", tests,
                        sizeof tests / sizeof tests[0], setup, teardown);
