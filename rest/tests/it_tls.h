@@ -815,3 +815,184 @@ static void test_rest_stmt_timeout(void **state) {
     ffb_conn_free(c);
     assert_int_equal(start_server(t, NULL), 0);
 }
+
+/* db-anon-role: without a token every request runs under the role (as
+   the user FFBTEST, who has no grant of its own): the table the role may
+   read answers, the other one gets PostgREST's anonymous 401 42501. */
+static void test_rest_anon_role(void **state) {
+    target *t = *state;
+    resp r;
+    char sql[256], role[40], env[1400], extra[120], p[256], want[400];
+    ffb_conn *c = open_conn(t);
+    snprintf(role, sizeof role, "R%dN", (int)getpid());
+    snprintf(sql, sizeof sql, "CREATE ROLE %s", role);
+    exec_sql_quiet(c, sql);
+    snprintf(sql, sizeof sql, "GRANT SELECT ON %s TO ROLE %s", t->table, role);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql, "GRANT %s TO USER FFBTEST", role);
+    exec_sql(c, sql);
+    assert_int_equal(stop_server(), 0);
+    snprintf(extra, sizeof extra, "PGRST_DB_ANON_ROLE=%s\n", role);
+    ffbtest_env(t, extra, env, sizeof env);
+    assert_int_equal(start_server(t, env), 0);
+    path(p, sizeof p, tname, "select=id&id=eq.3");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200, "[{\"id\":3}]");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200, "[{\"id\":3}]");
+    assert_int_equal(rts(&r), 1); /* warm: the role costs nothing */
+    /* the blobs table: no grant to the role - an anonymous request
+       refused by a privilege is PostgREST's 401 (403 with a token);
+       the code is Firebird's SQLSTATE for it, 28000 (PostgreSQL says
+       42501), as for JWT roles */
+    char lb[80];
+    snprintf(lb, sizeof lb, "%s_bl", tname);
+    path(p, sizeof p, lb, "select=id");
+    http("GET", p, NULL, &r);
+    fprintf(stderr, "anonymous, no grant: %d %s\n", r.status, r.body);
+    assert_int_equal(r.status, 401);
+    snprintf(want, sizeof want,
+             "{\"code\":\"28000\",\"message\":\"permission denied: no "
+             "SELECT access to TABLE %s_BL\",\"details\":%s,\"hint\":null}",
+             t->table,
+             /* FB4 adds a line naming the user */
+             t->version == 3 ? "null" : "\"the effective user is FFBTEST\"");
+    EXPECT(&r, 401, want);
+    /* a write the role has no grant for: the same */
+    path(p, sizeof p, tname, "id=eq.3");
+    http("DELETE", p, NULL, &r);
+    assert_int_equal(r.status, 401);
+    assert_non_null(strstr(r.body, "\"code\":\"28000\""));
+    assert_non_null(strstr(r.body, "no DELETE access"));
+    /* and the granted read still works */
+    path(p, sizeof p, tname, "select=id&id=eq.3");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200, "[{\"id\":3}]");
+    assert_int_equal(stop_server(), 0);
+    snprintf(sql, sizeof sql, "DROP ROLE %s", role);
+    exec_sql(c, sql);
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    assert_int_equal(start_server(t, NULL), 0);
+}
+
+/* server-cors-allowed-origins, server-max-filters and PATCH/DELETE with
+   tx=rollback (db-tx-end = commit-allow-override), on one server. */
+static void test_rest_origins_filters_rollback(void **state) {
+    target *t = *state;
+    resp r;
+    char p[512], sql[256];
+    ffb_conn *c = open_conn(t);
+    snprintf(sql, sizeof sql, "DROP TABLE %s_E", t->table);
+    exec_sql_quiet(c, sql);
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s_E (ID INTEGER NOT NULL PRIMARY KEY, NAME "
+             "VARCHAR(20))",
+             t->table);
+    exec_sql(c, sql);
+    snprintf(sql, sizeof sql,
+             "INSERT INTO %s_E SELECT 1, 'one' FROM RDB$DATABASE UNION ALL "
+             "SELECT 2, 'two' FROM RDB$DATABASE",
+             t->table);
+    exec_sql(c, sql);
+    assert_int_equal(stop_server(), 0);
+    assert_int_equal(
+        start_server(t, "PGRST_SERVER_CORS_ALLOWED_ORIGINS=https://a.example, "
+                        "https://b.example\n"
+                        "PGRST_SERVER_MAX_FILTERS=3\n"
+                        "PGRST_DB_TX_END=commit-allow-override\n"),
+        0);
+    path(p, sizeof p, tname, "select=id&id=eq.1");
+
+    /* a listed origin: echoed, with credentials (wai-cors) */
+    http("GET", p, "Origin: https://b.example\r\n", &r);
+    EXPECT(&r, 200, "[{\"id\":1}]");
+    assert_string_equal(hdr(&r, "access-control-allow-origin"),
+                        "https://b.example");
+    assert_string_equal(hdr(&r, "access-control-allow-credentials"), "true");
+    assert_true(*hdr(&r, "access-control-expose-headers"));
+    http("GET", p, "Origin: https://a.example\r\n", &r);
+    EXPECT(&r, 200, "[{\"id\":1}]");
+    assert_string_equal(hdr(&r, "access-control-allow-origin"),
+                        "https://a.example");
+    assert_int_equal(rts(&r), 1);
+    /* another origin: answered, without CORS headers (the browser then
+       refuses it) */
+    http("GET", p, "Origin: https://evil.example\r\n", &r);
+    EXPECT(&r, 200, "[{\"id\":1}]");
+    assert_string_equal(hdr(&r, "access-control-allow-origin"), "");
+    assert_string_equal(hdr(&r, "access-control-allow-credentials"), "");
+    /* a prefix or a suffix of a listed origin is not it */
+    http("GET", p, "Origin: https://b.exampl\r\n", &r);
+    assert_string_equal(hdr(&r, "access-control-allow-origin"), "");
+    http("GET", p, "Origin: https://b.example.evil\r\n", &r);
+    assert_string_equal(hdr(&r, "access-control-allow-origin"), "");
+    /* preflights: listed 200 with the methods, no database work;
+       unlisted: no CORS headers */
+    http("OPTIONS", p,
+         "Origin: https://a.example\r\nAccess-Control-Request-Method: "
+         "PATCH\r\n",
+         &r);
+    EXPECT(&r, 200, "");
+    assert_string_equal(hdr(&r, "access-control-allow-origin"),
+                        "https://a.example");
+    assert_string_equal(hdr(&r, "access-control-allow-methods"),
+                        "GET, POST, PATCH, PUT, DELETE, OPTIONS, HEAD");
+    assert_int_equal(rts(&r), -1);
+    http("OPTIONS", p,
+         "Origin: https://evil.example\r\nAccess-Control-Request-Method: "
+         "PATCH\r\n",
+         &r);
+    assert_string_equal(hdr(&r, "access-control-allow-origin"), "");
+    assert_string_equal(hdr(&r, "access-control-allow-methods"), "");
+
+    /* server-max-filters = 3: three answer, a fourth is refused before
+       the database (an or= tree counts its leaves) */
+    path(p, sizeof p, tname, "select=id&id=gt.0&id=lt.9&name=neq.x");
+    http("GET", p, NULL, &r);
+    assert_int_equal(r.status, 200);
+    path(p, sizeof p, tname, "select=id&id=gt.0&id=lt.9&name=neq.x&qty=gt.0");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 400,
+           "{\"code\":\"PGRST100\",\"message\":\"the request has more than 3 "
+           "filters\",\"details\":null,\"hint\":null}");
+    assert_int_equal(rts(&r), -1);
+    path(p, sizeof p, tname, "select=id&id=gt.0&or=(id.eq.1,id.eq.2,id.eq.3)");
+    http("GET", p, NULL, &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "more than 3 filters"));
+
+    /* PATCH and DELETE with tx=rollback: 204, nothing kept; warm, the
+       start, the statement and the rollback go in one write: 1 */
+    char te[96];
+    snprintf(te, sizeof te, "%s_e", tname);
+    for (int i = 0; i < 2; i++) {
+        path(p, sizeof p, te, "id=eq.1");
+        http_json("PATCH", p, "Prefer: tx=rollback\r\n",
+                  "{\"name\":\"changed\"}", &r);
+        EXPECT(&r, 204, "");
+        assert_string_equal(hdr(&r, "preference-applied"), "tx=rollback");
+        if (i)
+            assert_int_equal(rts(&r), 1);
+        path(p, sizeof p, te, "id=eq.2");
+        http("DELETE", p, "Prefer: tx=rollback\r\n", &r);
+        EXPECT(&r, 204, "");
+        assert_string_equal(hdr(&r, "preference-applied"), "tx=rollback");
+        if (i)
+            assert_int_equal(rts(&r), 1);
+    }
+    /* with return=representation: the changed row, still rolled back */
+    path(p, sizeof p, te, "id=eq.2");
+    http("DELETE", p, "Prefer: tx=rollback, return=representation\r\n", &r);
+    EXPECT(&r, 200, "[{\"id\":2,\"name\":\"two\"}]");
+    path(p, sizeof p, te, "select=id,name&order=id");
+    http("GET", p, NULL, &r);
+    EXPECT(&r, 200, "[{\"id\":1,\"name\":\"one\"},{\"id\":2,\"name\":\"two\"}]");
+
+    assert_int_equal(stop_server(), 0);
+    snprintf(sql, sizeof sql, "DROP TABLE %s_E", t->table);
+    exec_sql(c, sql);
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    assert_int_equal(start_server(t, NULL), 0);
+}

@@ -1989,6 +1989,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_h2),
         cmocka_unit_test(test_rest_ready_timeouts),
         cmocka_unit_test(test_rest_stmt_timeout),
+        cmocka_unit_test(test_rest_anon_role),
+        cmocka_unit_test(test_rest_origins_filters_rollback),
     };
     return rest_it_run(argc, argv, "test_rest_it", "REST", tests,
                        sizeof tests / sizeof tests[0], setup, teardown);
