@@ -102,6 +102,8 @@ static int listen_fd(const char *host, int port, char *err, size_t errlen) {
 static SSL_CTX *tls_ctx_new(const rest_config *cfg, char *err, size_t errlen) {
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     const char *what = "cannot create the TLS context";
+    char ossl[256] = "";
+    unsigned long e;
     if (!ctx)
         goto fail;
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
@@ -119,18 +121,15 @@ static SSL_CTX *tls_ctx_new(const rest_config *cfg, char *err, size_t errlen) {
         goto fail;
     h2o_ssl_register_alpn_protocols(ctx, h2o_alpn_protocols);
     return ctx;
-fail: {
-    char ossl[256] = "";
-    unsigned long e = ERR_peek_error(); /* the first: the cause */
+fail:
+    e = ERR_peek_error(); /* the first: the cause */
     if (e)
         ERR_error_string_n(e, ossl, sizeof ossl);
-    snprintf(err, errlen, "%s (%s, %s)%s%s", what,
-             cfg->server_tls_cert_file, cfg->server_tls_key_file,
-             *ossl ? ": " : "", ossl);
+    snprintf(err, errlen, "%s (%s, %s)%s%s", what, cfg->server_tls_cert_file,
+             cfg->server_tls_key_file, *ossl ? ": " : "", ossl);
     ERR_clear_error();
     SSL_CTX_free(ctx);
     return NULL;
-}
 }
 
 static void on_sock_close(uv_handle_t *h) { free(h); }

@@ -87,7 +87,8 @@ void rest_req_stmt_timeout(const rest_app *app, ffb_stmt *st) {
        on every use (0 round trips; main.c refused the key below
        protocol 16, so this cannot fail) */
     if (app->cfg->db_statement_timeout > 0 && st)
-        (void)ffb_stmt_set_timeout(st, (uint32_t)app->cfg->db_statement_timeout);
+        (void)ffb_stmt_set_timeout(st,
+                                   (uint32_t)app->cfg->db_statement_timeout);
 }
 
 static void on_prepared(ffb_conn *conn, const ffb_result *res, void *data) {

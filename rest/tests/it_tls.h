@@ -172,16 +172,15 @@ static void test_rest_tls(void **state) {
             snprintf(q, sizeof q, "select=id&id=eq.%d", i + 3);
             path(pp, sizeof pp, tname, q);
             k += snprintf(args + k, sizeof args - (size_t)k,
-                          " -o %s/body%d 'https://localhost:%d%s'", tls_dir,
-                          i, srv.port, pp);
+                          " -o %s/body%d 'https://localhost:%d%s'", tls_dir, i,
+                          srv.port, pp);
         }
         assert_int_equal(curl_run(out, sizeof out, "%s", args), 0);
         int lines = 0, connects = 0;
         for (char *l = out; *l;) {
             int code, nc;
             char v[8], st[64];
-            assert_int_equal(sscanf(l, "%d %d %7s %63s", &code, &nc, v, st),
-                             4);
+            assert_int_equal(sscanf(l, "%d %d %7s %63s", &code, &nc, v, st), 4);
             assert_int_equal(code, 200);
             assert_string_equal(v, "2");
             assert_string_equal(st, "db;desc=\"rt=1\"");
@@ -211,9 +210,8 @@ static void test_rest_tls(void **state) {
     curl_get(ca, url, &r, ver);
     EXPECT(&r, 200, "[{\"id\":2,\"name\":\"Beta\"}]");
     /* ... and refused without it (curl's exit 60: certificate problem) */
-    assert_int_equal(curl_run(out, sizeof out, "-o /dev/null '%s' 2>/dev/null",
-                              url),
-                     60);
+    assert_int_equal(
+        curl_run(out, sizeof out, "-o /dev/null '%s' 2>/dev/null", url), 60);
 
     /* plain HTTP to the TLS port: no HTTP answer, the connection closed
        at once (the handshake fails), and the server serves on */
@@ -226,15 +224,16 @@ static void test_rest_tls(void **state) {
     int64_t ms = now_ms() - t0;
     close(fd);
     out[n] = '\0';
-    fprintf(stderr, "plain HTTP to the TLS port: %zu bytes, closed after "
-                    "%lld ms\n",
+    fprintf(stderr,
+            "plain HTTP to the TLS port: %zu bytes, closed after "
+            "%lld ms\n",
             n, (long long)ms);
     assert_true(n < 5 || memcmp(out, "HTTP/", 5) != 0);
     assert_true(ms < 5000);
     snprintf(url, sizeof url, "http://localhost:%d%s", srv.port, p);
-    assert_int_equal(curl_run(out, sizeof out, "-o /dev/null '%s' 2>/dev/null",
-                              url),
-                     52); /* curl: empty reply from server */
+    assert_int_equal(
+        curl_run(out, sizeof out, "-o /dev/null '%s' 2>/dev/null", url),
+        52); /* curl: empty reply from server */
     snprintf(url, sizeof url, "https://localhost:%d%s", srv.port, p);
     curl_get("-k", url, &r, ver);
     EXPECT(&r, 200, "[{\"id\":2,\"name\":\"Beta\"}]");
@@ -268,10 +267,12 @@ static void test_rest_tls(void **state) {
     assert_non_null(strstr(out, "server-tls-key-file: cannot load the "
                                 "private key"));
     /* half a pair */
-    assert_int_equal(run_with(t, a, "PGRST_LOG_LEVEL=info", out, sizeof out), 2);
+    assert_int_equal(run_with(t, a, "PGRST_LOG_LEVEL=info", out, sizeof out),
+                     2);
     assert_non_null(strstr(out, "ffb-rest: server-tls-cert-file is set but "
                                 "server-tls-key-file is not"));
-    assert_int_equal(run_with(t, b, "PGRST_LOG_LEVEL=info", out, sizeof out), 2);
+    assert_int_equal(run_with(t, b, "PGRST_LOG_LEVEL=info", out, sizeof out),
+                     2);
     assert_non_null(strstr(out, "ffb-rest: server-tls-key-file is set but "
                                 "server-tls-cert-file is not"));
     tls_remove_cert();
@@ -388,8 +389,8 @@ static int h2_collect(int fd, h2_stream *st, size_t n, int ms) {
         if (h2_read_n(fd, fh, 9, end) < 0)
             return -1;
         size_t len = (size_t)fh[0] << 16 | (size_t)fh[1] << 8 | fh[2];
-        uint32_t sid = (uint32_t)(fh[5] & 0x7f) << 24 |
-                       (uint32_t)fh[6] << 16 | (uint32_t)fh[7] << 8 | fh[8];
+        uint32_t sid = (uint32_t)(fh[5] & 0x7f) << 24 | (uint32_t)fh[6] << 16 |
+                       (uint32_t)fh[7] << 8 | fh[8];
         if (len > sizeof pl || h2_read_n(fd, pl, len, end) < 0)
             return -1;
         if (fh[3] == 7)
@@ -514,8 +515,9 @@ static void test_rest_h2(void **state) {
     assert_int_equal(write(fd, w, wn), (ssize_t)wn);
     h2_stream s3[1] = {{.sid = 3}}; /* stream 1 must stay silent */
     assert_int_equal(h2_collect(fd, s3, 1, 30000), 0);
-    fprintf(stderr, "stream 3 answered %lld ms after the reset of stream 1 "
-                    "(%d frames of stream 1)\n",
+    fprintf(stderr,
+            "stream 3 answered %lld ms after the reset of stream 1 "
+            "(%d frames of stream 1)\n",
             (long long)(now_ms() - t0), h2_other_frames);
     close(fd);
     assert_int_equal(s3[0].status, 200);
@@ -637,9 +639,9 @@ static void relay_kill(void) {
 
 static void admin_get(const char *p, resp *r) {
     char req[128];
-    int n = snprintf(req, sizeof req,
-                     "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-                     p);
+    int n =
+        snprintf(req, sizeof req,
+                 "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", p);
     http_raw(srv.admin_port, req, (size_t)n, r);
 }
 
@@ -655,8 +657,8 @@ static void test_rest_ready_timeouts(void **state) {
     env_of(t, "DB", db, sizeof db);
 
     /* bad values, refused at start naming the key */
-    assert_int_equal(run_with(t, "PGRST_DB_IO_TIMEOUT=soon", "PGRST_LOG_LEVEL=info",
-                              out, sizeof out),
+    assert_int_equal(run_with(t, "PGRST_DB_IO_TIMEOUT=soon",
+                              "PGRST_LOG_LEVEL=info", out, sizeof out),
                      2);
     assert_non_null(strstr(out, "environment PGRST_DB_IO_TIMEOUT: "
                                 "db-io-timeout: expected seconds from 0 "
@@ -712,8 +714,9 @@ static void test_rest_ready_timeouts(void **state) {
     admin_get("/ready", &r);
     EXPECT(&r, 503, "");
     http("GET", p, NULL, &r);
-    fprintf(stderr, "database unreachable: /ready 503 and GET %d in %lld ms: "
-                    "%s\n",
+    fprintf(stderr,
+            "database unreachable: /ready 503 and GET %d in %lld ms: "
+            "%s\n",
             r.status, (long long)(now_ms() - t0), r.body);
     assert_int_equal(r.status, 503);
     assert_non_null(strstr(r.body, "\"code\":\"PGRST001\""));
@@ -747,8 +750,8 @@ static void test_rest_ready_timeouts(void **state) {
     ms = now_ms() - t0;
     unsetenv("PGRST_DB_CONNECT_TIMEOUT");
     unsetenv("PGRST_DB_URI");
-    fprintf(stderr, "connect timeout at start: exit %d after %lld ms: %s",
-            rc, (long long)ms, out);
+    fprintf(stderr, "connect timeout at start: exit %d after %lld ms: %s", rc,
+            (long long)ms, out);
     kill(relay.pid, SIGCONT);
     relay_kill();
     assert_int_equal(rc, 1);
@@ -987,7 +990,8 @@ static void test_rest_origins_filters_rollback(void **state) {
     EXPECT(&r, 200, "[{\"id\":2,\"name\":\"two\"}]");
     path(p, sizeof p, te, "select=id,name&order=id");
     http("GET", p, NULL, &r);
-    EXPECT(&r, 200, "[{\"id\":1,\"name\":\"one\"},{\"id\":2,\"name\":\"two\"}]");
+    EXPECT(&r, 200,
+           "[{\"id\":1,\"name\":\"one\"},{\"id\":2,\"name\":\"two\"}]");
 
     assert_int_equal(stop_server(), 0);
     snprintf(sql, sizeof sql, "DROP TABLE %s_E", t->table);
