@@ -123,6 +123,37 @@ static int run_with(const target *t, const char *a, const char *b, char *out,
     return rc;
 }
 
+/* The end of a test that changed the server's settings: stop it, drop
+   what the test made (`fmt` with the table prefix; NULL: nothing), close
+   `c`, and start the server again as setup() left it. */
+static void tls_finish(const target *t, ffb_conn *c, const char *fmt) {
+    char sql[256];
+    assert_int_equal(stop_server(), 0);
+    if (fmt) {
+        snprintf(sql, sizeof sql, fmt, t->table);
+        exec_sql(c, sql);
+    }
+    ffb_conn_close(c);
+    ffb_conn_free(c);
+    assert_int_equal(start_server(t, NULL), 0);
+}
+
+/* `url` read twice with curl `args`: cold (FB4 2: the prepare rides with
+   the start; FB3 3: it follows the start's answer), then warm 1 (start,
+   execute, fetch, commit in one write), over HTTP version `v` both
+   times. */
+static void curl_cold_warm(const target *t, const char *args, const char *url,
+                           const char *want, const char *v) {
+    resp r;
+    char ver[8];
+    for (int i = 0; i < 2; i++) {
+        curl_get(args, url, &r, ver);
+        EXPECT(&r, 200, want);
+        assert_string_equal(ver, v);
+        assert_int_equal(rts(&r), i ? 1 : t->version == 3 ? 3 : 2);
+    }
+}
+
 static void test_rest_tls(void **state) {
     target *t = *state;
     resp r;
@@ -138,15 +169,9 @@ static void test_rest_tls(void **state) {
     path(p, sizeof p, tname, "select=id,name&id=eq.2");
     snprintf(url, sizeof url, "https://localhost:%d%s", srv.port, p);
 
-    /* HTTP/1.1 over TLS (ALPN http/1.1): cold, then warm 1 (start,
-       execute, fetch, commit in one write: TLS changes nothing there) */
-    curl_get("-k --http1.1", url, &r, ver);
-    EXPECT(&r, 200, "[{\"id\":2,\"name\":\"Beta\"}]");
-    assert_string_equal(ver, "1.1");
-    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
-    curl_get("-k --http1.1", url, &r, ver);
-    EXPECT(&r, 200, "[{\"id\":2,\"name\":\"Beta\"}]");
-    assert_int_equal(rts(&r), 1);
+    /* HTTP/1.1 over TLS (ALPN http/1.1): TLS changes no round trip */
+    curl_cold_warm(t, "-k --http1.1", url, "[{\"id\":2,\"name\":\"Beta\"}]",
+                   "1.1");
     /* h2 by ALPN: the same answer, warm 1 */
     curl_get("-k --http2", url, &r, ver);
     EXPECT(&r, 200, "[{\"id\":2,\"name\":\"Beta\"}]");
@@ -438,13 +463,8 @@ static void test_rest_h2(void **state) {
     snprintf(url, sizeof url, "http://localhost:%d%s", srv.port, p);
 
     /* prior knowledge: cold, then warm 1 */
-    curl_get("--http2-prior-knowledge", url, &r, ver);
-    EXPECT(&r, 200, "[{\"id\":1,\"name\":\"alpha\"}]");
-    assert_string_equal(ver, "2");
-    assert_int_equal(rts(&r), t->version == 3 ? 3 : 2);
-    curl_get("--http2-prior-knowledge", url, &r, ver);
-    EXPECT(&r, 200, "[{\"id\":1,\"name\":\"alpha\"}]");
-    assert_int_equal(rts(&r), 1);
+    curl_cold_warm(t, "--http2-prior-knowledge", url,
+                   "[{\"id\":1,\"name\":\"alpha\"}]", "2");
     /* Upgrade: h2c from HTTP/1.1 (101, then the answer over h2) */
     curl_get("--http2", url, &r, ver);
     EXPECT(&r, 200, "[{\"id\":1,\"name\":\"alpha\"}]");
@@ -529,11 +549,7 @@ static void test_rest_h2(void **state) {
     http("GET", p, NULL, &r); /* and HTTP/1.1 */
     EXPECT(&r, 200, "[{\"id\":1,\"name\":\"alpha\"}]");
 
-    assert_int_equal(stop_server(), 0);
-    slow_proc(c, t, 0);
-    ffb_conn_close(c);
-    ffb_conn_free(c);
-    assert_int_equal(start_server(t, NULL), 0);
+    tls_finish(t, c, "DROP PROCEDURE %s_SLOW");
 }
 
 /* ---- a relay to Firebird that this test starts, stops and kills --------
@@ -812,11 +828,7 @@ static void test_rest_stmt_timeout(void **state) {
     http("GET", sp, NULL, &r);
     EXPECT(&r, 200, "[{\"x\":10}]");
     assert_int_equal(rts(&r), 1); /* the same connection, still warm */
-    assert_int_equal(stop_server(), 0);
-    slow_proc(c, t, 0);
-    ffb_conn_close(c);
-    ffb_conn_free(c);
-    assert_int_equal(start_server(t, NULL), 0);
+    tls_finish(t, c, "DROP PROCEDURE %s_SLOW");
 }
 
 /* db-anon-role: without a token every request runs under the role (as
@@ -871,12 +883,12 @@ static void test_rest_anon_role(void **state) {
     path(p, sizeof p, tname, "select=id&id=eq.3");
     http("GET", p, NULL, &r);
     EXPECT(&r, 200, "[{\"id\":3}]");
-    assert_int_equal(stop_server(), 0);
+    tls_finish(t, c, NULL);
     snprintf(sql, sizeof sql, "DROP ROLE %s", role);
+    c = open_conn(t);
     exec_sql(c, sql);
     ffb_conn_close(c);
     ffb_conn_free(c);
-    assert_int_equal(start_server(t, NULL), 0);
 }
 
 /* server-cors-allowed-origins, server-max-filters and PATCH/DELETE with
@@ -993,10 +1005,5 @@ static void test_rest_origins_filters_rollback(void **state) {
     EXPECT(&r, 200,
            "[{\"id\":1,\"name\":\"one\"},{\"id\":2,\"name\":\"two\"}]");
 
-    assert_int_equal(stop_server(), 0);
-    snprintf(sql, sizeof sql, "DROP TABLE %s_E", t->table);
-    exec_sql(c, sql);
-    ffb_conn_close(c);
-    ffb_conn_free(c);
-    assert_int_equal(start_server(t, NULL), 0);
+    tls_finish(t, c, "DROP TABLE %s_E");
 }
