@@ -13,6 +13,8 @@
  * client; the stream reset is written as raw h2 frames.
  */
 
+#include <sys/prctl.h>
+
 /* ---- curl ----------------------------------------------------------------
  */
 
@@ -584,6 +586,11 @@ static void relay_start(const target *t) {
         close(ls);
         return;
     }
+    /* gone with the test, whatever happens to it; and off its pipes */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int devnull = open("/dev/null", O_RDWR);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
     struct sockaddr_in fb;
     memset(&fb, 0, sizeof fb);
     fb.sin_family = AF_INET;
@@ -671,6 +678,7 @@ static void test_rest_ready_timeouts(void **state) {
     char p[256], env[1200], db[512], out[4096];
     path(p, sizeof p, tname, "select=id&id=eq.4");
     env_of(t, "DB", db, sizeof db);
+    relay.port = 0; /* a fresh port per server */
 
     /* bad values, refused at start naming the key */
     assert_int_equal(run_with(t, "PGRST_DB_IO_TIMEOUT=soon",
