@@ -373,15 +373,26 @@ static size_t server_line(const char *p, size_t n, const char **out) {
     return n;
 }
 
-static void split_message(rest_err *e, const char *msg) {
+/* The server's lines of `msg`: line `first` (0-based; the first one when
+   there are fewer) is the message, the others the details, in order. */
+static void split_message(rest_err *e, const char *msg, int first) {
     size_t dl = 0;
-    int have = 0;
+    int have = 0, nlines = 0, line = 0;
+    for (const char *p = msg; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        const char *t;
+        nlines += server_line(p, n, &t) > 0;
+        p = nl ? nl + 1 : p + n;
+    }
+    if (first >= nlines)
+        first = 0;
     for (const char *p = msg; *p;) {
         const char *nl = strchr(p, '\n');
         size_t n = nl ? (size_t)(nl - p) : strlen(p);
         const char *t;
         size_t tn = server_line(p, n, &t);
-        if (tn && !have) {
+        if (tn && !have && line++ == first) {
             snprintf(e->message, sizeof e->message, "%.*s", (int)tn, t);
             have = 1;
         } else if (tn && dl < sizeof e->details - 1) {
@@ -410,7 +421,8 @@ static void split_message(rest_err *e, const char *msg) {
 }
 
 /* PostgreSQL's SQLSTATE of an integrity error (spec A10): clients test
-   for 23505 and friends, Firebird reports 23000 for every one. */
+   for 23505 and friends, Firebird reports 23000 for every one; and of no
+   permission (42501, Firebird's 28000), as PostgREST sends it. */
 static const char *pg_state(const ffb_error *fe) {
     static const struct {
         uint32_t gds;
@@ -421,6 +433,8 @@ static const char *pg_state(const ffb_error *fe) {
         {335544466u, "23503"}, /* foreign_key */
         {335544558u, "23514"}, /* check_constraint */
         {335544347u, "23502"}, /* not_valid: NOT NULL (and domain checks) */
+        {335544352u, "42501"}, /* no_priv (Firebird: 28000) */
+        {335544517u, "P0001"}, /* except: a user EXCEPTION (HY000) */
     };
     for (size_t i = 0; fe && i < sizeof map / sizeof map[0]; i++)
         if (ffb_error_has(fe, map[i].gds))
@@ -438,10 +452,15 @@ void rest_err_from_ffb(rest_err *e, int code, const ffb_error *fe,
     /* libfastfb's text is "what failed\n- server message [symbol,
        SQLSTATE x]\n- ...": the server's first message is the message
        (A10), the others the details; without them, the whole text */
-    split_message(e, msg);
+    /* a user EXCEPTION (isc_except): Firebird's first line is its name,
+       the second its text; as PostgreSQL's RAISE EXCEPTION (P0001, 400)
+       the text is the message and the name goes to the details */
+    int except = code == FFB_E_SERVER && fe && ffb_error_has(fe, 335544517u);
+    split_message(e, msg, except);
     const char *pg = code == FFB_E_SERVER ? pg_state(fe) : NULL;
     if (pg) {
-        /* integrity errors: Firebird says 23000 for all of them */
+        /* integrity errors (Firebird says 23000 for all of them) and
+           no permission (28000; PostgreSQL's insufficient_privilege) */
         snprintf(e->code, sizeof e->code, "%s", pg);
         e->status = http_status(fe, state, has_jwt);
     } else if (code == FFB_E_SERVER && state && *state) {

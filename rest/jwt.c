@@ -397,7 +397,10 @@ int rest_jwt_verify(const rest_jwt_key *k, const char *tok, size_t len,
 }
 
 const char *rest_jwt_www_authenticate(const rest_err *e, char *buf, size_t n) {
-    if (strcmp(e->code, "PGRST302") == 0) {
+    /* PGRST302, and a database error answered 401 (42501 without a token,
+       22023 for a role that does not exist), as PostgREST's PgError */
+    if (strcmp(e->code, "PGRST302") == 0 ||
+        (e->status == 401 && strncmp(e->code, "PGRST", 5) != 0)) {
         snprintf(buf, n, "Bearer");
         return buf;
     }

@@ -63,7 +63,8 @@ int rest_jwt_verify(const rest_jwt_key *k, const char *token, size_t len,
                     rest_err *err);
 
 /* The WWW-Authenticate value PostgREST sends with error `e` (PGRST301,
-   302, 303), or NULL. Written into `buf`. */
+   302, 303, and "Bearer" with any other 401 but PostgREST's own codes),
+   or NULL. Written into `buf`. */
 const char *rest_jwt_www_authenticate(const rest_err *e, char *buf, size_t n);
 
 /* base64url (or standard) decode without padding; bytes written, or -1. */

@@ -229,7 +229,8 @@ void rest_roles_acquire_error(ffb_uv_pool *pool, int status, const char *role,
                               int has_jwt, rest_err *e) {
     ffb_pool_error_info pe;
     if (status == REST_E_ROLE_MISSING)
-        rest_err_set(e, 400, "22023", NULL, "role \"%s\" does not exist", role);
+        /* 401, as PostgREST since 13 (its issue 3601; 400 before) */
+        rest_err_set(e, 401, "22023", NULL, "role \"%s\" does not exist", role);
     else if (status == REST_E_ROLE_DENIED)
         rest_err_set(e, has_jwt ? 403 : 401, "42501", NULL,
                      "permission denied to set role \"%s\"", role);

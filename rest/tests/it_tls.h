@@ -865,9 +865,8 @@ static void test_rest_anon_role(void **state) {
     EXPECT(&r, 200, "[{\"id\":3}]");
     assert_int_equal(rts(&r), 1); /* warm: the role costs nothing */
     /* the blobs table: no grant to the role - an anonymous request
-       refused by a privilege is PostgREST's 401 (403 with a token);
-       the code is Firebird's SQLSTATE for it, 28000 (PostgreSQL says
-       42501), as for JWT roles */
+       refused by a privilege is PostgREST's 401 42501 (403 with a
+       token), with WWW-Authenticate: Bearer */
     char lb[80];
     snprintf(lb, sizeof lb, "%s_bl", tname);
     path(p, sizeof p, lb, "select=id");
@@ -875,17 +874,18 @@ static void test_rest_anon_role(void **state) {
     fprintf(stderr, "anonymous, no grant: %d %s\n", r.status, r.body);
     assert_int_equal(r.status, 401);
     snprintf(want, sizeof want,
-             "{\"code\":\"28000\",\"message\":\"permission denied: no "
+             "{\"code\":\"42501\",\"message\":\"permission denied: no "
              "SELECT access to TABLE %s_BL\",\"details\":%s,\"hint\":null}",
              t->table,
              /* FB4 adds a line naming the user */
              t->version == 3 ? "null" : "\"the effective user is FFBTEST\"");
     EXPECT(&r, 401, want);
+    assert_string_equal(hdr(&r, "www-authenticate"), "Bearer");
     /* a write the role has no grant for: the same */
     path(p, sizeof p, tname, "id=eq.3");
     http("DELETE", p, NULL, &r);
     assert_int_equal(r.status, 401);
-    assert_non_null(strstr(r.body, "\"code\":\"28000\""));
+    assert_non_null(strstr(r.body, "\"code\":\"42501\""));
     assert_non_null(strstr(r.body, "no DELETE access"));
     /* and the granted read still works */
     path(p, sizeof p, tname, "select=id&id=eq.3");

@@ -1119,8 +1119,6 @@ static int rest_it_run(int argc, char **argv, const char *prog,
     return rc ? rc : server_exit_failed;
 }
 
-#ifndef REST_IT_NO_MAIN /* test_embed.c reuses the helpers above */
-
 /* ---- JWT and roles (issue 13 item 3) ------------------------------------ */
 
 #define JWT_SECRET "it-secret-it-secret-it-secret-0123456789"
@@ -1178,6 +1176,9 @@ static void ffbtest_env(const target *t, const char *extra, char *env,
              "PGRST_JWT_SECRET=" JWT_SECRET "\n%s",
              host, port, db, extra);
 }
+
+#ifndef REST_IT_NO_MAIN /* test_embed.c, conformance.c reuse the helpers above \
+                         */
 
 /* A non-SYSDBA user (FFBTEST of servers.env) with role <pid>A, granted
    SELECT on one table only; role <pid>B exists but is not granted. */
@@ -1304,13 +1305,14 @@ static void test_rest_jwt_roles(void **state) {
     assert_int_equal(r.status, 200);
 
     /* the other table: the role has no SELECT on it; with a token that is
-       403 (no_priv, SQLSTATE 28000) */
+       403 (no_priv: Firebird's SQLSTATE 28000, sent as PostgreSQL's
+       42501) */
     path(p, sizeof p, lb, NULL);
     http("GET", p, h, &r);
     if (r.status != 403)
         fprintf(stderr, "got %d %s\n", r.status, r.body);
     assert_int_equal(r.status, 403);
-    assert_non_null(strstr(r.body, "\"code\":\"28000\""));
+    assert_non_null(strstr(r.body, "\"code\":\"42501\""));
     if (!strstr(r.body, "no SELECT access to TABLE"))
         fprintf(stderr, "body %s\n", r.body);
     assert_non_null(strstr(r.body, "no SELECT access to TABLE"));
@@ -1335,7 +1337,8 @@ static void test_rest_jwt_roles(void **state) {
     snprintf(claims, sizeof claims, "{\"role\":\"nosuch%d\"}", pid);
     bearer("HS256", claims, JWT_SECRET, h, sizeof h);
     http("GET", p, h, &r);
-    assert_int_equal(r.status, 400);
+    assert_int_equal(r.status, 401); /* PostgREST 13's status */
+    assert_string_equal(hdr(&r, "www-authenticate"), "Bearer");
     assert_non_null(strstr(r.body, "\"code\":\"22023\""));
     assert_non_null(strstr(r.body, "does not exist"));
     /* a role name Firebird could not take unquoted */
