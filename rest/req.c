@@ -12,10 +12,15 @@ struct rest_req_slot {
     rest_req *r;
 };
 
+/* The h2o request is going (its client left: an HTTP/1 disconnect, an
+   h2 stream reset): the answer has nowhere to go, and the slot's memory
+   goes with the request's pool, so the request forgets both. */
 static void slot_dispose(void *p) {
     struct rest_req_slot *s = p;
-    if (s->r)
+    if (s->r) {
         s->r->req = NULL;
+        s->r->slot = NULL;
+    }
 }
 
 void rest_req_init(rest_req *r, const rest_req_ops *ops, rest_app *app,

@@ -536,7 +536,14 @@ static void test_rest_h2(void **state) {
     int64_t t0 = now_ms();
     assert_int_equal(write(fd, w, wn), (ssize_t)wn);
     h2_stream s3[1] = {{.sid = 3}}; /* stream 1 must stay silent */
-    assert_int_equal(h2_collect(fd, s3, 1, 30000), 0);
+    int hc = h2_collect(fd, s3, 1, 30000);
+    if (hc != 0) {
+        read_log(now_ms() + 500, NULL);
+        fprintf(stderr,
+                "h2 reset: no answer on stream 3; ffb-rest's log:\n%s\n",
+                srv.log);
+    }
+    assert_int_equal(hc, 0);
     fprintf(stderr,
             "stream 3 answered %lld ms after the reset of stream 1 "
             "(%d frames of stream 1)\n",
