@@ -14,6 +14,8 @@
 #   3b. 32-bit (i386) build: unit, engine and fuzz replay, where size_t,
 #      long and pointers are 32 bits (tests/i386-cross.ini)
 #   4. short libFuzzer runs of every fuzz target (new crashes fail the run)
+#   6. the Debian packages: built, lintian, ABI check, installed, an example
+#      built against them and run on FB4, removed (tests/packaging.sh)
 #
 # The servers are stopped on exit. Needs root (or sudo) for apt-get, chroot
 # and the servers.
@@ -43,6 +45,7 @@ export DEBIAN_FRONTEND=noninteractive
     meson ninja-build pkg-config gcc g++ clang libclang-rt-14-dev llvm \
     libssl-dev zlib1g-dev libuv1-dev libcmocka-dev valgrind python3 \
     libh2o-dev libyajl-dev \
+    debhelper dpkg-dev lintian abigail-tools \
     binutils locales curl openssl \
     gcc-multilib libssl-dev:i386 zlib1g-dev:i386 libcmocka-dev:i386 >/dev/null
 # curl (built with HTTP/2) and the openssl command: rest_it's TLS and h2
@@ -205,6 +208,16 @@ else
     echo "benchmark smoke run: FAILED"
     total_fail=$((total_fail + 1))
     failed_stages+=("benchmark")
+fi
+
+stage "6. Debian packages: build, lintian, ABI, install, examples/query.c on FB4, purge"
+# tests/packaging.sh, docs/packaging.md. About 80 s of CPU.
+if bash tests/packaging.sh "$STATE/servers.env"; then
+    total_ok=$((total_ok + 1))
+else
+    echo "Debian packages: FAILED"
+    total_fail=$((total_fail + 1))
+    failed_stages+=("packaging")
 fi
 
 stage "summary"
