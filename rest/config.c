@@ -46,6 +46,7 @@ void rest_config_defaults(rest_config *c) {
     c->jwt_cache_max_entries = 1000;
     c->db_prepared_statements = 1;
     c->db_prepared_statements_max = 256;
+    c->db_prepared_statements_idle = 300;
     c->server_request_timeout = 10;
     c->db_connect_timeout = 10;
     c->db_io_timeout = 30;
@@ -457,6 +458,20 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
             return fail(err, errlen, origin, key,
                         "expected an integer from 1 to 65536");
         c->db_prepared_statements_max = (int)x;
+        return 0;
+    }
+    if (strcmp(key, "db-pool-max-per-role") == 0) {
+        if (parse_int(v, 0, 4096, &x) < 0)
+            return fail(err, errlen, origin, key,
+                        "expected an integer from 0 to 4096");
+        c->db_pool_max_per_role = (int)x;
+        return 0;
+    }
+    if (strcmp(key, "db-prepared-statements-idle") == 0) {
+        if (parse_int(v, 0, 86400, &x) < 0)
+            return fail(err, errlen, origin, key,
+                        "expected an integer from 0 to 86400");
+        c->db_prepared_statements_idle = (int)x;
         return 0;
     }
     if (strcmp(key, "server-request-timeout") == 0) {

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-void json_string(rbuf *b, const char *s, size_t n) {
+/* The bytes escaped for a JSON string, without the quotes. */
+static void escape(rbuf *b, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef";
-    rbuf_addc(b, '"');
     size_t run = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
@@ -39,6 +39,58 @@ void json_string(rbuf *b, const char *s, size_t n) {
         }
     }
     rbuf_add(b, s + run, n - run);
+}
+
+void json_string(rbuf *b, const char *s, size_t n) {
+    rbuf_addc(b, '"');
+    escape(b, s, n);
+    rbuf_addc(b, '"');
+}
+
+/* The length of the UTF-8 sequence at s (n > 0 bytes), or 0 when it is
+   not one (RFC 3629: no overlong form, no surrogate, at most U+10FFFF). */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+    unsigned c = s[0];
+    size_t len;
+    unsigned min;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2, min = 0x80;
+    else if (c >= 0xe0 && c <= 0xef)
+        len = 3, min = 0x800;
+    else if (c >= 0xf0 && c <= 0xf4)
+        len = 4, min = 0x10000;
+    else
+        return 0;
+    if (n < len)
+        return 0;
+    unsigned cp = c & (0x7f >> len);
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+void json_text(rbuf *b, const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    size_t run = 0, i = 0;
+    rbuf_addc(b, '"');
+    while (i < n) {
+        size_t l = utf8_len(u + i, n - i);
+        if (l) {
+            i += l;
+            continue;
+        }
+        escape(b, s + run, i - run);
+        rbuf_adds(b, "\\ufffd");
+        run = ++i;
+    }
+    escape(b, s + run, n - run);
     rbuf_addc(b, '"');
 }
 
@@ -294,16 +346,16 @@ int json_tz_column(rbuf *b, ffb_stmt *stmt, unsigned col,
 
 static void str_or_null(rbuf *b, const char *s) {
     if (s && *s)
-        json_string(b, s, strlen(s));
+        json_text(b, s, strlen(s));
     else
         rbuf_adds(b, "null");
 }
 
 void json_error(rbuf *b, const rest_err *e, int minimal) {
     rbuf_adds(b, "{\"code\":");
-    json_string(b, e->code, strlen(e->code));
+    json_text(b, e->code, strlen(e->code));
     rbuf_adds(b, ",\"message\":");
-    json_string(b, e->message, strlen(e->message));
+    json_text(b, e->message, strlen(e->message));
     if (!minimal) {
         rbuf_adds(b, ",\"details\":");
         str_or_null(b, e->details);

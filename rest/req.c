@@ -12,12 +12,11 @@ struct rest_req_slot {
     rest_req *r;
 };
 
-/* The h2o request is going (its client left: an HTTP/1 disconnect, an
-   h2 stream reset): the answer has nowhere to go, and the slot's memory
-   goes with the request's pool, so the request forgets both. */
 static void slot_dispose(void *p) {
     struct rest_req_slot *s = p;
     if (s->r) {
+        /* the client left: the slot goes with the h2o request's pool, so
+           rest_req_free must not write to it (found by fuzz_http) */
         s->r->req = NULL;
         s->r->slot = NULL;
     }
@@ -66,6 +65,16 @@ static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
         return;
     }
     r->conn = conn;
+    /* db-prepared-statements-idle: the statements this connection has not
+       used for that long are freed; the frees ride with this request's
+       first write (no round trip of their own) */
+    const rest_config *cfg = r->app->cfg;
+    int idle = cfg->db_prepared_statements_idle;
+    int freed = idle > 0 ? ffb_conn_cache_trim(conn, (int64_t)idle * 1000) : 0;
+    if (freed > 0 && cfg->log_level >= 3)
+        fprintf(stderr,
+                "ffb-rest: %d prepared statement%s unused for %d s freed\n",
+                freed, freed == 1 ? "" : "s", idle);
     r->rt0 = rest_http_conn_rts(conn);
     r->ops->start(r);
 }

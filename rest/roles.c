@@ -212,6 +212,14 @@ static rest_role *find_or_add(rest_loop *lp, const char *name, rest_err *err) {
     ffb_pool_options po = FFB_POOL_OPTIONS_INIT;
     po.conn = &co;
     po.max_size = lp->pool_share;
+    /* db-pool-max-per-role: one role cannot take more than its share */
+    int cap = lp->app->cfg->db_pool_max_per_role;
+    if (cap > 0) {
+        int nl = lp->app->nloops > 0 ? lp->app->nloops : 1;
+        size_t per = (size_t)((cap + nl - 1) / nl);
+        if (per < po.max_size)
+            po.max_size = per;
+    }
     po.min_size = 0;
     po.acquire_timeout_ms = lp->app->cfg->db_pool_acquisition_timeout * 1000;
     if (ffb_uv_pool_new(&lp->loop, &po, &ro->pool) < 0) {

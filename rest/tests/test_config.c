@@ -127,6 +127,22 @@ static void test_settings(void) {
     expect_error(
         "jwt-cache-max-entries = -1\n",
         "jwt-cache-max-entries: expected an integer from 0 to 1000000");
+    /* ours: db-prepared-statements-idle (300 s), db-pool-max-per-role
+       (0: db-pool) */
+    CHECK(parse(&c, "db-pool = 2\n", err, sizeof err) == 0);
+    CHECK(c.db_prepared_statements_idle == 300);
+    CHECK(c.db_pool_max_per_role == 0);
+    rest_config_free(&c);
+    CHECK(parse(&c, "db-prepared-statements-idle = 0\ndb-pool-max-per-role = 3\n",
+                err, sizeof err) == 0);
+    CHECK(c.db_prepared_statements_idle == 0);
+    CHECK(c.db_pool_max_per_role == 3);
+    rest_config_free(&c);
+    expect_error("db-prepared-statements-idle = -1\n",
+                 "db-prepared-statements-idle: expected an integer from 0 to "
+                 "86400");
+    expect_error("db-pool-max-per-role = 5000\n",
+                 "db-pool-max-per-role: expected an integer from 0 to 4096");
 }
 
 /* ffb-rest's transport keys: TLS files (both or neither, checked once

@@ -1119,6 +1119,16 @@ static int rest_it_run(int argc, char **argv, const char *prog,
     return rc ? rc : server_exit_failed;
 }
 
+/* A request to the admin port. */
+static void admin(const char *method, const char *path, resp *r) {
+    char req[256];
+    int n = snprintf(req, sizeof req,
+                     "%s %s HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                     "Connection: close\r\n\r\n",
+                     method, path);
+    http_raw(srv.admin_port, req, (size_t)n, r);
+}
+
 /* ---- JWT and roles (issue 13 item 3) ------------------------------------ */
 
 #define JWT_SECRET "it-secret-it-secret-it-secret-0123456789"
@@ -1603,15 +1613,6 @@ static void test_rest_jwt_writes_embeds(void **state) {
 }
 
 /* ---- CORS, OPTIONS, OpenAPI, schema reload (issue 13 item 5) ------------ */
-
-static void admin(const char *method, const char *path, resp *r) {
-    char req[256];
-    int n = snprintf(req, sizeof req,
-                     "%s %s HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
-                     "Connection: close\r\n\r\n",
-                     method, path);
-    http_raw(srv.admin_port, req, (size_t)n, r);
-}
 
 static void test_rest_cors_options(void **state) {
     (void)state;
