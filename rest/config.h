@@ -70,6 +70,12 @@ typedef struct rest_config {
     char *db_pre_request;           /* a procedure run before each request */
     char *server_cors_allowed_origins; /* NULL: any origin (`*`) */
     int openapi_mode;                  /* 0 ignore-privileges, 1 disabled */
+    /* ffb-rest's own (PostgREST serves no TLS and has no such keys) */
+    char *server_tls_cert_file; /* PEM chain; both or neither */
+    char *server_tls_key_file;  /* PEM private key */
+    int db_connect_timeout;     /* seconds: TCP connect + handshake; 0 none */
+    int db_io_timeout;          /* seconds the wire may stand still; 0 none */
+    int db_statement_timeout;   /* ms per statement (Firebird 4+); 0 none */
 } rest_config;
 
 void rest_config_defaults(rest_config *c);

@@ -842,6 +842,8 @@ static void launch_level(rreq *rr, size_t depth) {
         int r = ffb_conn_queue_prepare(
             rr->b.conn, rr->b.tx, es->node->plan.sql.p, es->node->plan.sql.len,
             &es->st, on_lprepared, es);
+        if (r >= 0)
+            rest_req_stmt_timeout(rr->b.app, es->st);
         if (r < 0) {
             fail_ffb(rr, r, ffb_conn_error(rr->b.conn));
             rr->epending--;

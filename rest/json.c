@@ -526,6 +526,14 @@ void rest_err_from_ffb(rest_err *e, int code, const ffb_error *fe,
            libfastfb refuses it before anything is sent */
         snprintf(e->code, sizeof e->code, "22018");
         e->status = 400;
+    } else if (code == FFB_E_STMT_TIMEOUT) {
+        /* db-statement-timeout: PostgreSQL's query_canceled, which
+           PostgREST answers with 500; Firebird's text in the details */
+        snprintf(e->details, sizeof e->details, "%s", e->message);
+        snprintf(e->message, sizeof e->message,
+                 "canceling statement due to statement timeout");
+        snprintf(e->code, sizeof e->code, "57014");
+        e->status = 500;
     } else if (code == FFB_E_TIMEOUT) {
         snprintf(e->code, sizeof e->code, "PGRST003");
         e->status = 504;

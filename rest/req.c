@@ -96,6 +96,15 @@ int rest_req_begin(rest_req *r, int read_only, int isolation) {
     return ffb_tx_begin(r->conn, &to, &r->tx);
 }
 
+void rest_req_stmt_timeout(const rest_app *app, ffb_stmt *st) {
+    /* a cached statement forgets its timeout when it goes back: set it
+       on every use (0 round trips; main.c refused the key below
+       protocol 16, so this cannot fail) */
+    if (app->cfg->db_statement_timeout > 0 && st)
+        (void)ffb_stmt_set_timeout(st,
+                                   (uint32_t)app->cfg->db_statement_timeout);
+}
+
 static void on_prepared(ffb_conn *conn, const ffb_result *res, void *data) {
     (void)conn;
     rest_req *r = data;
@@ -110,6 +119,8 @@ int rest_req_prepare(rest_req *r, const char *sql, size_t len, ffb_stmt **st) {
         ffb_conn_queue_prepare(r->conn, r->tx, sql, len, st, on_prepared, r);
     if (rc == 0)
         r->waiting++;
+    if (rc >= 0)
+        rest_req_stmt_timeout(r->app, *st);
     return rc;
 }
 
@@ -151,7 +162,10 @@ void rest_req_finish(rest_req *r) {
             return; /* again, on the same connection */
         rts = rest_http_conn_rts(r->conn) - r->rt0;
         rest_req_drop_tx(r);
-        if (r->failed && r->err.status >= 500)
+        /* a 5xx may mean a broken connection; a statement timeout
+           (57014) leaves it usable */
+        if (r->failed && r->err.status >= 500 &&
+            strcmp(r->err.code, "57014") != 0)
             ffb_uv_pool_discard(r->pool, r->conn);
         else
             ffb_uv_pool_release(r->pool, r->conn);

@@ -46,8 +46,10 @@ export DEBIAN_FRONTEND=noninteractive
     libssl-dev zlib1g-dev libuv1-dev libcmocka-dev valgrind python3 \
     libh2o-dev libyajl-dev libhttp-parser-dev \
     debhelper dpkg-dev lintian abigail-tools \
-    binutils locales \
+    binutils locales curl openssl \
     gcc-multilib libssl-dev:i386 zlib1g-dev:i386 libcmocka-dev:i386 >/dev/null
+# curl (built with HTTP/2) and the openssl command: rest_it's TLS and h2
+# tests (rest/tests/it_tls.h).
 # The locale tests/unit/test_locale.c runs under (FFB_TEST_REQUIRE_LOCALE).
 locale -a 2>/dev/null | grep -qix 'de_DE.utf-\?8' ||
     "${SUDO[@]}" localedef -i de_DE -f UTF-8 de_DE.UTF-8

@@ -1948,6 +1948,7 @@ static void test_rest_rpc(void **state) {
 
 #include "it_rpc.h"
 #include "it_settings.h"
+#include "it_tls.h"
 
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
@@ -1978,6 +1979,12 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_rpc_read),
         cmocka_unit_test(test_rest_jwt_cache),
         cmocka_unit_test(test_rest_settings),
+        cmocka_unit_test(test_rest_tls),
+        cmocka_unit_test(test_rest_h2),
+        cmocka_unit_test(test_rest_ready_timeouts),
+        cmocka_unit_test(test_rest_stmt_timeout),
+        cmocka_unit_test(test_rest_anon_role),
+        cmocka_unit_test(test_rest_origins_filters_rollback),
     };
     return rest_it_run(argc, argv, "test_rest_it", "REST", tests,
                        sizeof tests / sizeof tests[0], setup, teardown);
