@@ -296,12 +296,20 @@ static int done(ffb__pending *p, int rc) {
     return rc;
 }
 
+/* The transaction's end closed the cursors it holds: their references to
+   it go too (the caller's end reply still holds one), else every ended
+   transaction stayed in conn->txs for the life of the connection. */
 void ffb__stmts_tx_ended(ffb_conn *conn, ffb_tx *tx) {
-    for (ffb_stmt *s = conn->stmts; s; s = s->next)
-        if (s->cursor_open && s->cursor_tx == tx) {
+    for (ffb_stmt *s = conn->stmts; s; s = s->next) {
+        if (s->cursor_tx != tx)
+            continue;
+        if (s->cursor_open) {
             s->cursor_open = 0;
             s->eof = 1;
         }
+        s->cursor_tx = NULL;
+        ffb__tx_unref(tx);
+    }
 }
 
 /* The auto-commit transaction of a cursor that ended: its commit is
@@ -1927,8 +1935,11 @@ static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
             if (stmt->fetch_size > 0)
                 stmt->fetch_count = (uint16_t)stmt->fetch_size;
             if (tx) {
+                /* A cursor that failed to open kept its reference. */
+                ffb_tx *stale = stmt->cursor_tx;
                 tx->refs++;
                 stmt->cursor_tx = tx;
+                ffb__tx_unref(stale);
             }
             rc = queue_fetches(stmt, 1, stmt->fetch_count, sync);
             if (rc == 0) {
