@@ -76,7 +76,22 @@ typedef struct bench_cfg {
     const char *password;
     const char *node_dir; /* bench/node (peer.js) */
     const char *node_bin; /* "node" */
+    /* --wire-crypt: "required" (the default), "enabled" or "disabled", for
+       the C peers (libfastfb, async, libfbclient); --cipher: libfastfb's
+       wire_crypt_plugins (NULL: its default list, ChaCha64 first). For
+       like-with-like runs (docs/performance.md). */
+    const char *wire_crypt;
+    const char *cipher;
 } bench_cfg;
+
+#ifdef FASTFB_H
+static inline int bench_crypt_level(const bench_cfg *cfg) {
+    const char *w = cfg->wire_crypt ? cfg->wire_crypt : "required";
+    return w[0] == 'd' ? FFB_CRYPT_DISABLED
+           : w[0] == 'e' ? FFB_CRYPT_ENABLED
+                         : FFB_CRYPT_REQUIRED;
+}
+#endif
 
 enum { PEER_OK = 0, PEER_NA = 1, PEER_ERR = -1 };
 

@@ -180,6 +180,10 @@ static void parse(int argc, char **argv, args *a) {
             a->cfg.node_dir = v;
         else if (!strcmp(k, "--node"))
             a->cfg.node_bin = v;
+        else if (!strcmp(k, "--wire-crypt"))
+            a->cfg.wire_crypt = v;
+        else if (!strcmp(k, "--cipher"))
+            a->cfg.cipher = v;
         else if (!strcmp(k, "--delay"))
             a->delay = atof(v);
         else if (!strcmp(k, "--reps"))
@@ -1235,6 +1239,7 @@ int main(int argc, char **argv) {
               "         [--info INFO.tsv] [--reps N] [--quick]\n"
               "         [--peers ffb,fbclient,node] [--scenarios a,b,...]\n"
               "         [--node-dir DIR] [--node BIN]\n"
+              "         [--wire-crypt required|enabled|disabled] [--cipher C]\n"
               "  report --in RAW.tsv [--info INFO.tsv] [--md OUT.md]\n"
               "         [--gnuplot OUT.gp --png OUT.png]\n"
               "  drop   --host H --port P --db PATH\n"

@@ -96,7 +96,11 @@ static int fbc_start(peer *p, const bench_cfg *cfg) {
     dpb_add(s, isc_dpb_user_name, cfg->user);
     dpb_add(s, isc_dpb_password, cfg->password);
     dpb_add(s, isc_dpb_lc_ctype, "UTF8");
-    dpb_add(s, isc_dpb_config, "WireCrypt = Required");
+    const char *w = cfg->wire_crypt ? cfg->wire_crypt : "required";
+    dpb_add(s, isc_dpb_config,
+            w[0] == 'd'   ? "WireCrypt = Disabled"
+            : w[0] == 'e' ? "WireCrypt = Enabled"
+                          : "WireCrypt = Required");
     p->st = s;
     return PEER_OK;
 }

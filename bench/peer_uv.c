@@ -137,7 +137,8 @@ static void conn_options(peer *p, ffb_conn_options *o) {
     o->user = p->cfg->user;
     o->password = p->cfg->password;
     o->charset = "UTF8";
-    o->wire_crypt = FFB_CRYPT_REQUIRED;
+    o->wire_crypt = bench_crypt_level(p->cfg);
+    o->wire_crypt_plugins = p->cfg->cipher;
     o->io_timeout_ms = 120000;
     o->connect_timeout_ms = 30000;
 }
