@@ -1724,7 +1724,9 @@ static int queue_fetches(ffb_stmt *stmt, unsigned depth, uint16_t count,
 
 /* Library-side failure of a queued request, reported through its sync. */
 static int sync_lib_fail(ffb_conn *conn, ffb__sync *sync, int rc) {
-    if (sync && sync->own_err && rc > FFB_E_FATAL) {
+    /* Only a failure has an error to keep: on success this allocated and
+       copied a whole ffb_error (4 KiB) per execution. */
+    if (sync && sync->own_err && rc < 0 && rc > FFB_E_FATAL) {
         ffb_error *e = ffb__sync_error(conn, sync);
         if (e != &conn->err)
             *e = conn->err;
