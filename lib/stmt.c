@@ -1392,13 +1392,16 @@ int ffb__stmt_build_input(ffb_stmt *stmt, ffbp_writer *blr, ffbp_writer *msg) {
     size_t n = stmt->in.n;
     if (n == 0)
         return 0;
-    ffbp_item *items = ffb__malloc(conn->alloc, n * sizeof(*items));
+    ffbp_item few[16]; /* most statements: no allocation */
+    ffbp_item *items =
+        n <= 16 ? few : ffb__malloc(conn->alloc, n * sizeof(*items));
     if (!items)
         return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         const ffb__param *pa = &stmt->params[i];
         if (!pa->set) {
-            ffb__free(conn->alloc, items);
+            if (items != few)
+                ffb__free(conn->alloc, items);
             return ffb__error_set(&conn->err, FFB_E_INVAL,
                                   "parameter %zu of %zu is not bound", i + 1,
                                   n);
@@ -1406,7 +1409,8 @@ int ffb__stmt_build_input(ffb_stmt *stmt, ffbp_writer *blr, ffbp_writer *msg) {
         items[i] = pa->is_null ? stmt->in.items[i] : pa->item;
     }
     int rc = ffbp_put_blr(blr, items, n);
-    ffb__free(conn->alloc, items);
+    if (items != few)
+        ffb__free(conn->alloc, items);
     if (rc != FFBP_OK)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "cannot build the parameter BLR");
@@ -1668,8 +1672,9 @@ static int queue_records(ffb_stmt *stmt, ffb__sync *sync) {
 int ffb__stmt_queue_fetch_one(ffb_stmt *stmt, int fetch_op, int32_t pos,
                               uint16_t count, ffb__sync *sync, int completes) {
     ffb_conn *conn = stmt->conn;
+    uint8_t buf[256]; /* the packet is copied to the stage and freed */
     ffbp_writer w;
-    ffbp_writer_init(&w, conn->alloc);
+    ffbp_writer_init_buf(&w, conn->alloc, buf, sizeof(buf));
     int32_t op = FFBP_OP_FETCH;
     if (stmt->scroll_open) {
         /* The BLR goes with the first fetch only (what fbclient does); the
@@ -1838,10 +1843,17 @@ static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
     if (stmt->retired)
         retired_prune(stmt);
     ffb_tx *auto_tx = NULL; /* before the first goto out */
+    /* The packets of an execution are encoded, copied to the stage and
+       freed here: they start on the stack (no allocation per request). */
+    uint8_t blr_buf[128], msg_buf[256], pkt_buf[512];
     ffbp_writer blr, msg;
-    ffbp_writer_init(&blr, conn->alloc);
-    ffbp_writer_init(&msg, conn->alloc);
+    ffbp_writer_init_buf(&blr, conn->alloc, blr_buf, sizeof(blr_buf));
+    ffbp_writer_init_buf(&msg, conn->alloc, msg_buf, sizeof(msg_buf));
     if (held && held->prepared) {
+        /* The held ones are the heap's; these (empty) go to the hold
+           entry, which is freed without being written to again. */
+        ffbp_writer_init(&blr, conn->alloc);
+        ffbp_writer_init(&msg, conn->alloc);
         ffbp_writer t = blr;
         blr = held->blr;
         held->blr = t;
@@ -1902,7 +1914,7 @@ static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
     stmt->scroll_dir = FFBP_FETCH_NEXT;
     e.cursor_flags = stmt->scroll_open ? 1u : 0u;
     ffbp_writer w;
-    ffbp_writer_init(&w, conn->alloc);
+    ffbp_writer_init_buf(&w, conn->alloc, pkt_buf, sizeof(pkt_buf));
     ffbp_put_execute(&w, &e, conn->protocol);
     if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
         goto out;
