@@ -923,10 +923,11 @@ static void conc_val(char *buf, size_t size, const double *v, int n,
 }
 
 /* The concurrency table: the async libfastfb (one loop, a pool of N),
-   libfbclient (N threads) and node-firebird (N connections, one loop). */
+   the blocking libfastfb and libfbclient (N threads each) and
+   node-firebird (N connections, one loop). */
 static void write_conc_md(FILE *f) {
-    static const int cp[] = {1, 2, 3}; /* uv, fbclient, node */
-    const int ncp = 3;
+    static const int cp[] = {1, 0, 2, 3}; /* uv, ffb, fbclient, node */
+    const int ncp = 4;
     if (!ncounts)
         return;
     double secs = 0;
@@ -943,8 +944,8 @@ static void write_conc_md(FILE *f) {
             "all clients at once. libfastfb async: one libuv loop, one "
             "ffb_uv_pool of N connections, each client acquiring a "
             "connection, querying (start + execute + commit in one write) "
-            "and releasing it, all from callbacks; libfbclient: N threads, "
-            "one attachment each; node-firebird: N connections on its event "
+            "and releasing it, all from callbacks; libfastfb (blocking) and "
+            "libfbclient: N threads, one connection each; node-firebird: N connections on its event "
             "loop, one async loop per connection. q/s = queries answered and "
             "checked per second (all clients); p50/p99 = latency of one "
             "query in ms (for libfastfb from the acquire to the checked "
