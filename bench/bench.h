@@ -136,6 +136,11 @@ typedef struct conc_result {
     uint64_t p99_ns;
 } conc_result;
 
+/* The queries, p50 and p99 of a run from the merged latencies of all its
+   clients, which are freed. */
+void bench_conc_latencies(conc_result *out, lat_log *all);
+
+
 /* One measured run. */
 typedef struct run_result {
     uint64_t ns;     /* wall time of the timed part */
@@ -191,5 +196,16 @@ int bench_fail(peer *p, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* A threaded client's run: `query(ctx)` again and again until `end_ns`,
+   each one's latency pushed to `lat`. PEER_OK, or PEER_ERR (the query
+   failed, or out of memory: said in p->err). */
+int bench_run_queries(peer *p, lat_log *lat, uint64_t end_ns,
+                      int (*query)(void *ctx), void *ctx);
+/* After client `i` (its own peer copy `pc`, result `client_rc`,
+   latencies `lat`) was joined: the run's result `rc` with the client's
+   failure if it is the first, and its latencies merged into `all`. */
+int bench_client_joined(peer *p, int rc, int i, const peer *pc, int client_rc,
+                        lat_log *all, const lat_log *lat);
 
 #endif /* FFB_BENCH_H */

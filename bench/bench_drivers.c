@@ -116,6 +116,34 @@ void bench_lat_free(lat_log *l) {
     l->n = l->cap = 0;
 }
 
+int bench_run_queries(peer *p, lat_log *lat, uint64_t end_ns,
+                      int (*query)(void *ctx), void *ctx) {
+    while (bench_now_ns() < end_ns) {
+        uint64_t t0 = bench_now_ns();
+        if (query(ctx) != PEER_OK)
+            return PEER_ERR;
+        if (bench_lat_push(lat, bench_now_ns() - t0) != 0)
+            return bench_fail(p, PEER_ERR, "out of memory");
+    }
+    return PEER_OK;
+}
+
+int bench_client_joined(peer *p, int rc, int i, const peer *pc, int client_rc,
+                        lat_log *all, const lat_log *lat) {
+    if (client_rc != PEER_OK && rc == PEER_OK)
+        rc = bench_fail(p, PEER_ERR, "client %d: %s", i, pc->err);
+    if (bench_lat_merge(all, lat) != 0 && rc == PEER_OK)
+        rc = bench_fail(p, PEER_ERR, "out of memory");
+    return rc;
+}
+
+void bench_conc_latencies(conc_result *out, lat_log *all) {
+    out->queries = all->n;
+    out->p50_ns = bench_lat_percentile(all, 0.50);
+    out->p99_ns = bench_lat_percentile(all, 0.99);
+    bench_lat_free(all);
+}
+
 static void die(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -716,21 +716,14 @@ static int ffb_conc_setup(peer *p, int clients) {
     return PEER_OK;
 }
 
+static int client_query(void *arg) {
+    ffb_client *c = arg;
+    return point_select_ac(&c->pc, c->conn, c->stmt, bench_rand_id(&c->rng));
+}
+
 static void *ffb_client_main(void *arg) {
     ffb_client *c = arg;
-    c->rc = PEER_OK;
-    while (bench_now_ns() < c->end_ns) {
-        uint64_t t0 = bench_now_ns();
-        if (point_select_ac(&c->pc, c->conn, c->stmt,
-                            bench_rand_id(&c->rng)) != PEER_OK) {
-            c->rc = PEER_ERR;
-            break;
-        }
-        if (bench_lat_push(&c->lat, bench_now_ns() - t0) != 0) {
-            c->rc = bench_fail(&c->pc, PEER_ERR, "out of memory");
-            break;
-        }
-    }
+    c->rc = bench_run_queries(&c->pc, &c->lat, c->end_ns, client_query, c);
     return NULL;
 }
 
@@ -757,16 +750,10 @@ static int ffb_conc_run(peer *p, int clients, int ms, conc_result *out) {
         pthread_join(c->th, NULL);
         c->started = 0;
         out->lib_rts += (int64_t)(round_trips(c->conn) - c->rts0);
-        if (c->rc != PEER_OK && rc == PEER_OK)
-            rc = bench_fail(p, PEER_ERR, "client %d: %s", i, c->pc.err);
-        if (bench_lat_merge(&all, &c->lat) != 0 && rc == PEER_OK)
-            rc = bench_fail(p, PEER_ERR, "out of memory");
+        rc = bench_client_joined(p, rc, i, &c->pc, c->rc, &all, &c->lat);
     }
     out->ns = bench_now_ns() - t0;
-    out->queries = all.n;
-    out->p50_ns = bench_lat_percentile(&all, 0.50);
-    out->p99_ns = bench_lat_percentile(&all, 0.99);
-    bench_lat_free(&all);
+    bench_conc_latencies(out, &all);
     return rc;
 }
 

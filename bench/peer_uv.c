@@ -1180,10 +1180,7 @@ static int uvp_conc_run(peer *p, int clients, int ms, conc_result *out) {
         bench_lat_free(&run.clients[i].lat);
     }
     free(run.clients);
-    out->queries = all.n;
-    out->p50_ns = bench_lat_percentile(&all, 0.50);
-    out->p99_ns = bench_lat_percentile(&all, 0.99);
-    bench_lat_free(&all);
+    bench_conc_latencies(out, &all);
     out->lib_rts = 0;
     for (int i = 0; i < s->nslots; i++)
         out->lib_rts +=

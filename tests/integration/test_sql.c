@@ -26,18 +26,21 @@
 typedef it_target target;
 
 
-static ffb_conn *open_conn(const target *t) {
+static ffb_conn *open_conn_alloc(const target *t, const ffb_allocator *al) {
     ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
     o.dsn = t->dsn;
     o.user = "SYSDBA";
     o.password = "masterkey";
     o.compress = t->compress;
     o.io_timeout_ms = 60000;
+    o.allocator = al;
     ffb_conn *c = NULL;
     assert_int_equal(ffb_conn_new(&o, &c), 0);
     OK(c, ffb_conn_connect(c));
     return c;
 }
+
+static ffb_conn *open_conn(const target *t) { return open_conn_alloc(t, NULL); }
 
 static void exec_sql(ffb_conn *c, const char *sql) { it_exec(c, "%s", sql); }
 
@@ -1400,16 +1403,7 @@ static void test_ended_tx_freed(void **state) {
     target *t = *state;
     live_alloc la = {0};
     ffb_allocator al = {la_malloc, la_realloc, la_free, &la};
-    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
-    o.dsn = t->dsn;
-    o.user = "SYSDBA";
-    o.password = "masterkey";
-    o.compress = t->compress;
-    o.io_timeout_ms = 60000;
-    o.allocator = &al;
-    ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&o, &c), 0);
-    OK(c, ffb_conn_connect(c));
+    ffb_conn *c = open_conn_alloc(t, &al);
     ffb_stmt *s =
         prepare_outside_tx(c, "select name from %s where id = ?", t->table);
     for (int queued = 1; queued >= 0; queued--) {
