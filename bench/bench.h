@@ -76,7 +76,22 @@ typedef struct bench_cfg {
     const char *password;
     const char *node_dir; /* bench/node (peer.js) */
     const char *node_bin; /* "node" */
+    /* --wire-crypt: "required" (the default), "enabled" or "disabled", for
+       the C peers (libfastfb, async, libfbclient); --cipher: libfastfb's
+       wire_crypt_plugins (NULL: its default list, ChaCha64 first). For
+       like-with-like runs (docs/performance.md). */
+    const char *wire_crypt;
+    const char *cipher;
 } bench_cfg;
+
+#ifdef FASTFB_H
+static inline int bench_crypt_level(const bench_cfg *cfg) {
+    const char *w = cfg->wire_crypt ? cfg->wire_crypt : "required";
+    return w[0] == 'd' ? FFB_CRYPT_DISABLED
+           : w[0] == 'e' ? FFB_CRYPT_ENABLED
+                         : FFB_CRYPT_REQUIRED;
+}
+#endif
 
 enum { PEER_OK = 0, PEER_NA = 1, PEER_ERR = -1 };
 
@@ -120,6 +135,11 @@ typedef struct conc_result {
     uint64_t p50_ns;
     uint64_t p99_ns;
 } conc_result;
+
+/* The queries, p50 and p99 of a run from the merged latencies of all its
+   clients, which are freed. */
+void bench_conc_latencies(conc_result *out, lat_log *all);
+
 
 /* One measured run. */
 typedef struct run_result {
@@ -176,5 +196,16 @@ int bench_fail(peer *p, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* A threaded client's run: `query(ctx)` again and again until `end_ns`,
+   each one's latency pushed to `lat`. PEER_OK, or PEER_ERR (the query
+   failed, or out of memory: said in p->err). */
+int bench_run_queries(peer *p, lat_log *lat, uint64_t end_ns,
+                      int (*query)(void *ctx), void *ctx);
+/* After client `i` (its own peer copy `pc`, result `client_rc`,
+   latencies `lat`) was joined: the run's result `rc` with the client's
+   failure if it is the first, and its latencies merged into `all`. */
+int bench_client_joined(peer *p, int rc, int i, const peer *pc, int client_rc,
+                        lat_log *all, const lat_log *lat);
 
 #endif /* FFB_BENCH_H */

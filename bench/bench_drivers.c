@@ -116,6 +116,34 @@ void bench_lat_free(lat_log *l) {
     l->n = l->cap = 0;
 }
 
+int bench_run_queries(peer *p, lat_log *lat, uint64_t end_ns,
+                      int (*query)(void *ctx), void *ctx) {
+    while (bench_now_ns() < end_ns) {
+        uint64_t t0 = bench_now_ns();
+        if (query(ctx) != PEER_OK)
+            return PEER_ERR;
+        if (bench_lat_push(lat, bench_now_ns() - t0) != 0)
+            return bench_fail(p, PEER_ERR, "out of memory");
+    }
+    return PEER_OK;
+}
+
+int bench_client_joined(peer *p, int rc, int i, const peer *pc, int client_rc,
+                        lat_log *all, const lat_log *lat) {
+    if (client_rc != PEER_OK && rc == PEER_OK)
+        rc = bench_fail(p, PEER_ERR, "client %d: %s", i, pc->err);
+    if (bench_lat_merge(all, lat) != 0 && rc == PEER_OK)
+        rc = bench_fail(p, PEER_ERR, "out of memory");
+    return rc;
+}
+
+void bench_conc_latencies(conc_result *out, lat_log *all) {
+    out->queries = all->n;
+    out->p50_ns = bench_lat_percentile(all, 0.50);
+    out->p99_ns = bench_lat_percentile(all, 0.99);
+    bench_lat_free(all);
+}
+
 static void die(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -180,6 +208,10 @@ static void parse(int argc, char **argv, args *a) {
             a->cfg.node_dir = v;
         else if (!strcmp(k, "--node"))
             a->cfg.node_bin = v;
+        else if (!strcmp(k, "--wire-crypt"))
+            a->cfg.wire_crypt = v;
+        else if (!strcmp(k, "--cipher"))
+            a->cfg.cipher = v;
         else if (!strcmp(k, "--delay"))
             a->delay = atof(v);
         else if (!strcmp(k, "--reps"))
@@ -919,10 +951,11 @@ static void conc_val(char *buf, size_t size, const double *v, int n,
 }
 
 /* The concurrency table: the async libfastfb (one loop, a pool of N),
-   libfbclient (N threads) and node-firebird (N connections, one loop). */
+   the blocking libfastfb and libfbclient (N threads each) and
+   node-firebird (N connections, one loop). */
 static void write_conc_md(FILE *f) {
-    static const int cp[] = {1, 2, 3}; /* uv, fbclient, node */
-    const int ncp = 3;
+    static const int cp[] = {1, 0, 2, 3}; /* uv, ffb, fbclient, node */
+    const int ncp = 4;
     if (!ncounts)
         return;
     double secs = 0;
@@ -939,8 +972,8 @@ static void write_conc_md(FILE *f) {
             "all clients at once. libfastfb async: one libuv loop, one "
             "ffb_uv_pool of N connections, each client acquiring a "
             "connection, querying (start + execute + commit in one write) "
-            "and releasing it, all from callbacks; libfbclient: N threads, "
-            "one attachment each; node-firebird: N connections on its event "
+            "and releasing it, all from callbacks; libfastfb (blocking) and "
+            "libfbclient: N threads, one connection each; node-firebird: N connections on its event "
             "loop, one async loop per connection. q/s = queries answered and "
             "checked per second (all clients); p50/p99 = latency of one "
             "query in ms (for libfastfb from the acquire to the checked "
@@ -1235,6 +1268,7 @@ int main(int argc, char **argv) {
               "         [--info INFO.tsv] [--reps N] [--quick]\n"
               "         [--peers ffb,fbclient,node] [--scenarios a,b,...]\n"
               "         [--node-dir DIR] [--node BIN]\n"
+              "         [--wire-crypt required|enabled|disabled] [--cipher C]\n"
               "  report --in RAW.tsv [--info INFO.tsv] [--md OUT.md]\n"
               "         [--gnuplot OUT.gp --png OUT.png]\n"
               "  drop   --host H --port P --db PATH\n"

@@ -96,7 +96,11 @@ static int fbc_start(peer *p, const bench_cfg *cfg) {
     dpb_add(s, isc_dpb_user_name, cfg->user);
     dpb_add(s, isc_dpb_password, cfg->password);
     dpb_add(s, isc_dpb_lc_ctype, "UTF8");
-    dpb_add(s, isc_dpb_config, "WireCrypt = Required");
+    const char *w = cfg->wire_crypt ? cfg->wire_crypt : "required";
+    dpb_add(s, isc_dpb_config,
+            w[0] == 'd'   ? "WireCrypt = Disabled"
+            : w[0] == 'e' ? "WireCrypt = Enabled"
+                          : "WireCrypt = Required");
     p->st = s;
     return PEER_OK;
 }
@@ -760,22 +764,19 @@ static int fbc_conc_setup(peer *p, int clients) {
     return PEER_OK;
 }
 
+static int client_query(void *arg) {
+    fbc_client *c = arg;
+    return start_tx(&c->pc) != PEER_OK ||
+                   point_select_id(&c->pc, bench_rand_id(&c->rng)) !=
+                       PEER_OK ||
+                   commit_tx(&c->pc) != PEER_OK
+               ? PEER_ERR
+               : PEER_OK;
+}
+
 static void *fbc_client_main(void *arg) {
     fbc_client *c = arg;
-    c->rc = PEER_OK;
-    while (bench_now_ns() < c->end_ns) {
-        uint64_t t0 = bench_now_ns();
-        if (start_tx(&c->pc) != PEER_OK ||
-            point_select_id(&c->pc, bench_rand_id(&c->rng)) != PEER_OK ||
-            commit_tx(&c->pc) != PEER_OK) {
-            c->rc = PEER_ERR;
-            break;
-        }
-        if (bench_lat_push(&c->lat, bench_now_ns() - t0) != 0) {
-            c->rc = bench_fail(&c->pc, PEER_ERR, "out of memory");
-            break;
-        }
-    }
+    c->rc = bench_run_queries(&c->pc, &c->lat, c->end_ns, client_query, c);
     atomic_store(&c->finished, 1);
     return NULL;
 }
@@ -823,16 +824,10 @@ static int fbc_conc_run(peer *p, int clients, int ms, conc_result *out) {
             continue;
         pthread_join(c->th, NULL);
         c->started = 0;
-        if (c->rc != PEER_OK && rc == PEER_OK)
-            rc = bench_fail(p, PEER_ERR, "client %d: %s", i, c->pc.err);
-        if (bench_lat_merge(&all, &c->lat) != 0 && rc == PEER_OK)
-            rc = bench_fail(p, PEER_ERR, "out of memory");
+        rc = bench_client_joined(p, rc, i, &c->pc, c->rc, &all, &c->lat);
     }
     out->ns = bench_now_ns() - t0;
-    out->queries = all.n;
-    out->p50_ns = bench_lat_percentile(&all, 0.50);
-    out->p99_ns = bench_lat_percentile(&all, 0.99);
-    bench_lat_free(&all);
+    bench_conc_latencies(out, &all);
     return rc;
 }
 

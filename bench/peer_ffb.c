@@ -5,6 +5,7 @@
  * before reading (docs/blobs.md), batches with the commit in the same
  * write.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,8 @@ static int open_conn(peer *p, ffb_conn **out) {
     o.user = p->cfg->user;
     o.password = p->cfg->password;
     o.charset = "UTF8";
-    o.wire_crypt = FFB_CRYPT_REQUIRED;
+    o.wire_crypt = bench_crypt_level(p->cfg);
+    o.wire_crypt_plugins = p->cfg->cipher;
     o.io_timeout_ms = 120000;
     o.connect_timeout_ms = 30000;
     ffb_conn *c;
@@ -222,31 +224,33 @@ static int run_connect(peer *p, int n, run_result *out) {
     return PEER_OK;
 }
 
-/* Auto-commit: start, execute, fetch and commit travel in one write. */
+/* One auto-commit point select: start, execute, fetch and commit travel
+   in one write. */
+static int point_select_ac(peer *p, ffb_conn *c, ffb_stmt *st, int64_t id) {
+    ffb_tx *tx;
+    const ffb_result *res;
+    CHECK(p, c, ffb_stmt_bind_int64(st, 0, id));
+    CHECK(p, c, ffb_tx_begin(c, NULL, &tx));
+    CHECK(p, c, ffb_stmt_queue_execute(st, tx, NULL, NULL));
+    CHECK(p, c, ffb_tx_queue_commit(tx, NULL, NULL));
+    CHECK(p, c, ffb_conn_flush(c));
+    for (int k = 0; k < 2; k++) {
+        if (ffb_conn_next_result(c, &res) != 1)
+            return conn_fail(p, c, "next_result");
+        if (ffb_result_status(res) != 0)
+            return bench_fail(p, PEER_ERR, "%s",
+                              ffb_error_message(ffb_result_error(res)));
+    }
+    int rc = fetch_point(p, c, st, id);
+    ffb_tx_free(tx);
+    return rc;
+}
+
 static int run_select_ac(peer *p, int n) {
     ffb_peer *s = p->st;
-    ffb_conn *c = s->conn;
-    for (int i = 0; i < n; i++) {
-        int64_t id = bench_point_id(i);
-        ffb_tx *tx;
-        const ffb_result *res;
-        CHECK(p, c, ffb_stmt_bind_int64(s->stmt, 0, id));
-        CHECK(p, c, ffb_tx_begin(c, NULL, &tx));
-        CHECK(p, c, ffb_stmt_queue_execute(s->stmt, tx, NULL, NULL));
-        CHECK(p, c, ffb_tx_queue_commit(tx, NULL, NULL));
-        CHECK(p, c, ffb_conn_flush(c));
-        for (int k = 0; k < 2; k++) {
-            if (ffb_conn_next_result(c, &res) != 1)
-                return conn_fail(p, c, "next_result");
-            if (ffb_result_status(res) != 0)
-                return bench_fail(p, PEER_ERR, "%s",
-                                  ffb_error_message(ffb_result_error(res)));
-        }
-        int rc = fetch_point(p, c, s->stmt, id);
-        ffb_tx_free(tx);
-        if (rc != PEER_OK)
-            return rc;
-    }
+    for (int i = 0; i < n; i++)
+        if (point_select_ac(p, s->conn, s->stmt, bench_point_id(i)) != PEER_OK)
+            return PEER_ERR;
     return PEER_OK;
 }
 
@@ -647,8 +651,112 @@ static void ffb_stop(peer *p) {
     p->st = NULL;
 }
 
-/* The blocking peer takes no part in the concurrency scenario (the async
-   peer does; bench/README.md). */
+/* ---- the concurrency scenario ---------------------------------------------
+ *
+ * As libfbclient's: N threads, one connection each (connected and given
+ * the prepared point select in setup), each running select_ac's one-shot
+ * pipeline with a random id until the time is up. The blocking calls'
+ * cost beside the async pool's (docs/performance.md).
+ */
+
+typedef struct ffb_client {
+    peer pc; /* a copy of the peer with this client's error */
+    ffb_conn *conn;
+    ffb_stmt *stmt;
+    pthread_t th;
+    int started;
+    int rc;
+    uint64_t rng;
+    uint64_t end_ns;
+    uint64_t rts0;
+    lat_log lat;
+} ffb_client;
+
+static ffb_client *conc_c;
+static int conc_n;
+
+static int ffb_conc_teardown(peer *p) {
+    (void)p;
+    for (int i = 0; i < conc_n; i++) {
+        ffb_client *c = &conc_c[i];
+        if (c->conn) {
+            ffb_stmt_free(c->stmt);
+            ffb_conn_close(c->conn);
+            ffb_conn_free(c->conn);
+        }
+        bench_lat_free(&c->lat);
+    }
+    free(conc_c);
+    conc_c = NULL;
+    conc_n = 0;
+    return PEER_OK;
+}
+
+static int ffb_conc_setup(peer *p, int clients) {
+    conc_c = calloc((size_t)clients, sizeof(*conc_c));
+    if (!conc_c)
+        return bench_fail(p, PEER_ERR, "out of memory");
+    conc_n = clients;
+    for (int i = 0; i < clients; i++) {
+        ffb_client *c = &conc_c[i];
+        c->pc = *p;
+        c->rng = bench_rand_seed(i);
+        ffb_tx *tx = NULL;
+        if (open_conn(&c->pc, &c->conn) != PEER_OK)
+            return bench_fail(p, PEER_ERR, "client %d: %s", i, c->pc.err);
+        if (ffb_stmt_new(c->conn, &c->stmt) < 0 ||
+            ffb_tx_begin(c->conn, NULL, &tx) < 0 ||
+            ffb_stmt_prepare(c->stmt, tx, SQL_POINT, (size_t)-1) < 0 ||
+            ffb_tx_commit(tx) < 0) {
+            ffb_tx_free(tx);
+            return conn_fail(p, c->conn, "prepare");
+        }
+        ffb_tx_free(tx);
+    }
+    return PEER_OK;
+}
+
+static int client_query(void *arg) {
+    ffb_client *c = arg;
+    return point_select_ac(&c->pc, c->conn, c->stmt, bench_rand_id(&c->rng));
+}
+
+static void *ffb_client_main(void *arg) {
+    ffb_client *c = arg;
+    c->rc = bench_run_queries(&c->pc, &c->lat, c->end_ns, client_query, c);
+    return NULL;
+}
+
+/* Every call has the connections' I/O timeout: the joins cannot hang. */
+static int ffb_conc_run(peer *p, int clients, int ms, conc_result *out) {
+    int rc = PEER_OK;
+    uint64_t t0 = bench_now_ns();
+    out->lib_rts = 0;
+    for (int i = 0; i < clients && i < conc_n; i++) {
+        ffb_client *c = &conc_c[i];
+        c->end_ns = t0 + (uint64_t)ms * 1000000u;
+        c->rts0 = round_trips(c->conn);
+        if (pthread_create(&c->th, NULL, ffb_client_main, c) != 0) {
+            rc = bench_fail(p, PEER_ERR, "pthread_create failed");
+            break;
+        }
+        c->started = 1;
+    }
+    lat_log all = {0};
+    for (int i = 0; i < conc_n; i++) {
+        ffb_client *c = &conc_c[i];
+        if (!c->started)
+            continue;
+        pthread_join(c->th, NULL);
+        c->started = 0;
+        out->lib_rts += (int64_t)(round_trips(c->conn) - c->rts0);
+        rc = bench_client_joined(p, rc, i, &c->pc, c->rc, &all, &c->lat);
+    }
+    out->ns = bench_now_ns() - t0;
+    bench_conc_latencies(out, &all);
+    return rc;
+}
+
 const peer_ops bench_ffb_ops = {
     .start = ffb_start,
     .setup = ffb_setup,
@@ -656,4 +764,7 @@ const peer_ops bench_ffb_ops = {
     .teardown = ffb_teardown,
     .info = ffb_info,
     .stop = ffb_stop,
+    .conc_setup = ffb_conc_setup,
+    .conc_run = ffb_conc_run,
+    .conc_teardown = ffb_conc_teardown,
 };

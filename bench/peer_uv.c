@@ -137,7 +137,8 @@ static void conn_options(peer *p, ffb_conn_options *o) {
     o->user = p->cfg->user;
     o->password = p->cfg->password;
     o->charset = "UTF8";
-    o->wire_crypt = FFB_CRYPT_REQUIRED;
+    o->wire_crypt = bench_crypt_level(p->cfg);
+    o->wire_crypt_plugins = p->cfg->cipher;
     o->io_timeout_ms = 120000;
     o->connect_timeout_ms = 30000;
 }
@@ -1179,10 +1180,7 @@ static int uvp_conc_run(peer *p, int clients, int ms, conc_result *out) {
         bench_lat_free(&run.clients[i].lat);
     }
     free(run.clients);
-    out->queries = all.n;
-    out->p50_ns = bench_lat_percentile(&all, 0.50);
-    out->p99_ns = bench_lat_percentile(&all, 0.99);
-    bench_lat_free(&all);
+    bench_conc_latencies(out, &all);
     out->lib_rts = 0;
     for (int i = 0; i < s->nslots; i++)
         out->lib_rts +=

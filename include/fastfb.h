@@ -810,6 +810,25 @@ FFB_API int ffb_stmt_plan(ffb_stmt *stmt, int kind, const char **out);
 FFB_API int ffb_conn_prepare(ffb_conn *conn, ffb_tx *tx, const char *sql,
                              size_t len, ffb_stmt **out);
 
+/**
+ * Free the statements of the connection's cache (ffb_conn_prepare) that
+ * have not been checked out for `idle_ms` milliseconds or more (0: every
+ * one not in use); a statement in use, or whose execution is not answered
+ * yet, stays. Each is freed as ffb_stmt_free() frees: its handle's
+ * DSQL_unprepare (or drop) is queued and rides with the next request that
+ * goes to the server, no write of its own. Its formats are remembered as
+ * an evicted statement's are, and its handle is kept as a spare (up to
+ * 16 per connection), so the next ffb_conn_prepare() of the same text
+ * rides its prepare with the first execute on a spare handle (a warm
+ * miss: prepare + execute + fetch in 1 round trip); once another prepare
+ * has taken the spare, it is a plain miss (as ffb_stmt_prepare()).
+ * Round trips: 0.
+ * Returns: the number of statements freed (>= 0), or FFB_E_INVAL (NULL
+ * `conn`, negative `idle_ms`).
+ * Since: 0.2
+ */
+FFB_API int ffb_conn_cache_trim(ffb_conn *conn, int64_t idle_ms);
+
 /** Rows asked by the first fetch of the next executions (0 = automatic).
     Round trips: 0. Returns 0 or FFB_E_INVAL. Since: 0.1 */
 FFB_API int ffb_stmt_set_fetch_size(ffb_stmt *stmt, int rows);

@@ -63,6 +63,8 @@ static void memo_add(ffb_conn *conn, const ffb_stmt *stmt) {
     }
 }
 
+static int entry_busy(const ffb__cache_entry *e);
+
 static void entry_drop(ffb_conn *conn, ffb__cache_entry *e, int remember) {
     ffb_stmt *s = e->stmt;
     if (remember)
@@ -93,6 +95,7 @@ int ffb__cache_release(ffb_stmt *stmt) {
     stmt->scroll_want = 0;
     stmt->timeout_ms = 0;
     e->tick = ++conn->cache_tick;
+    e->idle_since = ffb_now_ms();
     return 1;
 }
 
@@ -110,6 +113,25 @@ void ffb__cache_invalidate(ffb_conn *conn) {
     for (size_t i = 0; i < conn->memo_n; i++)
         memo_free(conn, &conn->memo[i]);
     conn->memo_n = 0;
+}
+
+int ffb_conn_cache_trim(ffb_conn *conn, int64_t idle_ms) {
+    if (!conn || idle_ms < 0)
+        return FFB_E_INVAL;
+    int64_t now = ffb_now_ms();
+    int n = 0;
+    for (size_t i = 0; i < conn->cache_n;) {
+        ffb__cache_entry *e = &conn->cache[i];
+        if (!entry_busy(e) && now - e->idle_since >= idle_ms) {
+            /* freed as ffb_stmt_free does (the drop rides with the next
+               request), its formats remembered as an eviction's */
+            entry_drop(conn, e, !e->stale);
+            n++;
+        } else {
+            i++;
+        }
+    }
+    return n;
 }
 
 void ffb__cache_free_all(ffb_conn *conn) {

@@ -735,6 +735,7 @@ typedef struct ffb__cache_entry {
     int in_use;
     int stale;
     uint64_t tick;
+    int64_t idle_since; /* ffb_now_ms() when last given back */
 } ffb__cache_entry;
 
 /* Metadata remembered for SQL text whose statement left the cache. */

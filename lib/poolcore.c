@@ -654,7 +654,7 @@ void ffb__poolcore_counts(const ffb__poolcore *core, ffb__pool_counts *out) {
 }
 
 void ffb__poolcore_counters(const ffb__poolcore *core, ffb_pool_counters *out) {
-    ffb__pool_counts c;
+    ffb__pool_counts c = {0}; /* stays zero for a NULL core */
     ffb__poolcore_counts(core, &c);
     ffb_pool_counters s = {
         .in_use = c.in_use,

@@ -296,12 +296,20 @@ static int done(ffb__pending *p, int rc) {
     return rc;
 }
 
+/* The transaction's end closed the cursors it holds: their references to
+   it go too (the caller's end reply still holds one), else every ended
+   transaction stayed in conn->txs for the life of the connection. */
 void ffb__stmts_tx_ended(ffb_conn *conn, ffb_tx *tx) {
-    for (ffb_stmt *s = conn->stmts; s; s = s->next)
-        if (s->cursor_open && s->cursor_tx == tx) {
+    for (ffb_stmt *s = conn->stmts; s; s = s->next) {
+        if (s->cursor_tx != tx)
+            continue;
+        if (s->cursor_open) {
             s->cursor_open = 0;
             s->eof = 1;
         }
+        s->cursor_tx = NULL;
+        ffb__tx_unref(tx);
+    }
 }
 
 /* The auto-commit transaction of a cursor that ended: its commit is
@@ -1384,13 +1392,16 @@ int ffb__stmt_build_input(ffb_stmt *stmt, ffbp_writer *blr, ffbp_writer *msg) {
     size_t n = stmt->in.n;
     if (n == 0)
         return 0;
-    ffbp_item *items = ffb__malloc(conn->alloc, n * sizeof(*items));
+    ffbp_item few[16]; /* most statements: no allocation */
+    ffbp_item *items =
+        n <= 16 ? few : ffb__malloc(conn->alloc, n * sizeof(*items));
     if (!items)
         return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         const ffb__param *pa = &stmt->params[i];
         if (!pa->set) {
-            ffb__free(conn->alloc, items);
+            if (items != few)
+                ffb__free(conn->alloc, items);
             return ffb__error_set(&conn->err, FFB_E_INVAL,
                                   "parameter %zu of %zu is not bound", i + 1,
                                   n);
@@ -1398,7 +1409,8 @@ int ffb__stmt_build_input(ffb_stmt *stmt, ffbp_writer *blr, ffbp_writer *msg) {
         items[i] = pa->is_null ? stmt->in.items[i] : pa->item;
     }
     int rc = ffbp_put_blr(blr, items, n);
-    ffb__free(conn->alloc, items);
+    if (items != few)
+        ffb__free(conn->alloc, items);
     if (rc != FFBP_OK)
         return ffb__error_set(&conn->err, FFB_E_INVAL,
                               "cannot build the parameter BLR");
@@ -1660,8 +1672,9 @@ static int queue_records(ffb_stmt *stmt, ffb__sync *sync) {
 int ffb__stmt_queue_fetch_one(ffb_stmt *stmt, int fetch_op, int32_t pos,
                               uint16_t count, ffb__sync *sync, int completes) {
     ffb_conn *conn = stmt->conn;
+    uint8_t buf[256]; /* the packet is copied to the stage and freed */
     ffbp_writer w;
-    ffbp_writer_init(&w, conn->alloc);
+    ffbp_writer_init_buf(&w, conn->alloc, buf, sizeof(buf));
     int32_t op = FFBP_OP_FETCH;
     if (stmt->scroll_open) {
         /* The BLR goes with the first fetch only (what fbclient does); the
@@ -1716,7 +1729,9 @@ static int queue_fetches(ffb_stmt *stmt, unsigned depth, uint16_t count,
 
 /* Library-side failure of a queued request, reported through its sync. */
 static int sync_lib_fail(ffb_conn *conn, ffb__sync *sync, int rc) {
-    if (sync && sync->own_err && rc > FFB_E_FATAL) {
+    /* Only a failure has an error to keep: on success this allocated and
+       copied a whole ffb_error (4 KiB) per execution. */
+    if (sync && sync->own_err && rc < 0 && rc > FFB_E_FATAL) {
         ffb_error *e = ffb__sync_error(conn, sync);
         if (e != &conn->err)
             *e = conn->err;
@@ -1828,10 +1843,17 @@ static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
     if (stmt->retired)
         retired_prune(stmt);
     ffb_tx *auto_tx = NULL; /* before the first goto out */
+    /* The packets of an execution are encoded, copied to the stage and
+       freed here: they start on the stack (no allocation per request). */
+    uint8_t blr_buf[128], msg_buf[256], pkt_buf[512];
     ffbp_writer blr, msg;
-    ffbp_writer_init(&blr, conn->alloc);
-    ffbp_writer_init(&msg, conn->alloc);
+    ffbp_writer_init_buf(&blr, conn->alloc, blr_buf, sizeof(blr_buf));
+    ffbp_writer_init_buf(&msg, conn->alloc, msg_buf, sizeof(msg_buf));
     if (held && held->prepared) {
+        /* The held ones are the heap's; these (empty) go to the hold
+           entry, which is freed without being written to again. */
+        ffbp_writer_init(&blr, conn->alloc);
+        ffbp_writer_init(&msg, conn->alloc);
         ffbp_writer t = blr;
         blr = held->blr;
         held->blr = t;
@@ -1892,7 +1914,7 @@ static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
     stmt->scroll_dir = FFBP_FETCH_NEXT;
     e.cursor_flags = stmt->scroll_open ? 1u : 0u;
     ffbp_writer w;
-    ffbp_writer_init(&w, conn->alloc);
+    ffbp_writer_init_buf(&w, conn->alloc, pkt_buf, sizeof(pkt_buf));
     ffbp_put_execute(&w, &e, conn->protocol);
     if ((rc = ffb__queue_free(conn, &w, 1)) < 0)
         goto out;
@@ -1927,8 +1949,11 @@ static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
             if (stmt->fetch_size > 0)
                 stmt->fetch_count = (uint16_t)stmt->fetch_size;
             if (tx) {
+                /* A cursor that failed to open kept its reference. */
+                ffb_tx *stale = stmt->cursor_tx;
                 tx->refs++;
                 stmt->cursor_tx = tx;
+                ffb__tx_unref(stale);
             }
             rc = queue_fetches(stmt, 1, stmt->fetch_count, sync);
             if (rc == 0) {

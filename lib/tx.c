@@ -182,14 +182,16 @@ int ffb_tx_begin(ffb_conn *conn, const ffb_tx_options *opts, ffb_tx **out) {
         return ffb__error_set(&conn->err, FFB_E_STATE,
                               "the connection is not attached");
     ffb__conn_error_clear(conn);
+    /* Encoded, copied to the stage and freed here: on the stack. */
+    uint8_t tpb_buf[64], pkt_buf[128];
     ffbp_writer tpb, w;
-    ffbp_writer_init(&tpb, conn->alloc);
+    ffbp_writer_init_buf(&tpb, conn->alloc, tpb_buf, sizeof(tpb_buf));
     int rc = build_tpb(conn, opts, &tpb);
     if (rc < 0) {
         ffbp_writer_free(&tpb);
         return rc;
     }
-    ffbp_writer_init(&w, conn->alloc);
+    ffbp_writer_init_buf(&w, conn->alloc, pkt_buf, sizeof(pkt_buf));
     ffbp_put_transaction(&w, conn->db_handle, tpb.data, tpb.len);
     ffbp_writer_free(&tpb);
     rc = ffb__tx_start(conn, &w, FFBP_OP_TRANSACTION, out);
@@ -296,8 +298,9 @@ static int end_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
 static int send_end(ffb_tx *tx, int op, uint16_t h, ffb__sync *sync,
                     const ffbp_writer *msg) {
     ffb_conn *conn = tx->conn;
+    uint8_t buf[64]; /* copied to the stage and freed here */
     ffbp_writer w;
-    ffbp_writer_init(&w, conn->alloc);
+    ffbp_writer_init_buf(&w, conn->alloc, buf, sizeof(buf));
     if (op == FFBP_OP_PREPARE2)
         ffbp_put_prepare2(&w, h, msg->data, msg->len);
     else
@@ -315,7 +318,7 @@ static int send_end(ffb_tx *tx, int op, uint16_t h, ffb__sync *sync,
 }
 
 int ffb__tx_send_end(ffb_tx *tx, int op, ffb__sync *sync) {
-    uint16_t h;
+    uint16_t h = 0;
     int rc = ffb__tx_handle(tx, &h);
     return rc != 0 ? rc : send_end(tx, op, h, sync, NULL);
 }

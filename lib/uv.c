@@ -472,7 +472,15 @@ static void write_out(uvconn *a) {
 static void on_timer(uv_timer_t *t);
 
 /* Set the one timer to the earliest deadline: the connection's, and while
-   detaching the detach's own. */
+   detaching the detach's own.
+
+   The timer is re-set only when the deadline comes before the time it is
+   set for. With io_timeout_ms every request moves the deadline to later
+   and every answer clears it, and a stop + start per request was the
+   adapter's largest cost after the cipher (docs/performance.md). A timer
+   set for an earlier time just fires early: on_timer() finds nothing
+   due and sets it again. While nothing is due it stays set but
+   unreferenced, so it never keeps the loop alive. */
 static void arm(uvconn *a) {
     if (a->closing == CL_TEARDOWN)
         return;
@@ -481,13 +489,15 @@ static void arm(uvconn *a) {
         d = ffb_conn_deadline(a->conn);
     if (a->closing == CL_DETACHING && (d < 0 || a->detach_deadline < d))
         d = a->detach_deadline;
-    if (d == a->armed)
-        return;
-    a->armed = d;
     if (d < 0) {
-        uv_timer_stop(&a->timer);
+        if (a->armed >= 0)
+            uv_unref((uv_handle_t *)&a->timer);
         return;
     }
+    uv_ref((uv_handle_t *)&a->timer);
+    if (a->armed >= 0 && a->armed <= d)
+        return;
+    a->armed = d;
     int64_t left = d - ffb_now_ms();
     uv_timer_start(&a->timer, on_timer, left > 0 ? (uint64_t)left : 0, 0);
 }

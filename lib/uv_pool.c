@@ -87,6 +87,7 @@ struct ffb_uv_pool {
     ffb_uv_pool_close_cb close_cb;
     void *close_data;
     int in_run;
+    int dirty;     /* an input came since the last pool_run() */
     unsigned pass; /* pool_run() passes begun */
     int create_rc; /* code of the last connect that failed */
     ffb_pool_error_info last;
@@ -135,6 +136,7 @@ static void pool_close_conn(ffb_uv_pool *p, ffb_conn *conn) {
 static void pool_created(ffb_conn *conn, int status, void *data) {
     ffb_uv_pool *p = data;
     int64_t now = ffb_now_ms();
+    p->dirty = 1;
     if (status == 0) {
         ffb__poolcore_created(&p->core, conn, now);
         return;
@@ -147,12 +149,14 @@ static void pool_created(ffb_conn *conn, int status, void *data) {
 
 static void pool_validated(ffb_conn *conn, const ffb_result *res, void *data) {
     ffb_uv_pool *p = data;
+    p->dirty = 1;
     ffb__poolcore_validated(&p->core, conn, ffb_result_status(res) == 0,
                             ffb_now_ms());
 }
 
 static void pool_reset(ffb_conn *conn, const ffb_result *res, void *data) {
     ffb_uv_pool *p = data;
+    p->dirty = 1;
     ffb__poolcore_reset_done(&p->core, conn, ffb_result_status(res) == 0,
                              ffb_now_ms());
 }
@@ -162,6 +166,7 @@ static void pool_conn_closed(ffb_conn *conn, int status, void *data) {
     (void)status;
     ffb_uv_pool *p = data;
     p->conns--;
+    p->dirty = 1;
 }
 
 static void pool_create(ffb_uv_pool *p, int64_t now) {
@@ -276,10 +281,23 @@ static void pool_timer(uv_timer_t *t);
 static void pool_idle(uv_idle_t *h);
 static void pool_handle_closed(uv_handle_t *h);
 
-/* Take every action the core decided; set the timer; end a close. */
+/* Take every action the core decided; set the timer; end a close.
+
+   The core changes only with its inputs (acquire, release, the answers of
+   the connections, a close) and with time, and its next deadline is
+   where the timer is set. So with no input since the last pass and
+   nothing due, a pass has nothing to do - and the pool runs from three
+   handles every turn of the loop, with every connection's traffic
+   (docs/performance.md): then it only lets the next poll block again. */
 static void pool_run(ffb_uv_pool *p) {
     if (p->in_run || p->closing == 2)
         return;
+    if (!p->dirty && !p->now_head &&
+        (p->armed == FFB__POOL_NEVER || ffb_now_ms() < p->armed)) {
+        uv_idle_stop(&p->idle);
+        return;
+    }
+    p->dirty = 0;
     p->in_run = 1;
     p->pass++;
     int64_t now = ffb_now_ms();
@@ -345,6 +363,7 @@ static void pool_run(ffb_uv_pool *p) {
 static void pool_timer(uv_timer_t *t) {
     ffb_uv_pool *p = t->data;
     p->armed = FFB__POOL_NEVER;
+    p->dirty = 1;
     pool_run(p);
 }
 
@@ -455,6 +474,7 @@ int ffb_uv_pool_new(uv_loop_t *loop, const ffb_pool_options *opts,
     if (p->acquire_timeout_ms < 0)
         p->acquire_timeout_ms = -1;
     p->armed = FFB__POOL_NEVER;
+    p->dirty = 1; /* the first pass opens min_size connections */
     uv_timer_init(loop, &p->timer);
     uv_prepare_init(loop, &p->prepare);
     uv_check_init(loop, &p->check);
@@ -507,6 +527,7 @@ int ffb_uv_pool_acquire(ffb_uv_pool *pool, int timeout_ms, ffb_uv_acquire_cb cb,
         pfree(p, a);
         return rc;
     }
+    p->dirty = 1;
     uv_ref((uv_handle_t *)&p->prepare); /* the answer comes next pass */
     return 0;
 }
@@ -526,6 +547,7 @@ static int give_back(ffb_uv_pool *pool, ffb_conn *conn, int broken) {
     if (!ffb_conn_is_attached(conn) || ffb_conn_pending(conn) > 0)
         broken = 1;
     int rc = ffb__poolcore_release(&p->core, conn, ffb_now_ms(), broken);
+    p->dirty = 1;
     if (rc < 0)
         pool_error(p, rc, NULL, "not a connection handed out by this pool");
     else
@@ -579,6 +601,7 @@ int ffb_uv_pool_close(ffb_uv_pool *pool, ffb_uv_pool_close_cb cb, void *data) {
     p->close_cb = cb;
     p->close_data = data;
     ffb__poolcore_shutdown(&p->core);
+    p->dirty = 1;
     uv_ref((uv_handle_t *)&p->prepare);
     return 0;
 }

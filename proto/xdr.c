@@ -113,6 +113,15 @@ void ffbp_writer_init(ffbp_writer *w, const ffb_allocator *alloc) {
     w->alloc = alloc;
 }
 
+void ffbp_writer_init_buf(ffbp_writer *w, const ffb_allocator *alloc,
+                          void *buf, size_t cap) {
+    memset(w, 0, sizeof(*w));
+    w->alloc = alloc;
+    w->data = buf;
+    w->cap = cap;
+    w->borrowed = 1;
+}
+
 /* Called through a volatile pointer so the stores are not optimised away
    as dead. */
 static void *(*volatile wipe_memset)(void *, int, size_t) = memset;
@@ -132,10 +141,11 @@ static void w_free(const ffb_allocator *a, void *p) {
 void ffbp_writer_free(ffbp_writer *w) {
     if (w->data && w->secret)
         ffbp_wipe(w->data, w->cap);
-    if (w->data)
+    if (w->data && !w->borrowed)
         w_free(w->alloc, w->data);
     w->data = NULL;
     w->len = w->cap = 0;
+    w->borrowed = 0;
 }
 
 int ffbp_writer_reserve(ffbp_writer *w, size_t n) {
@@ -157,7 +167,16 @@ int ffbp_writer_reserve(ffbp_writer *w, size_t n) {
         cap *= 2;
     }
     uint8_t *p;
-    if (w->secret && w->data) {
+    if (w->borrowed) {
+        /* Out of the caller's buffer: to the heap (the buffer stays). */
+        p = w_realloc(w->alloc, NULL, cap);
+        if (p) {
+            memcpy(p, w->data, w->len);
+            if (w->secret)
+                ffbp_wipe(w->data, w->cap);
+            w->borrowed = 0;
+        }
+    } else if (w->secret && w->data) {
         /* Move by hand so the old block is wiped before it is freed. */
         p = w_realloc(w->alloc, NULL, cap);
         if (p) {

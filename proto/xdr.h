@@ -102,6 +102,8 @@ typedef struct ffbp_writer {
     int failed;                 /* sticky: an allocation failed */
     int secret;                 /* holds secrets: bytes are wiped when the
                                    buffer moves or is freed */
+    int borrowed;               /* data is the caller's (ffbp_writer_init_buf),
+                                   not freed; growing moves to the heap */
 } ffbp_writer;
 
 /* Return the code of a decoder step that did not succeed. */
@@ -116,6 +118,12 @@ typedef struct ffbp_writer {
 void ffbp_wipe(void *p, size_t n);
 
 void ffbp_writer_init(ffbp_writer *w, const ffb_allocator *alloc);
+/* A writer that starts in the caller's `buf` (`cap` bytes, e.g. on the
+   stack) and moves to the allocator only when that is too small: for a
+   packet that is encoded, queued (copied) and freed at once, so the
+   common case allocates nothing. Never hand its buffer on. */
+void ffbp_writer_init_buf(ffbp_writer *w, const ffb_allocator *alloc,
+                          void *buf, size_t cap);
 void ffbp_writer_free(ffbp_writer *w);
 /* Make room for `n` more bytes; 0 or FFB_E_NOMEM (and failed is set). */
 int ffbp_writer_reserve(ffbp_writer *w, size_t n);

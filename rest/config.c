@@ -46,7 +46,10 @@ void rest_config_defaults(rest_config *c) {
     c->jwt_cache_max_entries = 1000;
     c->db_prepared_statements = 1;
     c->db_prepared_statements_max = 256;
+    c->db_prepared_statements_idle = 300;
     c->server_request_timeout = 10;
+    c->db_connect_timeout = 10;
+    c->db_io_timeout = 30;
     replace(&c->server_host, "!4", 2);
     replace(&c->db_schemas, "public", 6);
 }
@@ -67,6 +70,8 @@ void rest_config_free(rest_config *c) {
     free(c->jwt_alg);
     free(c->db_pre_request);
     free(c->server_cors_allowed_origins);
+    free(c->server_tls_cert_file);
+    free(c->server_tls_key_file);
     memset(c, 0, sizeof *c);
 }
 
@@ -455,11 +460,47 @@ int rest_config_set(rest_config *c, const char *key, const char *v,
         c->db_prepared_statements_max = (int)x;
         return 0;
     }
+    if (strcmp(key, "db-pool-max-per-role") == 0) {
+        if (parse_int(v, 0, 4096, &x) < 0)
+            return fail(err, errlen, origin, key,
+                        "expected an integer from 0 to 4096");
+        c->db_pool_max_per_role = (int)x;
+        return 0;
+    }
+    if (strcmp(key, "db-prepared-statements-idle") == 0) {
+        if (parse_int(v, 0, 86400, &x) < 0)
+            return fail(err, errlen, origin, key,
+                        "expected an integer from 0 to 86400");
+        c->db_prepared_statements_idle = (int)x;
+        return 0;
+    }
     if (strcmp(key, "server-request-timeout") == 0) {
         if (parse_int(v, 1, 3600, &x) < 0)
             return fail(err, errlen, origin, key,
                         "expected an integer from 1 to 3600");
         c->server_request_timeout = (int)x;
+        return 0;
+    }
+    if (strcmp(key, "server-tls-cert-file") == 0)
+        return replace(&c->server_tls_cert_file, v, strlen(v));
+    if (strcmp(key, "server-tls-key-file") == 0)
+        return replace(&c->server_tls_key_file, v, strlen(v));
+    if (strcmp(key, "db-connect-timeout") == 0 ||
+        strcmp(key, "db-io-timeout") == 0) {
+        if (parse_int(v, 0, 3600, &x) < 0)
+            return fail(err, errlen, origin, key,
+                        "expected seconds from 0 (none) to 3600");
+        if (strcmp(key, "db-connect-timeout") == 0)
+            c->db_connect_timeout = (int)x;
+        else
+            c->db_io_timeout = (int)x;
+        return 0;
+    }
+    if (strcmp(key, "db-statement-timeout") == 0) {
+        if (parse_int(v, 0, 86400000, &x) < 0)
+            return fail(err, errlen, origin, key,
+                        "expected milliseconds from 0 (none) to 86400000");
+        c->db_statement_timeout = (int)x;
         return 0;
     }
     if (strcmp(key, "jwt-cache-max-entries") == 0) {
@@ -605,6 +646,16 @@ int rest_config_load(rest_config *c, const char *path, char *const *envp,
         snprintf(err, errlen,
                  "db-uri is required (file key db-uri or "
                  "PGRST_DB_URI)");
+        return -1;
+    }
+    if (!c->server_tls_cert_file != !c->server_tls_key_file) {
+        snprintf(err, errlen,
+                 "%s is set but %s is not: TLS needs both (or neither, "
+                 "for plain HTTP)",
+                 c->server_tls_cert_file ? "server-tls-cert-file"
+                                         : "server-tls-key-file",
+                 c->server_tls_cert_file ? "server-tls-key-file"
+                                         : "server-tls-cert-file");
         return -1;
     }
     return 0;

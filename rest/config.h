@@ -24,6 +24,9 @@ typedef struct rest_config {
     char *db_schemas;   /* accepted; Firebird before 6 has one schema */
     char *db_anon_role; /* the Firebird role of anonymous requests */
     int db_pool;        /* connections per server thread... in total */
+    int db_pool_max_per_role; /* ours: connections of one JWT role's pool,
+                                 in total (split over the threads as
+                                 db-pool); 0: db-pool */
     int db_pool_acquisition_timeout; /* seconds */
     long long db_max_rows;           /* -1: none */
     int db_null_order_pg;            /* db-null-order = postgres|firebird */
@@ -59,12 +62,20 @@ typedef struct rest_config {
     long jwt_cache_max_entries;     /* per server thread; 0: no cache */
     int db_prepared_statements;     /* PostgREST's: 0 = no statement cache */
     int db_prepared_statements_max; /* ours: statements per connection */
+    int db_prepared_statements_idle; /* ours: seconds unused before a cached
+                                        statement is freed; 0: never */
     int server_request_timeout;     /* ours: seconds (h2o http1 req_timeout) */
     char *db_procedure_returns;     /* "proc:table, ..." (@returns) */
     int db_request_context;         /* 0 auto, 1 always, 2 never (A8.3) */
     char *db_pre_request;           /* a procedure run before each request */
     char *server_cors_allowed_origins; /* NULL: any origin (`*`) */
     int openapi_mode;                  /* 0 ignore-privileges, 1 disabled */
+    /* ffb-rest's own (PostgREST serves no TLS and has no such keys) */
+    char *server_tls_cert_file; /* PEM chain; both or neither */
+    char *server_tls_key_file;  /* PEM private key */
+    int db_connect_timeout;     /* seconds: TCP connect + handshake; 0 none */
+    int db_io_timeout;          /* seconds the wire may stand still; 0 none */
+    int db_statement_timeout;   /* ms per statement (Firebird 4+); 0 none */
 } rest_config;
 
 void rest_config_defaults(rest_config *c);

@@ -184,6 +184,32 @@ static const h2o_iovec_t *header(h2o_req_t *req, const char *name) {
     return i < 0 ? NULL : &req->headers.entries[i].value;
 }
 
+/* A list header (Prefer, Accept): every line of `name` joined with ", ",
+   as RFC 9110 5.3 combines a field's lines and PostgREST reads them
+   (one line: that line, not copied). The copy lives in the request's
+   pool, bounded by h2o's limit on the header block. NULL when absent. */
+static const h2o_iovec_t *header_list(h2o_req_t *req, const char *name) {
+    const h2o_headers_t *hs = &req->headers;
+    size_t nl = strlen(name), len = 0, n = 0;
+    ssize_t first = h2o_find_header_by_str(hs, name, nl, -1);
+    for (ssize_t i = first; i >= 0; i = h2o_find_header_by_str(hs, name, nl, i))
+        len += hs->entries[i].value.len + 2, n++;
+    if (n <= 1)
+        return first < 0 ? NULL : &hs->entries[first].value;
+    h2o_iovec_t *v = h2o_mem_alloc_pool(&req->pool, sizeof *v + len);
+    char *p = (char *)(v + 1);
+    v->base = p;
+    for (ssize_t i = first; i >= 0;
+         i = h2o_find_header_by_str(hs, name, nl, i)) {
+        if (p != v->base)
+            *p++ = ',', *p++ = ' ';
+        memcpy(p, hs->entries[i].value.base, hs->entries[i].value.len);
+        p += hs->entries[i].value.len;
+    }
+    v->len = (size_t)(p - v->base);
+    return v;
+}
+
 /* Does the comma-separated list `v` hold `token` (before any ';')? */
 static int list_has(const h2o_iovec_t *v, const char *token) {
     size_t tn = strlen(token), i = 0;
@@ -206,7 +232,7 @@ static int list_has(const h2o_iovec_t *v, const char *token) {
 
 /* Accept: JSON, the singular object, or anything; else 406 PGRST107. */
 static int parse_accept(h2o_req_t *req, int *singular, rest_err *err) {
-    const h2o_iovec_t *v = header(req, "accept");
+    const h2o_iovec_t *v = header_list(req, "accept");
     *singular = 0;
     if (!v || v->len == 0)
         return 0;
@@ -816,6 +842,8 @@ static void launch_level(rreq *rr, size_t depth) {
         int r = ffb_conn_queue_prepare(
             rr->b.conn, rr->b.tx, es->node->plan.sql.p, es->node->plan.sql.len,
             &es->st, on_lprepared, es);
+        if (r >= 0)
+            rest_req_stmt_timeout(rr->b.app, es->st);
         if (r < 0) {
             fail_ffb(rr, r, ffb_conn_error(rr->b.conn));
             rr->epending--;
@@ -1088,7 +1116,7 @@ static const rest_req_ops read_ops = {start, prepared, NULL,
 
 /* Prefer: count=exact|planned|estimated (enum rest_count). */
 static int prefer_count(h2o_req_t *req) {
-    const h2o_iovec_t *v = header(req, "prefer");
+    const h2o_iovec_t *v = header_list(req, "prefer");
     return list_has(v, "count=exact")       ? REST_COUNT_EXACT
            : list_has(v, "count=planned")   ? REST_COUNT_PLANNED
            : list_has(v, "count=estimated") ? REST_COUNT_ESTIMATED
@@ -1241,7 +1269,7 @@ static int handle_root(rest_app *app, h2o_req_t *req, int head) {
         send_error(req, app, &err, head);
         return 0;
     }
-    const h2o_iovec_t *v = header(req, "accept");
+    const h2o_iovec_t *v = header_list(req, "accept");
     if (v && v->len && !list_has(v, "application/openapi+json") &&
         !list_has(v, "application/json") && !list_has(v, "*/*") &&
         !list_has(v, "application/*")) {
@@ -1474,6 +1502,10 @@ rest_loop *rest_http_loop(h2o_req_t *req) { return loop_of(req); }
 
 const h2o_iovec_t *rest_http_header(h2o_req_t *req, const char *name) {
     return header(req, name);
+}
+
+const h2o_iovec_t *rest_http_header_list(h2o_req_t *req, const char *name) {
+    return header_list(req, name);
 }
 
 uint64_t rest_http_conn_rts(const ffb_conn *c) { return conn_rts(c); }

@@ -13,7 +13,11 @@ void rest_http_send(h2o_req_t *req, int status, const char *ctype,
 void rest_http_send_error(h2o_req_t *req, const rest_app *app,
                           const rest_err *e, int head);
 rest_loop *rest_http_loop(h2o_req_t *req);
+/* The first line of request header `name`, or NULL. */
 const h2o_iovec_t *rest_http_header(h2o_req_t *req, const char *name);
+/* A list header (Prefer): all its lines joined with ", " (RFC 9110 5.3),
+   or NULL. */
+const h2o_iovec_t *rest_http_header_list(h2o_req_t *req, const char *name);
 uint64_t rest_http_conn_rts(const ffb_conn *c);
 
 /* "\"key\":" of each key, JSON-escaped, in the arena; NULL: no memory. */

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-void json_string(rbuf *b, const char *s, size_t n) {
+/* The bytes escaped for a JSON string, without the quotes. */
+static void escape(rbuf *b, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef";
-    rbuf_addc(b, '"');
     size_t run = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
@@ -39,6 +39,58 @@ void json_string(rbuf *b, const char *s, size_t n) {
         }
     }
     rbuf_add(b, s + run, n - run);
+}
+
+void json_string(rbuf *b, const char *s, size_t n) {
+    rbuf_addc(b, '"');
+    escape(b, s, n);
+    rbuf_addc(b, '"');
+}
+
+/* The length of the UTF-8 sequence at s (n > 0 bytes), or 0 when it is
+   not one (RFC 3629: no overlong form, no surrogate, at most U+10FFFF). */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+    unsigned c = s[0];
+    size_t len;
+    unsigned min;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2, min = 0x80;
+    else if (c >= 0xe0 && c <= 0xef)
+        len = 3, min = 0x800;
+    else if (c >= 0xf0 && c <= 0xf4)
+        len = 4, min = 0x10000;
+    else
+        return 0;
+    if (n < len)
+        return 0;
+    unsigned cp = c & (0x7f >> len);
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+void json_text(rbuf *b, const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    size_t run = 0, i = 0;
+    rbuf_addc(b, '"');
+    while (i < n) {
+        size_t l = utf8_len(u + i, n - i);
+        if (l) {
+            i += l;
+            continue;
+        }
+        escape(b, s + run, i - run);
+        rbuf_adds(b, "\\ufffd");
+        run = ++i;
+    }
+    escape(b, s + run, n - run);
     rbuf_addc(b, '"');
 }
 
@@ -294,16 +346,16 @@ int json_tz_column(rbuf *b, ffb_stmt *stmt, unsigned col,
 
 static void str_or_null(rbuf *b, const char *s) {
     if (s && *s)
-        json_string(b, s, strlen(s));
+        json_text(b, s, strlen(s));
     else
         rbuf_adds(b, "null");
 }
 
 void json_error(rbuf *b, const rest_err *e, int minimal) {
     rbuf_adds(b, "{\"code\":");
-    json_string(b, e->code, strlen(e->code));
+    json_text(b, e->code, strlen(e->code));
     rbuf_adds(b, ",\"message\":");
-    json_string(b, e->message, strlen(e->message));
+    json_text(b, e->message, strlen(e->message));
     if (!minimal) {
         rbuf_adds(b, ",\"details\":");
         str_or_null(b, e->details);
@@ -373,15 +425,26 @@ static size_t server_line(const char *p, size_t n, const char **out) {
     return n;
 }
 
-static void split_message(rest_err *e, const char *msg) {
+/* The server's lines of `msg`: line `first` (0-based; the first one when
+   there are fewer) is the message, the others the details, in order. */
+static void split_message(rest_err *e, const char *msg, int first) {
     size_t dl = 0;
-    int have = 0;
+    int have = 0, nlines = 0, line = 0;
+    for (const char *p = msg; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        const char *t;
+        nlines += server_line(p, n, &t) > 0;
+        p = nl ? nl + 1 : p + n;
+    }
+    if (first >= nlines)
+        first = 0;
     for (const char *p = msg; *p;) {
         const char *nl = strchr(p, '\n');
         size_t n = nl ? (size_t)(nl - p) : strlen(p);
         const char *t;
         size_t tn = server_line(p, n, &t);
-        if (tn && !have) {
+        if (tn && !have && line++ == first) {
             snprintf(e->message, sizeof e->message, "%.*s", (int)tn, t);
             have = 1;
         } else if (tn && dl < sizeof e->details - 1) {
@@ -410,7 +473,8 @@ static void split_message(rest_err *e, const char *msg) {
 }
 
 /* PostgreSQL's SQLSTATE of an integrity error (spec A10): clients test
-   for 23505 and friends, Firebird reports 23000 for every one. */
+   for 23505 and friends, Firebird reports 23000 for every one; and of no
+   permission (42501, Firebird's 28000), as PostgREST sends it. */
 static const char *pg_state(const ffb_error *fe) {
     static const struct {
         uint32_t gds;
@@ -421,6 +485,8 @@ static const char *pg_state(const ffb_error *fe) {
         {335544466u, "23503"}, /* foreign_key */
         {335544558u, "23514"}, /* check_constraint */
         {335544347u, "23502"}, /* not_valid: NOT NULL (and domain checks) */
+        {335544352u, "42501"}, /* no_priv (Firebird: 28000) */
+        {335544517u, "P0001"}, /* except: a user EXCEPTION (HY000) */
     };
     for (size_t i = 0; fe && i < sizeof map / sizeof map[0]; i++)
         if (ffb_error_has(fe, map[i].gds))
@@ -438,10 +504,15 @@ void rest_err_from_ffb(rest_err *e, int code, const ffb_error *fe,
     /* libfastfb's text is "what failed\n- server message [symbol,
        SQLSTATE x]\n- ...": the server's first message is the message
        (A10), the others the details; without them, the whole text */
-    split_message(e, msg);
+    /* a user EXCEPTION (isc_except): Firebird's first line is its name,
+       the second its text; as PostgreSQL's RAISE EXCEPTION (P0001, 400)
+       the text is the message and the name goes to the details */
+    int except = code == FFB_E_SERVER && fe && ffb_error_has(fe, 335544517u);
+    split_message(e, msg, except);
     const char *pg = code == FFB_E_SERVER ? pg_state(fe) : NULL;
     if (pg) {
-        /* integrity errors: Firebird says 23000 for all of them */
+        /* integrity errors (Firebird says 23000 for all of them) and
+           no permission (28000; PostgreSQL's insufficient_privilege) */
         snprintf(e->code, sizeof e->code, "%s", pg);
         e->status = http_status(fe, state, has_jwt);
     } else if (code == FFB_E_SERVER && state && *state) {
@@ -455,6 +526,14 @@ void rest_err_from_ffb(rest_err *e, int code, const ffb_error *fe,
            libfastfb refuses it before anything is sent */
         snprintf(e->code, sizeof e->code, "22018");
         e->status = 400;
+    } else if (code == FFB_E_STMT_TIMEOUT) {
+        /* db-statement-timeout: PostgreSQL's query_canceled, which
+           PostgREST answers with 500; Firebird's text in the details */
+        snprintf(e->details, sizeof e->details, "%s", e->message);
+        snprintf(e->message, sizeof e->message,
+                 "canceling statement due to statement timeout");
+        snprintf(e->code, sizeof e->code, "57014");
+        e->status = 500;
     } else if (code == FFB_E_TIMEOUT) {
         snprintf(e->code, sizeof e->code, "PGRST003");
         e->status = 504;

@@ -15,6 +15,10 @@
 /* A JSON string literal of `n` bytes (UTF-8 passed through, controls
    escaped). */
 void json_string(rbuf *b, const char *s, size_t n);
+/* As json_string, for text that may not be UTF-8 (an error's message
+   quoting the request): a byte that starts no valid UTF-8 sequence is
+   written as U+FFFD. */
+void json_text(rbuf *b, const char *s, size_t n);
 
 /* The value of column `col` of the current row of `stmt`, as JSON. */
 int json_column(rbuf *b, ffb_stmt *stmt, unsigned col,

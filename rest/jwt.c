@@ -397,7 +397,10 @@ int rest_jwt_verify(const rest_jwt_key *k, const char *tok, size_t len,
 }
 
 const char *rest_jwt_www_authenticate(const rest_err *e, char *buf, size_t n) {
-    if (strcmp(e->code, "PGRST302") == 0) {
+    /* PGRST302, and a database error answered 401 (42501 without a token,
+       22023 for a role that does not exist), as PostgREST's PgError */
+    if (strcmp(e->code, "PGRST302") == 0 ||
+        (e->status == 401 && strncmp(e->code, "PGRST", 5) != 0)) {
         snprintf(buf, n, "Bearer");
         return buf;
     }
@@ -418,4 +421,69 @@ const char *rest_jwt_www_authenticate(const rest_err *e, char *buf, size_t n) {
         buf[o] = '\0';
     }
     return buf;
+}
+
+/* ---- signing (tests, bench/rest/load.c) --------------------------------- */
+
+long rest_b64url_encode(const unsigned char *p, size_t n, char *out,
+                        size_t cap) {
+    static const char a[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    size_t need = n / 3 * 4 + (n % 3 ? n % 3 + 1 : 0);
+    if (need + 1 > cap)
+        return -1;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        if (i + 1 < n)
+            v |= (uint32_t)p[i + 1] << 8;
+        if (i + 2 < n)
+            v |= p[i + 2];
+        out[o++] = a[(v >> 18) & 63];
+        out[o++] = a[(v >> 12) & 63];
+        if (i + 1 < n)
+            out[o++] = a[(v >> 6) & 63];
+        if (i + 2 < n)
+            out[o++] = a[v & 63];
+    }
+    out[o] = '\0';
+    return (long)o;
+}
+
+long rest_jwt_sign(const char *alg, const char *claims, size_t claims_len,
+                   const unsigned char *key, size_t keylen, char *out,
+                   size_t cap) {
+    const EVP_MD *md = NULL;
+    if (strcmp(alg, "HS256") == 0)
+        md = EVP_sha256();
+    else if (strcmp(alg, "HS384") == 0)
+        md = EVP_sha384();
+    else if (strcmp(alg, "HS512") == 0)
+        md = EVP_sha512();
+    else if (strcmp(alg, "none") != 0)
+        return -1;
+    char hj[64];
+    snprintf(hj, sizeof hj, "{\"alg\":\"%s\",\"typ\":\"JWT\"}", alg);
+    long h =
+        rest_b64url_encode((const unsigned char *)hj, strlen(hj), out, cap);
+    if (h < 0 || (size_t)h + 2 > cap)
+        return -1;
+    out[h] = '.';
+    long c = rest_b64url_encode((const unsigned char *)claims, claims_len,
+                                out + h + 1, cap - (size_t)h - 1);
+    if (c < 0)
+        return -1;
+    size_t o = (size_t)h + 1 + (size_t)c;
+    if (o + 2 > cap)
+        return -1;
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned ml = 0;
+    if (md &&
+        !HMAC(md, key, (int)keylen, (const unsigned char *)out, o, mac, &ml))
+        return -1;
+    out[o++] = '.';
+    long s = rest_b64url_encode(mac, ml, out + o, cap - o);
+    if (s < 0)
+        return -1;
+    return (long)(o + (size_t)s);
 }

@@ -63,11 +63,27 @@ int rest_jwt_verify(const rest_jwt_key *k, const char *token, size_t len,
                     rest_err *err);
 
 /* The WWW-Authenticate value PostgREST sends with error `e` (PGRST301,
-   302, 303), or NULL. Written into `buf`. */
+   302, 303, and "Bearer" with any other 401 but PostgREST's own codes),
+   or NULL. Written into `buf`. */
 const char *rest_jwt_www_authenticate(const rest_err *e, char *buf, size_t n);
 
 /* base64url (or standard) decode without padding; bytes written, or -1. */
 long rest_b64_decode(const char *s, size_t n, unsigned char *out, size_t cap,
                      int url);
+
+/* base64url without padding of `n` bytes into `out` (NUL-terminated):
+   the length, or -1 when `cap` (the NUL included) is too small. */
+long rest_b64url_encode(const unsigned char *p, size_t n, char *out,
+                        size_t cap);
+
+/* Sign `claims` (the payload's JSON text) into a compact JWT in `out`:
+   header {"alg":"<alg>","typ":"JWT"}, HMAC with SHA-256/384/512 for
+   "HS256"/"HS384"/"HS512", an empty signature for "none" (tests of the
+   refusal); `key` of `keylen` bytes. For the tests and the load tool
+   (bench/rest/load.c); the server never signs. Length written (without
+   the NUL), or -1 (unknown alg, `cap` too small). */
+long rest_jwt_sign(const char *alg, const char *claims, size_t claims_len,
+                   const unsigned char *key, size_t keylen, char *out,
+                   size_t cap);
 
 #endif

@@ -26,6 +26,8 @@
 
 #include <h2o.h>
 #include <h2o/socket/uv-binding.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "buf.h"
 #include "config.h"
@@ -91,6 +93,43 @@ static int listen_fd(const char *host, int port, char *err, size_t errlen) {
         return -1;
     }
     return fd;
+}
+
+/* server-tls-cert-file / server-tls-key-file: an OpenSSL context for the
+   main port (TLS 1.2 and later; ALPN offers h2 and http/1.1, libh2o's
+   list). NULL with `err` when a file does not load or the key does not
+   match the certificate. */
+static SSL_CTX *tls_ctx_new(const rest_config *cfg, char *err, size_t errlen) {
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    const char *what = "cannot create the TLS context";
+    char ossl[256] = "";
+    unsigned long e;
+    if (!ctx)
+        goto fail;
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION |
+                                 SSL_OP_CIPHER_SERVER_PREFERENCE);
+    what = "server-tls-cert-file: cannot load the certificate chain";
+    if (SSL_CTX_use_certificate_chain_file(ctx, cfg->server_tls_cert_file) != 1)
+        goto fail;
+    what = "server-tls-key-file: cannot load the private key";
+    if (SSL_CTX_use_PrivateKey_file(ctx, cfg->server_tls_key_file,
+                                    SSL_FILETYPE_PEM) != 1)
+        goto fail;
+    what = "server-tls-key-file: the key does not match the certificate";
+    if (SSL_CTX_check_private_key(ctx) != 1)
+        goto fail;
+    h2o_ssl_register_alpn_protocols(ctx, h2o_alpn_protocols);
+    return ctx;
+fail:
+    e = ERR_peek_error(); /* the first: the cause */
+    if (e)
+        ERR_error_string_n(e, ossl, sizeof ossl);
+    snprintf(err, errlen, "%s (%s, %s)%s%s", what, cfg->server_tls_cert_file,
+             cfg->server_tls_key_file, *ossl ? ": " : "", ossl);
+    ERR_clear_error();
+    SSL_CTX_free(ctx);
+    return NULL;
 }
 
 static void on_sock_close(uv_handle_t *h) { free(h); }
@@ -183,6 +222,7 @@ static int loop_init(rest_app *app, rest_loop *lp, int index, char *err,
     lp->hosts[0] = app->host;
     lp->accept.ctx = &lp->ctx;
     lp->accept.hosts = lp->hosts;
+    lp->accept.ssl_ctx = app->ssl_ctx; /* NULL: plain HTTP */
     int fd = listen_fd(cfg->server_host, cfg->server_port, err, errlen);
     if (fd < 0)
         return -1;
@@ -307,12 +347,22 @@ int main(int argc, char **argv) {
     co->role = cfg.db_anon_role;
     co->wire_crypt = cfg.db_wire_crypt;
     co->compress = cfg.db_compress;
-    co->connect_timeout_ms = 10000;
-    co->io_timeout_ms = 30000;
+    co->connect_timeout_ms = cfg.db_connect_timeout * 1000;
+    co->io_timeout_ms = cfg.db_io_timeout * 1000;
     /* db-prepared-statements = false: nothing kept (every request
        prepares its statements: cold round trips) */
     co->stmt_cache_size =
         cfg.db_prepared_statements ? cfg.db_prepared_statements_max : -1;
+
+    /* TLS files are checked before the database is asked anything */
+    if (cfg.server_tls_cert_file) {
+        app.ssl_ctx = tls_ctx_new(&cfg, err, sizeof err);
+        if (!app.ssl_ctx) {
+            fprintf(stderr, "ffb-rest: %s\n", err);
+            rest_config_free(&cfg);
+            return 2;
+        }
+    }
 
     /* The schema cache, before anything is served. */
     rest_schema schema;
@@ -325,9 +375,21 @@ int main(int argc, char **argv) {
     uv_loop_close(&boot);
     if (rc < 0) {
         fprintf(stderr, "ffb-rest: %s\n", err);
+        SSL_CTX_free(app.ssl_ctx);
         rest_schema_free(&schema);
         rest_config_free(&cfg);
         return 1;
+    }
+    if (cfg.db_statement_timeout > 0 && schema.protocol < 16) {
+        fprintf(stderr,
+                "ffb-rest: db-statement-timeout: the server speaks wire "
+                "protocol %d; statement timeouts need protocol 16 "
+                "(Firebird 4 or later)\n",
+                schema.protocol);
+        SSL_CTX_free(app.ssl_ctx);
+        rest_schema_free(&schema);
+        rest_config_free(&cfg);
+        return 2;
     }
     size_t ncols = 0;
     for (size_t i = 0; i < schema.ntables; i++)
@@ -343,6 +405,7 @@ int main(int argc, char **argv) {
         rest_schema_dump(&schema, &out);
         fwrite(out.p ? out.p : "", 1, out.len, stdout);
         rbuf_free(&out);
+        SSL_CTX_free(app.ssl_ctx);
         rest_schema_free(&schema);
         rest_config_free(&cfg);
         return 0;
@@ -374,8 +437,9 @@ int main(int argc, char **argv) {
             return 1;
         }
     /* the test harness waits for this line */
-    fprintf(stderr, "ffb-rest: listening on %s port %d (%d thread%s)\n",
-            cfg.server_host, cfg.server_port, nloops, nloops == 1 ? "" : "s");
+    fprintf(stderr, "ffb-rest: listening on %s port %d (%d thread%s%s)\n",
+            cfg.server_host, cfg.server_port, nloops, nloops == 1 ? "" : "s",
+            app.ssl_ctx ? ", TLS" : "");
     fflush(stderr);
     for (int i = 1; i < nloops; i++)
         uv_thread_create(&loops[i].thread, run_loop, &loops[i]);
@@ -395,6 +459,7 @@ int main(int argc, char **argv) {
     if (app.jwt)
         rest_jwt_key_free(&jwt);
     h2o_config_dispose(&app.h2o);
+    SSL_CTX_free(app.ssl_ctx);
     rest_schema_free(&schema);
     rest_config_free(&cfg);
     return 0;

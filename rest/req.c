@@ -14,8 +14,12 @@ struct rest_req_slot {
 
 static void slot_dispose(void *p) {
     struct rest_req_slot *s = p;
-    if (s->r)
+    if (s->r) {
+        /* the client left: the slot goes with the h2o request's pool, so
+           rest_req_free must not write to it (found by fuzz_http) */
         s->r->req = NULL;
+        s->r->slot = NULL;
+    }
 }
 
 void rest_req_init(rest_req *r, const rest_req_ops *ops, rest_app *app,
@@ -61,6 +65,16 @@ static void on_conn(ffb_uv_pool *pool, ffb_conn *conn, int status, void *data) {
         return;
     }
     r->conn = conn;
+    /* db-prepared-statements-idle: the statements this connection has not
+       used for that long are freed; the frees ride with this request's
+       first write (no round trip of their own) */
+    const rest_config *cfg = r->app->cfg;
+    int idle = cfg->db_prepared_statements_idle;
+    int freed = idle > 0 ? ffb_conn_cache_trim(conn, (int64_t)idle * 1000) : 0;
+    if (freed > 0 && cfg->log_level >= 3)
+        fprintf(stderr,
+                "ffb-rest: %d prepared statement%s unused for %d s freed\n",
+                freed, freed == 1 ? "" : "s", idle);
     r->rt0 = rest_http_conn_rts(conn);
     r->ops->start(r);
 }
@@ -82,6 +96,15 @@ int rest_req_begin(rest_req *r, int read_only, int isolation) {
     return ffb_tx_begin(r->conn, &to, &r->tx);
 }
 
+void rest_req_stmt_timeout(const rest_app *app, ffb_stmt *st) {
+    /* a cached statement forgets its timeout when it goes back: set it
+       on every use (0 round trips; main.c refused the key below
+       protocol 16, so this cannot fail) */
+    if (app->cfg->db_statement_timeout > 0 && st)
+        (void)ffb_stmt_set_timeout(st,
+                                   (uint32_t)app->cfg->db_statement_timeout);
+}
+
 static void on_prepared(ffb_conn *conn, const ffb_result *res, void *data) {
     (void)conn;
     rest_req *r = data;
@@ -96,6 +119,8 @@ int rest_req_prepare(rest_req *r, const char *sql, size_t len, ffb_stmt **st) {
         ffb_conn_queue_prepare(r->conn, r->tx, sql, len, st, on_prepared, r);
     if (rc == 0)
         r->waiting++;
+    if (rc >= 0)
+        rest_req_stmt_timeout(r->app, *st);
     return rc;
 }
 
@@ -137,7 +162,10 @@ void rest_req_finish(rest_req *r) {
             return; /* again, on the same connection */
         rts = rest_http_conn_rts(r->conn) - r->rt0;
         rest_req_drop_tx(r);
-        if (r->failed && r->err.status >= 500)
+        /* a 5xx may mean a broken connection; a statement timeout
+           (57014) leaves it usable */
+        if (r->failed && r->err.status >= 500 &&
+            strcmp(r->err.code, "57014") != 0)
             ffb_uv_pool_discard(r->pool, r->conn);
         else
             ffb_uv_pool_release(r->pool, r->conn);

@@ -80,6 +80,9 @@ int rest_req_begin(rest_req *r, int read_only, int isolation);
 /* Queue a prepare in r->tx whose answer is counted in r->waiting: 1
    (cached, nothing queued), 0 (queued) or < 0. */
 int rest_req_prepare(rest_req *r, const char *sql, size_t len, ffb_stmt **st);
+/* db-statement-timeout on `st` (a statement just prepared or taken from
+   the cache); 0 round trips. */
+void rest_req_stmt_timeout(const rest_app *app, ffb_stmt *st);
 /* The request context's block (r->as), in front of the statements in the
    same write: 0 (queued, or none), or < 0 with nothing queued. */
 int rest_req_queue_ctx(rest_req *r);

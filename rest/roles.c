@@ -212,6 +212,14 @@ static rest_role *find_or_add(rest_loop *lp, const char *name, rest_err *err) {
     ffb_pool_options po = FFB_POOL_OPTIONS_INIT;
     po.conn = &co;
     po.max_size = lp->pool_share;
+    /* db-pool-max-per-role: one role cannot take more than its share */
+    int cap = lp->app->cfg->db_pool_max_per_role;
+    if (cap > 0) {
+        int nl = lp->app->nloops > 0 ? lp->app->nloops : 1;
+        size_t per = (size_t)((cap + nl - 1) / nl);
+        if (per < po.max_size)
+            po.max_size = per;
+    }
     po.min_size = 0;
     po.acquire_timeout_ms = lp->app->cfg->db_pool_acquisition_timeout * 1000;
     if (ffb_uv_pool_new(&lp->loop, &po, &ro->pool) < 0) {
@@ -229,7 +237,8 @@ void rest_roles_acquire_error(ffb_uv_pool *pool, int status, const char *role,
                               int has_jwt, rest_err *e) {
     ffb_pool_error_info pe;
     if (status == REST_E_ROLE_MISSING)
-        rest_err_set(e, 400, "22023", NULL, "role \"%s\" does not exist", role);
+        /* 401, as PostgREST since 13 (its issue 3601; 400 before) */
+        rest_err_set(e, 401, "22023", NULL, "role \"%s\" does not exist", role);
     else if (status == REST_E_ROLE_DENIED)
         rest_err_set(e, has_jwt ? 403 : 401, "42501", NULL,
                      "permission denied to set role \"%s\"", role);

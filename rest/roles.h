@@ -8,8 +8,9 @@
  * with CURRENT_ROLE = NONE (verified live on 3.0.11 and 4.0.5, SYSDBA
  * included). So the first use of a role on a loop asks the server, on one
  * of the role's connections, `SELECT CURRENT_ROLE` and whether the role
- * exists; a role that does not exist is PostgreSQL's 22023 (400), one not
- * granted its 42501 (403), as PostgREST answers for `SET ROLE`. The answer
+ * exists; a role that does not exist is PostgreSQL's 22023 (401, as
+ * PostgREST 13), one not granted its 42501 (403), as PostgREST answers for
+ * `SET ROLE`. The answer
  * is kept until the schema cache is reloaded.
  */
 #ifndef FFB_REST_ROLES_H
@@ -35,7 +36,7 @@ int rest_roles_acquire(rest_loop *lp, const char *role, int has_jwt,
                        rest_err *err);
 
 /* The error of a failed acquire (`status` of the callback): the role's
-   verdict (22023; 42501, 403 with a token, 401 without), the pool's
+   verdict (22023, 401; 42501, 403 with a token, 401 without), the pool's
    timeout (504 PGRST003) or its connect error (503 PGRST001). */
 void rest_roles_acquire_error(ffb_uv_pool *pool, int status, const char *role,
                               int has_jwt, rest_err *e);

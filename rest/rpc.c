@@ -63,7 +63,7 @@ static void respond(rest_req *b, uint64_t rts, int used_db) {
         /* every row is sent (no limit on RPC results yet), so the exact
            count is the rows' number: "0-1/2" as PostgREST (postgrest-js
            reads its count from there; a "*" total gave it NaN) */
-        const h2o_iovec_t *pv = rest_http_header(req, "prefer");
+        const h2o_iovec_t *pv = rest_http_header_list(req, "prefer");
         rest_prefer pf;
         rest_parse_prefer(pv ? pv->base : NULL, pv ? pv->len : 0, &pf);
         char total[24] = "*";
@@ -477,7 +477,7 @@ static int args_from_body(rpcreq *r, rest_err *err, unsigned char *setmask) {
     char *text = rarena_strndup(&r->b.arena, req->entity.base, n);
     char eb[128];
     yajl_val doc = text ? yajl_tree_parse(text, eb, sizeof eb) : NULL;
-    const h2o_iovec_t *pv = rest_http_header(req, "prefer");
+    const h2o_iovec_t *pv = rest_http_header_list(req, "prefer");
     rest_prefer pf;
     rest_parse_prefer(pv ? pv->base : NULL, pv ? pv->len : 0, &pf);
     if (doc && pf.params_single && strlen(text) == n) {

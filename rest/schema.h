@@ -92,6 +92,7 @@ typedef struct rest_schema {
     rest_routine *routines; /* procedures and functions (outside packages) */
     size_t nroutines;
     size_t cap_routines;
+    int protocol; /* the loader's wire protocol (16+: statement timeouts) */
 } rest_schema;
 
 void rest_schema_init(rest_schema *s);

@@ -346,6 +346,7 @@ static void on_connected(ffb_conn *conn, int status, void *data) {
     ffb_stats st;
     ffb_conn_stats(conn, &st, sizeof st);
     l->rt0 = st.round_trips;
+    l->schema->protocol = ffb_conn_protocol(conn);
     to.read_only = 1;
     to.isolation = FFB_ISO_READ_COMMITTED;
     int rc = ffb_tx_begin(conn, &to, &l->tx);

@@ -21,6 +21,7 @@ typedef struct rest_app {
     struct rest_loop *loops; /* for the reload (reload.c) */
     int nloops;
     struct rest_reload *reload;
+    SSL_CTX *ssl_ctx; /* server-tls-cert-file: TLS on the main port */
 } rest_app;
 
 typedef struct rest_loop {

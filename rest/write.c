@@ -538,7 +538,7 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
         goto fail;
     if (rest_http_accept(req, &w->singular, &err) < 0)
         goto fail;
-    const h2o_iovec_t *pv = rest_http_header(req, "prefer");
+    const h2o_iovec_t *pv = rest_http_header_list(req, "prefer");
     rest_parse_prefer(pv ? pv->base : NULL, pv ? pv->len : 0, &w->pf);
     /* db-tx-end: the server's end, and whether Prefer: tx= may change it */
     int end_rollback = cfg->db_tx_end >= 2;

@@ -14,6 +14,8 @@
 #   3b. 32-bit (i386) build: unit, engine and fuzz replay, where size_t,
 #      long and pointers are 32 bits (tests/i386-cross.ini)
 #   4. short libFuzzer runs of every fuzz target (new crashes fail the run)
+#   6. the Debian packages: built, lintian, ABI check, installed, an example
+#      built against them and run on FB4, removed (tests/packaging.sh)
 #
 # The servers are stopped on exit. Needs root (or sudo) for apt-get, chroot
 # and the servers.
@@ -43,10 +45,13 @@ export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get install -y -qq --no-install-recommends \
     meson ninja-build pkg-config gcc g++ clang libclang-rt-14-dev llvm \
     libssl-dev zlib1g-dev libuv1-dev libcmocka-dev valgrind python3 \
-    libh2o-dev libyajl-dev \
+    libh2o-dev libyajl-dev libhttp-parser-dev \
+    debhelper dpkg-dev lintian abigail-tools \
     libfbclient2 \
-    binutils locales \
+    binutils locales curl openssl \
     gcc-multilib libssl-dev:i386 zlib1g-dev:i386 libcmocka-dev:i386 >/dev/null
+# curl (built with HTTP/2) and the openssl command: rest_it's TLS and h2
+# tests (rest/tests/it_tls.h).
 # The locale tests/unit/test_locale.c runs under (FFB_TEST_REQUIRE_LOCALE).
 locale -a 2>/dev/null | grep -qix 'de_DE.utf-\?8' ||
     "${SUDO[@]}" localedef -i de_DE -f UTF-8 de_DE.UTF-8
@@ -133,7 +138,7 @@ ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     run_suites "asan+ubsan" build-ci-asan \
     --suite unit --suite engine --suite fuzz --suite integration --suite rest \
-    --suite restbench
+    --suite restbench --suite growth
 check_servers "asan+ubsan"
 
 stage "2b. clang ThreadSanitizer build: poolcore, pooloptions, pool, uv"
@@ -205,6 +210,16 @@ else
     echo "benchmark smoke run: FAILED"
     total_fail=$((total_fail + 1))
     failed_stages+=("benchmark")
+fi
+
+stage "6. Debian packages: build, lintian, ABI, install, examples/query.c on FB4, purge"
+# tests/packaging.sh, docs/packaging.md. About 80 s of CPU.
+if bash tests/packaging.sh "$STATE/servers.env"; then
+    total_ok=$((total_ok + 1))
+else
+    echo "Debian packages: FAILED"
+    total_fail=$((total_fail + 1))
+    failed_stages+=("packaging")
 fi
 
 stage "summary"

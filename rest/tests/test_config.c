@@ -127,6 +127,61 @@ static void test_settings(void) {
     expect_error(
         "jwt-cache-max-entries = -1\n",
         "jwt-cache-max-entries: expected an integer from 0 to 1000000");
+    /* ours: db-prepared-statements-idle (300 s), db-pool-max-per-role
+       (0: db-pool) */
+    CHECK(parse(&c, "db-pool = 2\n", err, sizeof err) == 0);
+    CHECK(c.db_prepared_statements_idle == 300);
+    CHECK(c.db_pool_max_per_role == 0);
+    rest_config_free(&c);
+    CHECK(parse(&c, "db-prepared-statements-idle = 0\ndb-pool-max-per-role = 3\n",
+                err, sizeof err) == 0);
+    CHECK(c.db_prepared_statements_idle == 0);
+    CHECK(c.db_pool_max_per_role == 3);
+    rest_config_free(&c);
+    expect_error("db-prepared-statements-idle = -1\n",
+                 "db-prepared-statements-idle: expected an integer from 0 to "
+                 "86400");
+    expect_error("db-pool-max-per-role = 5000\n",
+                 "db-pool-max-per-role: expected an integer from 0 to 4096");
+}
+
+/* ffb-rest's transport keys: TLS files (both or neither, checked once
+   the file and the environment are read) and the Firebird timeouts. */
+static void test_transport(void) {
+    rest_config c;
+    char err[256] = "";
+    CHECK(parse(&c, "", err, sizeof err) == 0);
+    CHECK(c.db_connect_timeout == 10 && c.db_io_timeout == 30 &&
+          c.db_statement_timeout == 0 && !c.server_tls_cert_file);
+    rest_config_free(&c);
+    CHECK(parse(&c,
+                "db-connect-timeout = 0\ndb-io-timeout = 3600\n"
+                "db-statement-timeout = 250\n"
+                "server-tls-cert-file = \"/c.pem\"\n"
+                "server-tls-key-file = /k.pem\n",
+                err, sizeof err) == 0);
+    CHECK(c.db_connect_timeout == 0 && c.db_io_timeout == 3600 &&
+          c.db_statement_timeout == 250);
+    CHECK(strcmp(c.server_tls_cert_file, "/c.pem") == 0 &&
+          strcmp(c.server_tls_key_file, "/k.pem") == 0);
+    rest_config_free(&c);
+    expect_error("db-io-timeout = 3601\n",
+                 "db-io-timeout: expected seconds from 0 (none) to 3600");
+    expect_error("db-statement-timeout = -5\n",
+                 "db-statement-timeout: expected milliseconds");
+    char *half[] = {"PGRST_DB_URI=firebird://u:p@h/e",
+                    "PGRST_SERVER_TLS_KEY_FILE=/k.pem", NULL};
+    rest_config_defaults(&c);
+    CHECK(rest_config_load(&c, NULL, half, err, sizeof err) < 0);
+    CHECK(strstr(err, "server-tls-key-file is set but server-tls-cert-file "
+                      "is not") != NULL);
+    rest_config_free(&c);
+    char *both[] = {"PGRST_DB_URI=firebird://u:p@h/e",
+                    "PGRST_SERVER_TLS_KEY_FILE=/k.pem",
+                    "PGRST_SERVER_TLS_CERT_FILE=/c.pem", NULL};
+    rest_config_defaults(&c);
+    CHECK(rest_config_load(&c, NULL, both, err, sizeof err) == 0);
+    rest_config_free(&c);
 }
 
 int main(void) {
@@ -134,6 +189,7 @@ int main(void) {
     test_aggregates();
     test_settings();
     test_env();
+    test_transport();
     expect_error("nonsense\n", "f.conf:1: expected key = value");
     expect_error("\n\nbogus-key = 1\n", "f.conf:3: bogus-key: unknown");
     expect_error("jwt-alg = none\n", "jwt-alg: expected HS256, HS384 or HS512");

@@ -29,11 +29,10 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <openssl/hmac.h>
 #include <yajl/yajl_tree.h>
 
 #include "include/fastfb.h"
-#include "rest/tests/b64url.h"
+#include "rest/jwt.h"
 #include "tests/support/it.h"
 
 typedef it_target target;
@@ -1119,7 +1118,15 @@ static int rest_it_run(int argc, char **argv, const char *prog,
     return rc ? rc : server_exit_failed;
 }
 
-#ifndef REST_IT_NO_MAIN /* test_embed.c reuses the helpers above */
+/* A request to the admin port. */
+static void admin(const char *method, const char *path, resp *r) {
+    char req[256];
+    int n = snprintf(req, sizeof req,
+                     "%s %s HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                     "Connection: close\r\n\r\n",
+                     method, path);
+    http_raw(srv.admin_port, req, (size_t)n, r);
+}
 
 /* ---- JWT and roles (issue 13 item 3) ------------------------------------ */
 
@@ -1128,19 +1135,10 @@ static int rest_it_run(int argc, char **argv, const char *prog,
 /* "Authorization: Bearer <HS256 token of `claims`>\r\n" */
 static void bearer(const char *alg, const char *claims, const char *key,
                    char *out, size_t n) {
-    char h[128], c[1024], tok[2048];
-    unsigned char mac[32];
-    unsigned ml = 0;
-    char hj[64];
-    snprintf(hj, sizeof hj, "{\"alg\":\"%s\",\"typ\":\"JWT\"}", alg);
-    b64url((const unsigned char *)hj, strlen(hj), h);
-    b64url((const unsigned char *)claims, strlen(claims), c);
-    snprintf(tok, sizeof tok, "%s.%s", h, c);
-    HMAC(EVP_sha256(), key, (int)strlen(key), (unsigned char *)tok, strlen(tok),
-         mac, &ml);
-    strcat(tok, ".");
-    if (strcmp(alg, "none") != 0)
-        b64url(mac, ml, tok + strlen(tok));
+    char tok[2048];
+    assert_true(rest_jwt_sign(alg, claims, strlen(claims),
+                              (const unsigned char *)key, strlen(key), tok,
+                              sizeof tok) > 0);
     snprintf(out, n, "Authorization: Bearer %s\r\n", tok);
 }
 
@@ -1178,6 +1176,9 @@ static void ffbtest_env(const target *t, const char *extra, char *env,
              "PGRST_JWT_SECRET=" JWT_SECRET "\n%s",
              host, port, db, extra);
 }
+
+#ifndef REST_IT_NO_MAIN /* test_embed.c, conformance.c reuse the helpers above \
+                         */
 
 /* A non-SYSDBA user (FFBTEST of servers.env) with role <pid>A, granted
    SELECT on one table only; role <pid>B exists but is not granted. */
@@ -1304,13 +1305,14 @@ static void test_rest_jwt_roles(void **state) {
     assert_int_equal(r.status, 200);
 
     /* the other table: the role has no SELECT on it; with a token that is
-       403 (no_priv, SQLSTATE 28000) */
+       403 (no_priv: Firebird's SQLSTATE 28000, sent as PostgreSQL's
+       42501) */
     path(p, sizeof p, lb, NULL);
     http("GET", p, h, &r);
     if (r.status != 403)
         fprintf(stderr, "got %d %s\n", r.status, r.body);
     assert_int_equal(r.status, 403);
-    assert_non_null(strstr(r.body, "\"code\":\"28000\""));
+    assert_non_null(strstr(r.body, "\"code\":\"42501\""));
     if (!strstr(r.body, "no SELECT access to TABLE"))
         fprintf(stderr, "body %s\n", r.body);
     assert_non_null(strstr(r.body, "no SELECT access to TABLE"));
@@ -1335,7 +1337,8 @@ static void test_rest_jwt_roles(void **state) {
     snprintf(claims, sizeof claims, "{\"role\":\"nosuch%d\"}", pid);
     bearer("HS256", claims, JWT_SECRET, h, sizeof h);
     http("GET", p, h, &r);
-    assert_int_equal(r.status, 400);
+    assert_int_equal(r.status, 401); /* PostgREST 13's status */
+    assert_string_equal(hdr(&r, "www-authenticate"), "Bearer");
     assert_non_null(strstr(r.body, "\"code\":\"22023\""));
     assert_non_null(strstr(r.body, "does not exist"));
     /* a role name Firebird could not take unquoted */
@@ -1600,15 +1603,6 @@ static void test_rest_jwt_writes_embeds(void **state) {
 }
 
 /* ---- CORS, OPTIONS, OpenAPI, schema reload (issue 13 item 5) ------------ */
-
-static void admin(const char *method, const char *path, resp *r) {
-    char req[256];
-    int n = snprintf(req, sizeof req,
-                     "%s %s HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
-                     "Connection: close\r\n\r\n",
-                     method, path);
-    http_raw(srv.admin_port, req, (size_t)n, r);
-}
 
 static void test_rest_cors_options(void **state) {
     (void)state;
@@ -1954,6 +1948,7 @@ static void test_rest_rpc(void **state) {
 
 #include "it_rpc.h"
 #include "it_settings.h"
+#include "it_tls.h"
 
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
@@ -1984,6 +1979,12 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_rpc_read),
         cmocka_unit_test(test_rest_jwt_cache),
         cmocka_unit_test(test_rest_settings),
+        cmocka_unit_test(test_rest_tls),
+        cmocka_unit_test(test_rest_h2),
+        cmocka_unit_test(test_rest_ready_timeouts),
+        cmocka_unit_test(test_rest_stmt_timeout),
+        cmocka_unit_test(test_rest_anon_role),
+        cmocka_unit_test(test_rest_origins_filters_rollback),
     };
     return rest_it_run(argc, argv, "test_rest_it", "REST", tests,
                        sizeof tests / sizeof tests[0], setup, teardown);

@@ -31,6 +31,14 @@ int main(void) {
     expect("utf-8 kept", &b, "\"\xc5\xbelu\xc5\xa5ou\xc4\x8dk\xc3\xbd\"");
     json_string(&b, "a\0b", 3);
     expect("NUL", &b, "\"a\\u0000b\"");
+    /* json_text: valid UTF-8 kept, any other byte U+FFFD (an error quoting
+       the request's bytes stays valid JSON) */
+    json_text(&b, "\xc5\xbe\xf0\x9f\x98\x80\"", 7);
+    expect("text utf-8 kept", &b, "\"\xc5\xbe\xf0\x9f\x98\x80\\\"\"");
+    json_text(&b, "a\xb0\xc0\xaf" "b\xed\xa0\x80\xf4\x90\x80\x80\xe2\x82", 14);
+    expect("text invalid", &b,
+           "\"a\\ufffd\\ufffd\\ufffdb\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd"
+           "\\ufffd\\ufffd\\ufffd\\ufffd\"");
 
     static const struct {
         double d;

@@ -332,6 +332,11 @@ static void test_config(void) {
     CHECK(strcmp(rest_jwt_www_authenticate(&e, wa, sizeof wa), "Bearer") == 0);
     rest_err_set(&e, 400, "PGRST100", NULL, "x");
     CHECK(rest_jwt_www_authenticate(&e, wa, sizeof wa) == NULL);
+    /* a database error answered 401: "Bearer", as PostgREST's PgError */
+    rest_err_set(&e, 401, "42501", NULL, "x");
+    CHECK(strcmp(rest_jwt_www_authenticate(&e, wa, sizeof wa), "Bearer") == 0);
+    rest_err_set(&e, 403, "42501", NULL, "x");
+    CHECK(rest_jwt_www_authenticate(&e, wa, sizeof wa) == NULL);
 }
 
 /* context.c: the names, the 255-byte rule, the block's text */

@@ -26,18 +26,21 @@
 typedef it_target target;
 
 
-static ffb_conn *open_conn(const target *t) {
+static ffb_conn *open_conn_alloc(const target *t, const ffb_allocator *al) {
     ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
     o.dsn = t->dsn;
     o.user = "SYSDBA";
     o.password = "masterkey";
     o.compress = t->compress;
     o.io_timeout_ms = 60000;
+    o.allocator = al;
     ffb_conn *c = NULL;
     assert_int_equal(ffb_conn_new(&o, &c), 0);
     OK(c, ffb_conn_connect(c));
     return c;
 }
+
+static ffb_conn *open_conn(const target *t) { return open_conn_alloc(t, NULL); }
 
 static void exec_sql(ffb_conn *c, const char *sql) { it_exec(c, "%s", sql); }
 
@@ -1329,6 +1332,98 @@ static void test_immediate_params(void **state) {
     ffb_conn_free(c);
 }
 
+/* ---- ended transactions are freed ----------------------------------------- */
+
+/* Counts the connection's live allocations. */
+typedef struct live_alloc {
+    long live;
+} live_alloc;
+
+static void *la_malloc(size_t n, void *data) {
+    void *p = malloc(n);
+    if (p)
+        ((live_alloc *)data)->live++;
+    return p;
+}
+
+static void *la_realloc(void *ptr, size_t n, void *data) {
+    void *p = realloc(ptr, n);
+    if (p && !ptr)
+        ((live_alloc *)data)->live++;
+    return p;
+}
+
+static void la_free(void *ptr, void *data) {
+    if (ptr)
+        ((live_alloc *)data)->live--;
+    free(ptr);
+}
+
+/* One point select in a transaction of its own: `queued` = the one-shot
+   pipeline (what the pools' users run), else the blocking calls. */
+static void tx_point_select(ffb_conn *c, ffb_stmt *s, int id, int queued) {
+    ffb_tx *tx;
+    OK(c, ffb_stmt_bind_int64(s, 0, id));
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    if (queued) {
+        OK(c, ffb_stmt_queue_execute(s, tx, NULL, NULL));
+        OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
+        OK(c, ffb_conn_flush(c));
+        const ffb_result *res;
+        for (int k = 0; k < 2; k++) {
+            assert_int_equal(ffb_conn_next_result(c, &res), 1);
+            assert_int_equal(ffb_result_status(res), 0);
+        }
+        assert_int_equal(ffb_stmt_fetch(s), 1);
+    } else {
+        OK(c, ffb_stmt_execute(s, tx));
+        assert_int_equal(ffb_stmt_fetch(s), 1);
+        OK(c, ffb_tx_commit(tx));
+    }
+    const char *name;
+    size_t len;
+    OK(c, ffb_stmt_get_text(s, 0, &name, &len));
+    char want[32];
+    snprintf(want, sizeof(want), "name %d", id);
+    assert_int_equal(len, strlen(want));
+    assert_memory_equal(name, want, len);
+    ffb_tx_free(tx);
+}
+
+/* lib/stmt.c: a cursor holds a reference to its transaction; when the
+   commit ended the cursor, that reference was kept, and the next
+   execution overwrote it. Every transaction with a cursor then stayed in
+   the connection's list for the life of the connection: memory grew by
+   one transaction per query, and ffb_conn_queue_reset() (each pool
+   release) walked the whole list - the libuv pool's CPU per query grew
+   with the run (bench/README.md, docs/performance.md). After a warm-up
+   the connection's live allocations must not grow with the queries; a
+   reset then costs no round trip (nothing is active). */
+static void test_ended_tx_freed(void **state) {
+    target *t = *state;
+    live_alloc la = {0};
+    ffb_allocator al = {la_malloc, la_realloc, la_free, &la};
+    ffb_conn *c = open_conn_alloc(t, &al);
+    ffb_stmt *s =
+        prepare_outside_tx(c, "select name from %s where id = ?", t->table);
+    for (int queued = 1; queued >= 0; queued--) {
+        for (int i = 1; i <= 5; i++)
+            tx_point_select(c, s, i, queued);
+        long warm = la.live;
+        for (int i = 6; i <= 105; i++)
+            tx_point_select(c, s, i, queued);
+        /* Without the fix: 100 more (one transaction per query). */
+        assert_int_equal(la.live, warm);
+        uint64_t b = it_rts(c);
+        OK(c, ffb_conn_reset(c));
+        assert_int_equal(it_rts(c) - b, 0); /* no transaction active */
+    }
+    ffb_stmt_free(s);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+    assert_int_equal(la.live, 0);
+}
+
 int main(void) {
     static const char *const names[] = {"FB3", "FB4", "FB4E"};
     static const struct CMUnitTest tests[] = {
@@ -1361,6 +1456,7 @@ int main(void) {
         cmocka_unit_test(test_cache_busy_text_rides),
         cmocka_unit_test(test_cache_busy_window),
         cmocka_unit_test(test_immediate_params),
+        cmocka_unit_test(test_ended_tx_freed),
     };
     return it_main("SQL", names, sizeof(names) / sizeof(names[0]), tests,
                    sizeof(tests) / sizeof(tests[0]), setup_target,

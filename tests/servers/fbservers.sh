@@ -47,6 +47,12 @@ INSTANCES=(
     "fb4d 4 3063 Srp256,Legacy_Auth        -                      Disabled false"
     "fb4k 4 3064 Srp256                    -                      Disabled false"
 )
+# FFB_SERVER_INSTANCES replaces the list (entries separated by ';', fields as
+# above) and FFB_SERVER_EXTRA_CONF (lines) is appended to each firebird.conf:
+# bench/growth/run.sh starts its private instance this way.
+if [ -n "${FFB_SERVER_INSTANCES:-}" ]; then
+    IFS=';' read -r -a INSTANCES <<<"$FFB_SERVER_INSTANCES"
+fi
 # fb4k also loads Firebird 4.0's sample database-crypt key holder
 # (plugins/libfbSampleKeyHolder.so, Auto = false): a database encrypted with
 # the sample plugin makes the server ask the client for the key
@@ -239,6 +245,7 @@ write_conf() {
         echo "DefaultDbCachePages = $CACHE_PAGES"
         echo "TempCacheLimit = 16M"
         [ "$I_NAME" != "$KEYHOLDER_INSTANCE" ] || echo "KeyHolderPlugin = fbSampleKeyHolder"
+        [ -z "${FFB_SERVER_EXTRA_CONF:-}" ] || printf '%s\n' "$FFB_SERVER_EXTRA_CONF"
     } > "$f"
 }
 

@@ -497,6 +497,54 @@ static void test_xdr_writer_grows_and_keeps_bytes(void **state) {
     assert_int_equal(t.live, 0);
 }
 
+/* ffbp_writer_init_buf(): the packets of the hot paths are encoded on the
+   stack (docs/performance.md). Within the buffer nothing is allocated and
+   the free frees nothing; past it the bytes move to the allocator, the
+   buffer is left alone, and the free frees the heap block. A failed move
+   is sticky, as for any writer. */
+static void test_xdr_writer_init_buf(void **state) {
+    (void)state;
+    test_alloc t;
+    ffb_allocator a = make_alloc(&t, 0);
+    uint8_t buf[16];
+    ffbp_writer w;
+    ffbp_writer_init_buf(&w, &a, buf, sizeof(buf));
+    for (uint32_t i = 0; i < 4; i++)
+        ffbp_put_u32(&w, i);
+    assert_ptr_equal(w.data, buf);
+    assert_int_equal(w.len, 16);
+    assert_int_equal(t.calls, 0);
+    ffbp_writer_free(&w);
+    assert_int_equal(t.frees, 0);
+    assert_null(w.data);
+
+    ffbp_writer_init_buf(&w, &a, buf, sizeof(buf));
+    for (uint32_t i = 0; i < 100; i++)
+        ffbp_put_u32(&w, i);
+    assert_false(w.failed);
+    assert_true(w.data != buf);
+    assert_int_equal(w.len, 400);
+    /* Doubling from 16: the move to 32, then 64, 128, 256 and 512. */
+    assert_int_equal(t.calls, 5);
+    for (uint32_t i = 0; i < 100; i++)
+        assert_int_equal(ffbp_be32_get(w.data + 4 * i), i);
+    assert_int_equal(t.live, 1);
+    ffbp_writer_free(&w);
+    assert_int_equal(t.live, 0);
+
+    test_alloc f;
+    ffb_allocator fa = make_alloc(&f, 1);
+    ffbp_writer_init_buf(&w, &fa, buf, 4);
+    ffbp_put_u32(&w, 7);
+    ffbp_put_u32(&w, 8); /* the move fails */
+    assert_true(w.failed);
+    assert_ptr_equal(w.data, buf);
+    ffbp_put_u32(&w, 9);
+    assert_int_equal(w.len, 4);
+    ffbp_writer_free(&w);
+    assert_int_equal(f.frees, 0);
+}
+
 static void test_xdr_writer_reserve_large_jump(void **state) {
     (void)state;
     ffbp_writer w;
@@ -650,6 +698,7 @@ int main(void) {
         cmocka_unit_test(test_xdr_writer_first_allocation_fails),
         cmocka_unit_test(test_xdr_writer_fail_at_every_allocation),
         cmocka_unit_test(test_xdr_writer_reserve_overflow_fails),
+        cmocka_unit_test(test_xdr_writer_init_buf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
