@@ -41,11 +41,13 @@ export DEBIAN_FRONTEND=noninteractive
 # i386 libraries beside the amd64 ones, for stage 3b.
 "${SUDO[@]}" dpkg --add-architecture i386
 "${SUDO[@]}" apt-get update -qq
+# libfbclient2: dlopen'ed by ffb-oltp --driver=fbclient (suite oltp, stage 1).
 "${SUDO[@]}" apt-get install -y -qq --no-install-recommends \
     meson ninja-build pkg-config gcc g++ clang libclang-rt-14-dev llvm \
     libssl-dev zlib1g-dev libuv1-dev libcmocka-dev valgrind python3 \
     libh2o-dev libyajl-dev libhttp-parser-dev \
     debhelper dpkg-dev lintian abigail-tools \
+    libfbclient2 \
     binutils locales curl openssl \
     gcc-multilib libssl-dev:i386 zlib1g-dev:i386 libcmocka-dev:i386 >/dev/null
 # curl (built with HTTP/2) and the openssl command: rest_it's TLS and h2

@@ -2,7 +2,8 @@
  * ffb-oltp: sysbench's OLTP workloads (oltp_common.lua and friends) run on
  * libfastfb, with sysbench's option names and report layout
  * (docs: bench/oltp/README.md, spec: shared/docs/specs/oltp.md §B3).
- * Driver: libfastfb only so far (the fbclient driver is not written yet).
+ * Drivers: oltp_ffb.c (libfastfb) and oltp_fbclient.c (libfbclient via
+ * dlopen), both behind oltp_drv.h; prepare/cleanup use libfastfb.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -12,11 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <fastfb.h>
 
-#include "oltp.h"
+#include "oltp_drv.h"
 
 /* ---- options ----------------------------------------------------------- */
 
@@ -72,6 +75,8 @@ static int set_opt(const char *name, const char *v) {
     S("rand-type", rand_type) S("dsn", dsn) S("fb-db", dsn) S("user", user)
     S("fb-user", user) S("password", password) S("fb-password", password)
     S("driver", driver) S("mode", mode) S("out", out) S("db-ps-mode", ps_mode)
+    S("fb-client", fb_client) S("firebird-client", fb_client)
+    I("proxy-pid", proxy_pid) S("proxy-stats", proxy_stats)
 #undef I
 #undef B
 #undef S
@@ -79,85 +84,113 @@ static int set_opt(const char *name, const char *v) {
     return -1;
 }
 
-/* ---- random numbers (sysbench's sb_rand.c formulas) -------------------- */
+/* ---- random numbers (sysbench's sb_rand.c, checked against its source:
+   bench/oltp/README.md "Random numbers") ---------------------------------- */
 
 static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
+/* xoroshiro128+ with sysbench's constants (55, 14, 36) */
 uint64_t oltp_rand_next(oltp_rng *r) {
     uint64_t s0 = r->s[0], s1 = r->s[1], res = s0 + s1;
     s1 ^= s0;
-    r->s[0] = rotl(s0, 24) ^ s1 ^ (s1 << 16);
-    r->s[1] = rotl(s1, 37);
+    r->s[0] = rotl(s0, 55) ^ s1 ^ (s1 << 14);
+    r->s[1] = rotl(s1, 36);
     return res;
 }
 
 void oltp_rand_seed(oltp_rng *r, uint64_t seed) {
-    /* splitmix64 spreads the seed over both words */
-    for (int i = 0; i < 2; i++) {
-        uint64_t z = (seed += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        r->s[i] = z ^ (z >> 31);
-    }
+    struct random_data rd;
+    char st[128];
+    int32_t w[4];
+    memset(&rd, 0, sizeof(rd));
+    initstate_r((unsigned)seed, st, sizeof(st), &rd);
+    for (int i = 0; i < 4; i++)
+        random_r(&rd, &w[i]);
+    r->s[0] = (uint64_t)w[0] << 32 | ((uint64_t)w[1] & UINT32_MAX);
+    r->s[1] = (uint64_t)w[2] << 32 | ((uint64_t)w[3] & UINT32_MAX);
 }
 
-static double udouble(oltp_rng *r) {
-    return (double)(oltp_rand_next(r) >> 11) * (1.0 / 9007199254740992.0);
+double oltp_rand_double(oltp_rng *r) {
+    union {
+        uint64_t i;
+        double d;
+    } u = {.i = UINT64_C(0x3FF) << 52 | oltp_rand_next(r) >> 12};
+    return u.d - 1.0;
 }
 
 uint32_t oltp_rand_uniform(oltp_rng *r, uint32_t a, uint32_t b) {
-    return a + (uint32_t)(udouble(r) * (double)(b - a + 1));
+    return (uint32_t)(a + oltp_rand_double(r) * (b - a + 1));
 }
 
-/* The mean of 12 uniforms over [a, b] (rand-spec-iter 12). */
+/* rand-spec-iter 12: the mean of 12 uniform doubles over the range */
 uint32_t oltp_rand_gaussian(oltp_rng *r, uint32_t a, uint32_t b) {
-    uint64_t sum = 0;
+    double t = b - a + 1, sum = 0;
     for (int i = 0; i < 12; i++)
-        sum += oltp_rand_uniform(r, a, b) - a;
-    return a + (uint32_t)(sum / 12);
+        sum += oltp_rand_double(r) * t;
+    return a + (uint32_t)(sum * (1.0 / 12));
 }
 
-/* 1.0.20's special: 75 % of values uniform in the central 1 %, the rest
-   gaussian over the whole range. */
+/* 1.0.20's special with rand-spec-pct 1, rand-spec-res 75, iter 12: one
+   draw picks the branch (a quarter: the 12-term mean over [a, b]) and, in
+   the other branch, the place in the central 1 %. */
 uint32_t oltp_rand_special(oltp_rng *r, uint32_t a, uint32_t b) {
-    uint64_t d = (uint64_t)b - a + 1;
-    uint64_t spec = d / 100 ? d / 100 : 1;
-    if (udouble(r) * 100.0 < 75.0) {
-        uint64_t lo = a + (d - spec) / 2;
-        return (uint32_t)(lo + (uint64_t)(udouble(r) * (double)spec));
+    double t = b - a, rnd = oltp_rand_double(r);
+    if (rnd * t * (100.0 / (100.0 - 75)) < t) {
+        double sum = 0;
+        for (int i = 0; i < 12; i++)
+            sum += oltp_rand_double(r);
+        return (uint32_t)(a + sum * t * (1.0 / 12));
     }
-    return oltp_rand_gaussian(r, a, b);
+    double res = rnd * (t * (1 / 100.0) + 1) + t / 2 - t * (1 / 200.0);
+    return a + (uint32_t)res;
 }
 
-/* Pareto with h = 0.2: 80 % of values in the first 20 % of the range. */
+/* Pareto with h = 0.2 */
 uint32_t oltp_rand_pareto(oltp_rng *r, uint32_t a, uint32_t b) {
     double h = 0.2, p = log(h) / log(1.0 - h);
-    return a + (uint32_t)((double)(b - a + 1) * pow(udouble(r), p));
+    return a + (uint32_t)((b - a + 1) * pow(oltp_rand_double(r), p));
 }
 
-/* Zipfian with exponent 0.8 (Gray et al.'s quick method); the zeta sums
-   are cached per thread for one n. */
+/* Zipfian, exponent 0.8: rejection-inversion sampling (Hoermann and
+   Derflinger), as sysbench's sb_rand_zipfian_int. */
+static double zhelper1(double x) { /* log(1 + x) / x */
+    return fabs(x) > 1e-8 ? log1p(x) / x
+                          : 1 - x * (0.5 - x * (0.33333333333333333 - 0.25 * x));
+}
+static double zhelper2(double x) { /* (exp(x) - 1) / x */
+    return fabs(x) > 1e-8
+               ? expm1(x) / x
+               : 1 + x * 0.5 * (1 + x * 0.33333333333333333 * (1 + 0.25 * x));
+}
+static double zH(double x, double e) {
+    double lx = log(x);
+    return zhelper2((1 - e) * lx) * lx;
+}
+static double zh(double x, double e) { return exp(-e * log(x)); }
+static double zHinv(double x, double e) {
+    double t = x * (1 - e);
+    if (t < -1)
+        t = -1;
+    return exp(zhelper1(t) * x);
+}
+
 uint32_t oltp_rand_zipfian(oltp_rng *r, uint32_t a, uint32_t b) {
-    const double th = 0.8;
-    uint64_t n = (uint64_t)b - a + 1;
-    if (r->zipf_n != n) {
-        double z = 0;
-        for (uint64_t i = 1; i <= n; i++)
-            z += 1.0 / pow((double)i, th);
-        r->zipf_n = n;
-        r->zetan = z;
-        r->zeta2 = 1.0 + 1.0 / pow(2.0, th);
+    const double e = 0.8;
+    const double s = 2 - zHinv(zH(2.5, e) - zh(2, e), e);
+    const double hx1 = zH(1.5, e) - 1;
+    uint32_t n = b - a + 1;
+    const double hn = zH(n + 0.5, e);
+    for (;;) {
+        double u = hn + oltp_rand_double(r) * (hx1 - hn);
+        double x = zHinv(u, e);
+        uint32_t k = (uint32_t)(x + 0.5);
+        if (k < 1)
+            k = 1;
+        else if (k > n)
+            k = n;
+        if (k - x <= s || u >= zH(k + 0.5, e) - zh(k, e))
+            return a + k - 1;
     }
-    double alpha = 1.0 / (1.0 - th);
-    double eta = (1.0 - pow(2.0 / (double)n, 1.0 - th)) /
-                 (1.0 - r->zeta2 / r->zetan);
-    double u = udouble(r), uz = u * r->zetan;
-    if (uz < 1.0)
-        return a;
-    if (uz < 1.0 + pow(0.5, th))
-        return n > 1 ? a + 1 : a;
-    uint64_t v = (uint64_t)((double)n * pow(eta * u - eta + 1.0, alpha));
-    return a + (uint32_t)(v >= n ? n - 1 : v);
 }
 
 static int rand_kind;
@@ -175,8 +208,8 @@ static uint32_t rnd(oltp_rng *r, uint32_t a, uint32_t b) {
 /* sb_rand_str: '#' becomes a digit, '@' a letter. */
 void oltp_rand_str(oltp_rng *r, const char *tmpl, char *out) {
     for (; *tmpl; tmpl++, out++)
-        *out = *tmpl == '#'   ? (char)('0' + oltp_rand_uniform(r, 0, 9))
-               : *tmpl == '@' ? (char)('a' + oltp_rand_uniform(r, 0, 25))
+        *out = *tmpl == '#'   ? (char)oltp_rand_uniform(r, '0', '9')
+               : *tmpl == '@' ? (char)oltp_rand_uniform(r, 'a', 'z')
                               : *tmpl;
     *out = 0;
 }
@@ -190,7 +223,7 @@ static const char PAD_TMPL[] =
 /* ---- the report (sysbench master's layout) ----------------------------- */
 
 /* sysbench's latency histogram: 1024 log buckets, 0.001 .. 100000 ms. */
-#define HB 1024
+#define HB OLTP_HB
 static const double H_MIN = 0.001, H_MAX = 100000.0;
 
 static int hbucket(double ms) {
@@ -289,25 +322,18 @@ static const char *const SQL[S_N] = {
     "DELETE FROM sbtest%d WHERE id=?",
     "INSERT INTO sbtest%d (id, k, c, pad) VALUES (?, ?, ?, ?)"};
 
-typedef struct thr {
-    int tid;
-    ffb_conn *conn;
-    oltp_rng rng;
-    ffb_stmt **st;   /* [tables][S_N] */
-    ffb_stmt *extra; /* select_random_* / bulk insert */
-    ffb_tx *itx;     /* the implicit transaction SELECTs keep open */
-    uint64_t reads, writes, others, events, errors, bulk_n;
-    uint64_t hist[HB];
-    double lat_min, lat_max, lat_sum, busy;
-    uint64_t rt0, rt1;
-    int failed;
-    char err[512];
-} thr;
+typedef oltp_thr thr;
 
-static int W;
+const oltp_opts *oltp_o = &O;
+static const oltp_drv *DRV;
+static int W, PIPE; /* PIPE: --mode=pipelined */
+/* Statement slots: per table, per statement kind, NC copies (pipelined
+   mode runs one SELECT per statement handle, so an event's point selects
+   need point_selects handles); then one extra (select_random_*, bulk). */
+static int NC = 1;
+#define SL(n, s, c) ((((int)(n)) * S_N + (s)) * NC + (c))
+static int EXTRA, NSLOTS;
 static double t_end;
-static ffb_tx_options TXO = {.version = FFB_TX_OPTIONS_VERSION,
-                             .isolation = FFB_ISO_SNAPSHOT};
 
 static double now(void) {
     struct timespec ts;
@@ -315,80 +341,51 @@ static double now(void) {
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static uint64_t rts(ffb_conn *c) {
-    ffb_stats s;
-    ffb_conn_stats(c, &s, sizeof(s));
-    return s.round_trips;
-}
-
-/* 1 = retry the event (-913 lock/update conflict, -803 unique violation),
-   0 = fatal (message kept). */
-static int fail(thr *t, const char *what, const ffb_error *e) {
-    int sc = e ? ffb_error_sqlcode(e) : 0;
-    if (sc == -913 || sc == -803)
-        return 1;
-    snprintf(t->err, sizeof(t->err), "%.200s: %.300s", what,
-             e ? ffb_error_message(e) : "failed");
+int oltp_fatal(thr *t, const char *what, const char *msg) {
+    if (!t->failed)
+        snprintf(t->err, sizeof(t->err), "%.200s: %.300s", what,
+                 msg ? msg : "failed");
     t->failed = 1;
-    return 0;
-}
-#define CK(expr)                                                               \
-    do {                                                                       \
-        if ((expr) < 0)                                                        \
-            return fail(t, #expr, ffb_conn_error(t->conn)) ? 1 : -1;          \
-    } while (0)
-
-static int connect_thr(thr *t) {
-    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
-    o.dsn = O.dsn;
-    o.user = O.user;
-    o.password = O.password;
-    o.charset = "UTF8";
-    o.io_timeout_ms = 600000;
-    if (ffb_conn_new(&o, &t->conn) != 0 || ffb_conn_connect(t->conn) != 0) {
-        fail(t, "connect", t->conn ? ffb_conn_error(t->conn) : NULL);
-        return -1;
-    }
-    return 0;
+    return -1;
 }
 
-static int prep(thr *t, ffb_tx *tx, ffb_stmt **out, const char *sql) {
-    if (ffb_stmt_new(t->conn, out) < 0 ||
-        ffb_stmt_prepare(*out, tx, sql, (size_t)-1) < 0) {
-        fail(t, sql, ffb_conn_error(t->conn));
-        return -1;
+int oltp_retryable(int sqlcode) { return sqlcode == -913 || sqlcode == -803; }
+
+int oltp_check_c(const char *s, size_t len) {
+    if (len < 119)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char want = i >= 119 ? ' ' : i % 12 == 11 ? '-' : '#';
+        if (want == '#' ? !(s[i] >= '0' && s[i] <= '9') : s[i] != want)
+            return 0;
     }
-    return 0;
+    return 1;
 }
 
 static char rp_sql[4096], rr_sql[8192];
 
 /* Every statement the workload runs, prepared before the clock starts
-   (sysbench's thread_init), in one transaction. */
+   (sysbench's thread_init); the implicit transaction they were prepared
+   in is committed. */
 static int prepare_stmts(thr *t) {
-    ffb_tx *tx;
     char sql[256];
-    t->st = calloc((size_t)O.tables * S_N, sizeof(*t->st));
-    if (ffb_tx_begin(t->conn, &TXO, &tx) < 0)
-        return fail(t, "begin", ffb_conn_error(t->conn)), -1;
     int rc = 0;
     if (W == W_RPOINTS)
-        rc = prep(t, tx, &t->extra, rp_sql);
+        rc = DRV->prepare(t, EXTRA, rp_sql);
     else if (W == W_RRANGES)
-        rc = prep(t, tx, &t->extra, rr_sql);
+        rc = DRV->prepare(t, EXTRA, rr_sql);
     else if (W == W_BULK) {
         snprintf(sql, sizeof(sql), "INSERT INTO sbtest%d VALUES (?, ?)",
                  t->tid + 1);
-        rc = prep(t, tx, &t->extra, sql);
+        rc = DRV->prepare(t, EXTRA, sql);
     } else
         for (int n = 0; n < O.tables && !rc; n++)
-            for (int s = 0; s < S_N && !rc; s++) {
-                snprintf(sql, sizeof(sql), SQL[s], n + 1);
-                rc = prep(t, tx, &t->st[n * S_N + s], sql);
-            }
-    if (!rc && ffb_tx_commit(tx) < 0)
-        (void)fail(t, "commit", ffb_conn_error(t->conn)), rc = -1;
-    ffb_tx_free(tx);
+            for (int s = 0; s < S_N && !rc; s++)
+                for (int c = 0; c < (s <= S_DISTINCT ? NC : 1) && !rc; c++) {
+                    snprintf(sql, sizeof(sql), SQL[s], n + 1);
+                    rc = DRV->prepare(t, SL(n, s, c), sql);
+                }
+    DRV->end_implicit(t);
     return rc;
 }
 
@@ -397,80 +394,34 @@ static uint32_t tnum(thr *t) {
 }
 static uint32_t rid(thr *t) { return rnd(&t->rng, 1, (uint32_t)O.table_size); }
 
-/* Run a SELECT and read every row; checks the row shape. */
-static int run_select(thr *t, ffb_stmt *st, ffb_tx *tx, int kind,
-                      long long want_max) {
-    CK(ffb_stmt_execute(st, tx));
-    long long rows = 0;
-    int r;
-    while ((r = ffb_stmt_fetch(st)) == 1) {
-        rows++;
-        if (kind == S_POINT || kind == S_SIMPLE || kind == S_ORDER ||
-            kind == S_DISTINCT) {
-            const char *c;
-            size_t len;
-            if (ffb_stmt_get_text(st, 0, &c, &len) < 0 || len != 120) {
-                snprintf(t->err, sizeof(t->err), "c is not CHAR(120)");
-                return t->failed = 1, -1;
-            }
-        }
-    }
-    if (r < 0)
-        CK(r);
-    if (rows > want_max) {
-        snprintf(t->err, sizeof(t->err), "%lld rows, at most %lld expected",
-                 rows, want_max);
-        return t->failed = 1, -1;
+/* Run a SELECT, read and check every row: a point select gives at most 1
+   row, a range at most range-size, SUM exactly 1; c has sysbench's shape. */
+static int run_select(thr *t, int slot, int tx, int kind, long long max) {
+    long long rows;
+    int check = kind != S_SUM, rc;
+    if (PIPE)
+        return DRV->q_select(t, slot, check, max, kind == S_SUM);
+    if ((rc = DRV->select(t, slot, tx, check, &rows)))
+        return rc;
+    if (rows > max || (kind == S_SUM && rows != 1)) {
+        char m[64];
+        snprintf(m, sizeof(m), "%lld rows, %s %lld expected", rows,
+                 kind == S_SUM ? "exactly" : "at most", max);
+        return oltp_fatal(t, "select", m);
     }
     t->reads++;
     return 0;
 }
 
-/* One auto-committed DML: start + execute + commit in one write (the
-   start rides the execute), then its two answers. `st` prepared, or `sql`
-   executed immediately when st is NULL. Sets *n to the rows affected;
-   returns 0, 1 (retry) or -1 (fatal). */
-static int autocommit(thr *t, ffb_stmt *st, const char *sql, int64_t *n) {
-    ffb_tx *a;
-    const ffb_result *res;
-    CK(ffb_tx_begin(t->conn, &TXO, &a));
-    int q = st ? ffb_stmt_queue_execute(st, a, NULL, NULL)
-               : ffb_conn_queue_execute_immediate(t->conn, a, sql, (size_t)-1,
-                                                  NULL, 0, NULL, NULL);
-    if (q < 0 || ffb_tx_queue_commit(a, NULL, NULL) < 0 ||
-        ffb_conn_flush(t->conn) < 0) {
-        ffb_tx_free(a);
-        return fail(t, "queue", ffb_conn_error(t->conn)) ? 1 : -1;
-    }
-    int bad = 0;
-    *n = 0;
-    for (int k = 0; k < 2; k++) {
-        if (ffb_conn_next_result(t->conn, &res) != 1) {
-            ffb_tx_free(a);
-            return fail(t, "next_result", ffb_conn_error(t->conn)) ? 1 : -1;
-        }
-        if (ffb_result_status(res) != 0 && !bad)
-            bad = fail(t, "dml", ffb_result_error(res)) ? 2 : 1;
-        if (k == 0)
-            *n = ffb_result_rows_affected(res);
-    }
-    if (ffb_tx_is_active(a))
-        ffb_tx_rollback(a);
-    ffb_tx_free(a);
-    return bad == 2 ? 1 : bad ? -1 : 0;
-}
-
-/* A DML statement: inside `tx`, or auto-committed when tx is NULL. */
-static int run_dml(thr *t, ffb_stmt *st, ffb_tx *tx) {
+/* A DML statement: inside the explicit transaction (tx 1), or
+   auto-committed. Counted as write when it changed rows. */
+static int run_dml(thr *t, int slot, int tx) {
     int64_t n;
-    if (tx) {
-        CK(ffb_stmt_execute(st, tx));
-        n = ffb_stmt_rows_affected(st);
-    } else {
-        int rc = autocommit(t, st, NULL, &n);
-        if (rc)
-            return rc;
-    }
+    if (PIPE && tx)
+        return DRV->q_dml(t, slot);
+    int rc = DRV->dml(t, slot, tx, &n);
+    if (rc)
+        return rc;
     if (n > 0)
         t->writes++;
     else
@@ -478,32 +429,31 @@ static int run_dml(thr *t, ffb_stmt *st, ffb_tx *tx) {
     return 0;
 }
 
-static void bind_c(thr *t, ffb_stmt *st, unsigned idx, const char *tmpl) {
+static void bind_c(thr *t, int slot, unsigned idx, const char *tmpl) {
     char buf[128];
     oltp_rand_str(&t->rng, tmpl, buf);
-    ffb_stmt_bind_text(st, idx, buf, (size_t)-1);
+    DRV->bind_text(t, slot, idx, buf);
 }
 
-#define ST(n, s) t->st[(n) * S_N + (s)]
-
-static int ranges(thr *t, ffb_tx *tx, int kind, long long count) {
+static int ranges(thr *t, int tx, int kind, long long count) {
     for (long long i = 0; i < count; i++) {
         uint32_t n = tnum(t), id = rid(t);
-        ffb_stmt *st = ST(n, kind);
-        ffb_stmt_bind_int64(st, 0, id);
-        ffb_stmt_bind_int64(st, 1, (int64_t)id + O.range_size - 1);
-        int rc = run_select(t, st, tx, kind, kind == S_SUM ? 1 : O.range_size);
+        int slot = SL(n, kind, PIPE ? i : 0);
+        DRV->bind_int(t, slot, 0, id);
+        DRV->bind_int(t, slot, 1, (int64_t)id + O.range_size - 1);
+        int rc = run_select(t, slot, tx, kind, kind == S_SUM ? 1 : O.range_size);
         if (rc)
             return rc;
     }
     return 0;
 }
 
-static int reads(thr *t, ffb_tx *tx) {
+static int reads(thr *t, int tx) {
     uint32_t n = tnum(t);
     for (long long i = 0; i < O.point_selects; i++) {
-        ffb_stmt_bind_int64(ST(n, S_POINT), 0, rid(t));
-        int rc = run_select(t, ST(n, S_POINT), tx, S_POINT, 1);
+        int slot = SL(n, S_POINT, PIPE ? i : 0);
+        DRV->bind_int(t, slot, 0, rid(t));
+        int rc = run_select(t, slot, tx, S_POINT, 1);
         if (rc)
             return rc;
     }
@@ -518,20 +468,20 @@ static int reads(thr *t, ffb_tx *tx) {
     return 0;
 }
 
-static int upd_index(thr *t, ffb_tx *tx) {
-    uint32_t n = tnum(t);
-    ffb_stmt_bind_int64(ST(n, S_UPD_IDX), 0, rid(t));
-    return run_dml(t, ST(n, S_UPD_IDX), tx);
+static int upd_index(thr *t, int tx) {
+    int slot = SL(tnum(t), S_UPD_IDX, 0);
+    DRV->bind_int(t, slot, 0, rid(t));
+    return run_dml(t, slot, tx);
 }
 
-static int upd_nonidx(thr *t, ffb_tx *tx) {
-    uint32_t n = tnum(t);
-    bind_c(t, ST(n, S_UPD_NONIDX), 0, C_TMPL);
-    ffb_stmt_bind_int64(ST(n, S_UPD_NONIDX), 1, rid(t));
-    return run_dml(t, ST(n, S_UPD_NONIDX), tx);
+static int upd_nonidx(thr *t, int tx) {
+    int slot = SL(tnum(t), S_UPD_NONIDX, 0);
+    bind_c(t, slot, 0, C_TMPL);
+    DRV->bind_int(t, slot, 1, rid(t));
+    return run_dml(t, slot, tx);
 }
 
-static int writes(thr *t, ffb_tx *tx) {
+static int writes(thr *t, int tx) {
     int rc;
     for (long long i = 0; i < O.index_updates; i++)
         if ((rc = upd_index(t, tx)))
@@ -541,12 +491,12 @@ static int writes(thr *t, ffb_tx *tx) {
             return rc;
     for (long long i = 0; i < O.delete_inserts; i++) {
         uint32_t n = tnum(t), id = rid(t);
-        ffb_stmt_bind_int64(ST(n, S_DELETE), 0, id);
-        if ((rc = run_dml(t, ST(n, S_DELETE), tx)))
+        DRV->bind_int(t, SL(n, S_DELETE, 0), 0, id);
+        if ((rc = run_dml(t, SL(n, S_DELETE, 0), tx)))
             return rc;
-        ffb_stmt *ins = ST(n, S_INSERT);
-        ffb_stmt_bind_int64(ins, 0, id);
-        ffb_stmt_bind_int64(ins, 1, rid(t));
+        int ins = SL(n, S_INSERT, 0);
+        DRV->bind_int(t, ins, 0, id);
+        DRV->bind_int(t, ins, 1, rid(t));
         bind_c(t, ins, 2, C_TMPL);
         bind_c(t, ins, 3, PAD_TMPL);
         if ((rc = run_dml(t, ins, tx)))
@@ -555,45 +505,23 @@ static int writes(thr *t, ffb_tx *tx) {
     return 0;
 }
 
-/* The transaction SELECTs outside BEGIN keep open (the Edition's rule). */
-static ffb_tx *implicit_tx(thr *t) {
-    if (!t->itx && ffb_tx_begin(t->conn, &TXO, &t->itx) < 0)
-        t->itx = NULL;
-    return t->itx;
-}
-
-static int bulk_flush(thr *t, ffb_batch **b) {
-    if (!*b)
-        return 0;
-    ffb_tx *tx;
-    int rc = 0;
-    if (ffb_tx_begin(t->conn, &TXO, &tx) < 0 || ffb_batch_execute(*b, tx) < 0)
-        (void)fail(t, "batch", ffb_conn_error(t->conn)), rc = -1;
-    if (ffb_tx_is_active(tx) && ffb_tx_commit(tx) < 0)
-        (void)fail(t, "commit", ffb_conn_error(t->conn)), rc = -1;
-    ffb_tx_free(tx);
-    ffb_batch_free(*b);
-    *b = NULL;
-    return rc;
-}
-
-static ffb_batch *bulk_b[1024];
-
-/* One event; returns 0, 1 (retry: ignored error) or -1 (fatal). */
+/* One event; returns 0, 1 (retry: ignored error) or -1 (fatal). In
+   pipelined mode the event's statements are queued and go in one write
+   (with the lazy start), then the commit. */
 static int event(thr *t) {
     int explicit_tx = (W == W_RO || W == W_RW || W == W_WO) && !O.skip_trx;
-    ffb_tx *tx = NULL;
     int rc = 0;
     if (explicit_tx) {
-        if (ffb_tx_begin(t->conn, &TXO, &tx) < 0)
-            return fail(t, "begin", ffb_conn_error(t->conn)) ? 1 : -1;
+        if ((rc = DRV->begin(t)))
+            return rc;
         t->others++;
     }
+    int tx = explicit_tx;
     switch (W) {
     case W_POINT: {
-        uint32_t n = tnum(t);
-        ffb_stmt_bind_int64(ST(n, S_POINT), 0, rid(t));
-        rc = run_select(t, ST(n, S_POINT), implicit_tx(t), S_POINT, 1);
+        int slot = SL(tnum(t), S_POINT, 0);
+        DRV->bind_int(t, slot, 0, rid(t));
+        rc = run_select(t, slot, 0, S_POINT, 1);
         break;
     }
     case W_RO: rc = reads(t, tx); break;
@@ -603,12 +531,12 @@ static int event(thr *t) {
             rc = writes(t, tx);
         break;
     case W_WO: rc = writes(t, tx); break;
-    case W_UPD_IDX: rc = upd_index(t, NULL); break;
-    case W_UPD_NONIDX: rc = upd_nonidx(t, NULL); break;
+    case W_UPD_IDX: rc = upd_index(t, 0); break;
+    case W_UPD_NONIDX: rc = upd_nonidx(t, 0); break;
     case W_DELETE: {
-        uint32_t n = tnum(t);
-        ffb_stmt_bind_int64(ST(n, S_DELETE), 0, rid(t));
-        rc = run_dml(t, ST(n, S_DELETE), NULL);
+        int slot = SL(tnum(t), S_DELETE, 0);
+        DRV->bind_int(t, slot, 0, rid(t));
+        rc = run_dml(t, slot, 0);
         break;
     }
     case W_INSERT: {
@@ -620,7 +548,7 @@ static int event(thr *t) {
                  "INSERT INTO sbtest%u (k, c, pad) VALUES (%u, '%s', '%s')",
                  tnum(t) + 1, rid(t), c, pad);
         int64_t n;
-        rc = autocommit(t, NULL, sql, &n);
+        rc = DRV->insert_sql(t, sql, &n);
         if (!rc)
             t->writes++;
         break;
@@ -631,54 +559,39 @@ static int event(thr *t) {
         uint32_t lo = rlen * (uint32_t)t->tid, hi = lo + rlen;
         if (W == W_RPOINTS)
             for (int i = 0; i < O.random_points; i++)
-                ffb_stmt_bind_int64(t->extra, (unsigned)i, rnd(&t->rng, lo, hi));
+                DRV->bind_int(t, EXTRA, (unsigned)i, rnd(&t->rng, lo, hi));
         else
             for (int i = 0; i < O.number_of_ranges; i++) {
                 uint32_t v = rnd(&t->rng, lo, hi);
-                ffb_stmt_bind_int64(t->extra, (unsigned)(2 * i), v);
-                ffb_stmt_bind_int64(t->extra, (unsigned)(2 * i + 1),
-                                    (int64_t)v + O.delta);
+                DRV->bind_int(t, EXTRA, (unsigned)(2 * i), v);
+                DRV->bind_int(t, EXTRA, (unsigned)(2 * i + 1),
+                              (int64_t)v + O.delta);
             }
-        CK(ffb_stmt_execute(t->extra, implicit_tx(t)));
-        int r;
-        while ((r = ffb_stmt_fetch(t->extra)) == 1)
-            ;
-        CK(r);
-        t->reads++;
+        long long rows;
+        rc = DRV->select(t, EXTRA, 0, 0, &rows);
+        if (!rc && W == W_RRANGES && rows != 1)
+            rc = oltp_fatal(t, "select_random_ranges", "not one row");
+        if (!rc)
+            t->reads++;
         break;
     }
-    case W_BULK: {
-        ffb_batch **b = &bulk_b[t->tid];
-        if (!*b) {
-            ffb_batch_options bo = FFB_BATCH_OPTIONS_INIT;
-            bo.commit = 1;
-            CK(ffb_batch_new(t->extra, &bo, b));
-        }
+    case W_BULK:
         t->bulk_n++;
-        ffb_stmt_bind_int64(t->extra, 0, (int64_t)t->bulk_n);
-        ffb_stmt_bind_int64(t->extra, 1, (int64_t)t->bulk_n);
-        CK(ffb_batch_add(*b));
-        if (t->bulk_n % 1000 == 0)
-            rc = bulk_flush(t, b);
+        DRV->bind_int(t, EXTRA, 0, (int64_t)t->bulk_n);
+        DRV->bind_int(t, EXTRA, 1, (int64_t)t->bulk_n);
+        rc = DRV->bulk_add(t, EXTRA);
+        if (!rc && t->bulk_n % 1000 == 0)
+            rc = DRV->bulk_flush(t);
         break;
     }
+    if (!rc && PIPE && explicit_tx)
+        rc = DRV->q_run(t);
+    if (explicit_tx && rc == 0) {
+        if ((rc = DRV->commit(t)) == 0)
+            t->others++;
     }
-    if (explicit_tx) {
-        if (rc == 0) {
-            if (ffb_tx_commit(tx) < 0)
-                rc = fail(t, "commit", ffb_conn_error(t->conn)) ? 1 : -1;
-            else
-                t->others++;
-        }
-        if (rc && ffb_tx_is_active(tx))
-            ffb_tx_rollback(tx);
-        ffb_tx_free(tx);
-    }
-    if (rc == 1 && t->itx) { /* a conflict ends the implicit transaction */
-        ffb_tx_rollback(t->itx);
-        ffb_tx_free(t->itx);
-        t->itx = NULL;
-    }
+    if (rc == 1) /* a conflict: roll back, end the implicit transaction */
+        DRV->rollback(t);
     return rc;
 }
 
@@ -698,18 +611,23 @@ static int take_event(void) {
     return ok;
 }
 
+/* Four meeting points of the workers and the main thread: ready, go,
+   done, released (the proxy's counter is read between them). */
 static pthread_barrier_t bar;
+static char drv_desc[256];
 
 static void *worker(void *arg) {
     thr *t = arg;
-    int ok = connect_thr(t) == 0 && prepare_stmts(t) == 0;
-    pthread_barrier_wait(&bar);
-    if (!ok)
-        return NULL;
+    int ok = DRV->connect(t, NSLOTS) == 0 && prepare_stmts(t) == 0;
+    if (ok && t->tid == 0)
+        DRV->describe(t, drv_desc, sizeof(drv_desc));
+    pthread_barrier_wait(&bar); /* ready */
+    pthread_barrier_wait(&bar); /* go */
     t->lat_min = 1e300;
-    t->rt0 = rts(t->conn);
+    uint64_t (*rt)(thr *) = DRV->round_trips;
+    t->rt0 = ok ? rt(t) : 0;
     double t0 = now();
-    while (!t->failed && take_event()) {
+    while (ok && !t->failed && take_event()) {
         double e0 = now();
         int rc;
         while ((rc = event(t)) == 1)
@@ -725,21 +643,88 @@ static void *worker(void *arg) {
             t->lat_max = ms;
         t->hist[hbucket(ms)]++;
     }
-    if (W == W_BULK && !t->failed)
-        bulk_flush(t, &bulk_b[t->tid]);
-    t->rt1 = rts(t->conn); /* the implicit tx's final commit is not an event's */
-    if (t->itx) {
-        ffb_tx_commit(t->itx);
-        ffb_tx_free(t->itx);
-        t->itx = NULL;
-    }
+    if (ok && W == W_BULK && !t->failed)
+        DRV->bulk_flush(t);
+    t->rt1 = ok ? rt(t) : 0; /* the implicit tx's final commit is no event's */
     t->busy = now() - t0;
+    pthread_barrier_wait(&bar); /* done */
+    pthread_barrier_wait(&bar); /* released */
+    if (t->d) {
+        DRV->end_implicit(t);
+        DRV->disconnect(t);
+    }
     return NULL;
 }
 
-/* ---- prepare / cleanup ------------------------------------------------- */
+/* ffb-proxy's turns (bench/README.md "Counters"): SIGUSR1 makes it
+   rewrite its stats file with a higher seq. Returns the turns over all
+   connections, or -1. */
+static long long proxy_turns(void) {
+    if (!O.proxy_pid || !O.proxy_stats)
+        return -1;
+    long long seq0 = -1;
+    for (int i = 0; i < 2000; i++) {
+        long long seq = -1, turns = -1;
+        FILE *f = fopen(O.proxy_stats, "r");
+        if (f) {
+            char line[512];
+            if (fgets(line, sizeof(line), f)) {
+                const char *p = strstr(line, "seq="), *q = strstr(line, " turns=");
+                if (p && q) {
+                    seq = atoll(p + 4);
+                    turns = atoll(q + 7);
+                }
+            }
+            fclose(f);
+        }
+        if (i == 0) {
+            seq0 = seq;
+            if (kill((pid_t)O.proxy_pid, SIGUSR1) != 0)
+                return -1;
+        } else if (seq > seq0)
+            return turns;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return -1;
+}
 
-static int exec_ddl(thr *t, const char *sql, int ignore_missing) {
+/* ---- prepare / cleanup (libfastfb for either driver: not timed) -------- */
+
+typedef struct adm {
+    ffb_conn *conn;
+    oltp_rng rng;
+    char err[512];
+} adm;
+
+static const ffb_tx_options TXO = {.version = FFB_TX_OPTIONS_VERSION,
+                                   .isolation = FFB_ISO_SNAPSHOT};
+
+static int fail(adm *t, const char *what, const ffb_error *e) {
+    snprintf(t->err, sizeof(t->err), "%.200s: %.300s", what,
+             e ? ffb_error_message(e) : "failed");
+    return -1;
+}
+
+static int adm_connect(adm *t) {
+    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
+    o.dsn = O.dsn;
+    o.user = O.user;
+    o.password = O.password;
+    o.charset = "UTF8";
+    o.io_timeout_ms = 600000;
+    if (ffb_conn_new(&o, &t->conn) != 0 || ffb_conn_connect(t->conn) != 0)
+        return fail(t, "connect", t->conn ? ffb_conn_error(t->conn) : NULL);
+    return 0;
+}
+
+static void adm_bind_c(adm *t, ffb_stmt *st, unsigned idx, const char *tmpl) {
+    char buf[128];
+    oltp_rand_str(&t->rng, tmpl, buf);
+    ffb_stmt_bind_text(st, idx, buf, (size_t)-1);
+}
+
+static int exec_ddl(adm *t, const char *sql, int ignore_missing) {
     ffb_tx *tx;
     if (ffb_tx_begin(t->conn, NULL, &tx) < 0)
         return fail(t, "begin", ffb_conn_error(t->conn)), -1;
@@ -754,7 +739,7 @@ static int exec_ddl(thr *t, const char *sql, int ignore_missing) {
     return rc < 0 && !ignore_missing ? -1 : 0;
 }
 
-static int cmd_prepare(thr *t) {
+static int cmd_prepare(adm *t) {
     char sql[512];
     if (W == W_BULK) {
         for (int i = 1; i <= O.threads; i++) {
@@ -784,7 +769,9 @@ static int cmd_prepare(thr *t) {
                  "INSERT INTO sbtest%d (id, k, c, pad) VALUES (?, ?, ?, ?)", n);
         ffb_stmt *st;
         ffb_tx *tx;
-        if (ffb_tx_begin(t->conn, &TXO, &tx) < 0 || prep(t, tx, &st, sql) ||
+        if (ffb_tx_begin(t->conn, &TXO, &tx) < 0 ||
+            ffb_stmt_new(t->conn, &st) < 0 ||
+            ffb_stmt_prepare(st, tx, sql, (size_t)-1) < 0 ||
             ffb_tx_commit(tx) < 0)
             return fail(t, sql, ffb_conn_error(t->conn)), -1;
         ffb_tx_free(tx);
@@ -797,9 +784,9 @@ static int cmd_prepare(thr *t) {
                 return fail(t, "batch", ffb_conn_error(t->conn)), -1;
             for (int k = 0; k < 1000 && i <= O.table_size; k++, i++) {
                 ffb_stmt_bind_int64(st, 0, i);
-                ffb_stmt_bind_int64(st, 1, rid(t));
-                bind_c(t, st, 2, C_TMPL);
-                bind_c(t, st, 3, PAD_TMPL);
+                ffb_stmt_bind_int64(st, 1, rnd(&t->rng, 1, (uint32_t)O.table_size));
+                adm_bind_c(t, st, 2, C_TMPL);
+                adm_bind_c(t, st, 3, PAD_TMPL);
                 if (ffb_batch_add(b) < 0)
                     return fail(t, "batch_add", ffb_conn_error(t->conn)), -1;
             }
@@ -831,7 +818,7 @@ static int cmd_prepare(thr *t) {
     return 0;
 }
 
-static int cmd_cleanup(thr *t) {
+static int cmd_cleanup(adm *t) {
     char sql[64];
     long long n = W == W_BULK ? O.threads : O.tables;
     for (long long i = 1; i <= n; i++) {
@@ -857,6 +844,7 @@ static int cmd_run(FILE *out) {
     events_left = (uint64_t)O.events;
     double horizon = O.time > 0 ? (double)O.time : 1e12;
     pthread_barrier_init(&bar, NULL, (unsigned)O.threads + 1);
+    t_end = 1e300;
     for (int i = 0; i < O.threads; i++) {
         ts[i].tid = i;
         oltp_rand_seed(&ts[i].rng, (uint64_t)O.rand_seed + (uint64_t)i);
@@ -866,15 +854,19 @@ static int cmd_run(FILE *out) {
     fprintf(out, "Number of threads: %lld\n", O.threads);
     fprintf(out, "Initializing random number generator from seed (%lld).\n\n",
             O.rand_seed);
-    t_end = now() + horizon;
-    pthread_barrier_wait(&bar); /* connected and prepared: the clock starts */
+    pthread_barrier_wait(&bar); /* ready: connected and prepared */
+    long long p0 = proxy_turns();
     double c0 = cpu_seconds();
     double t0 = now();
     t_end = t0 + horizon;
+    pthread_barrier_wait(&bar); /* go: the clock starts */
     fprintf(out, "Threads started!\n\n");
+    pthread_barrier_wait(&bar); /* done */
+    double el = now() - t0, cpu = cpu_seconds() - c0;
+    long long p1 = proxy_turns();
+    pthread_barrier_wait(&bar); /* released: commit, disconnect */
     for (int i = 0; i < O.threads; i++)
         pthread_join(th[i], NULL);
-    double el = now() - t0, cpu = cpu_seconds() - c0;
     oltp_report_in r = {.elapsed = el, .percentile = (int)O.percentile,
                         .lat_min = 1e300};
     static uint64_t hist[HB];
@@ -911,23 +903,18 @@ static int cmd_run(FILE *out) {
     if (!r.events)
         r.lat_min = 0;
     r.lat_pct = oltp_percentile(hist, (double)O.percentile);
-    r.rt_per_event = r.events ? (double)rt / r.events : 0;
+    /* the driver's own counter; fbclient has none: the proxy's turns */
+    int own = DRV->round_trips != NULL && ts[0].rt0 != UINT64_MAX;
+    r.rt_per_event = !r.events ? 0
+                     : own     ? (double)rt / r.events
+                     : p0 >= 0 && p1 >= p0 ? (double)(p1 - p0) / r.events
+                                           : -1;
     r.cpu_us_per_event = r.events ? cpu * 1e6 / r.events : 0;
     oltp_report(out, &r);
-    for (int i = 0; i < O.threads; i++) {
-        thr *t = &ts[i];
-        if (t->st)
-            for (long long k = 0; k < O.tables * S_N; k++)
-                if (t->st[k])
-                    ffb_stmt_free(t->st[k]);
-        if (t->extra)
-            ffb_stmt_free(t->extra);
-        free(t->st);
-        if (t->conn) {
-            ffb_conn_close(t->conn);
-            ffb_conn_free(t->conn);
-        }
-    }
+    if (p0 >= 0 && p1 >= p0 && r.events)
+        fprintf(out, "%-41s%.2f\n", "proxy turns per event:",
+                (double)(p1 - p0) / r.events);
+    fprintf(out, "%-41s%s\n", "client:", drv_desc);
     free(ts);
     free(th);
     return bad;
@@ -973,12 +960,31 @@ int oltp_main(int argc, char **argv) {
         O.dsn = getenv("FFB_OLTP_DSN");
     if (!O.dsn)
         return fprintf(stderr, "ffb-oltp: --dsn=host/port:path needed\n"), 2;
-    if (strcmp(O.driver, "libfastfb"))
-        return fprintf(stderr, "ffb-oltp: --driver=%s is not implemented yet "
-                               "(only libfastfb)\n", O.driver), 2;
-    if (strcmp(O.mode, "sysbench"))
-        return fprintf(stderr, "ffb-oltp: --mode=%s is not implemented yet\n",
-                       O.mode), 2;
+    DRV = !strcmp(O.driver, "libfastfb")  ? &oltp_drv_ffb
+          : !strcmp(O.driver, "fbclient") ? &oltp_drv_fbclient
+                                          : NULL;
+    if (!DRV)
+        return fprintf(stderr, "ffb-oltp: --driver=%s: libfastfb or "
+                               "fbclient\n", O.driver), 2;
+    if (strcmp(O.mode, "sysbench") && strcmp(O.mode, "pipelined"))
+        return fprintf(stderr, "ffb-oltp: --mode=%s: sysbench or "
+                               "pipelined\n", O.mode), 2;
+    PIPE = !strcmp(O.mode, "pipelined") && (W == W_RO || W == W_RW ||
+                                           W == W_WO) && !O.skip_trx;
+    if (!strcmp(O.mode, "pipelined") && !DRV->q_run)
+        return fprintf(stderr, "ffb-oltp: --mode=pipelined needs "
+                               "--driver=libfastfb\n"), 2;
+    if (PIPE) { /* one statement handle per SELECT of an event */
+        long long m = O.point_selects;
+        long long k[4] = {O.simple_ranges, O.sum_ranges, O.order_ranges,
+                          O.distinct_ranges};
+        for (int i = 0; i < 4; i++)
+            m = k[i] > m ? k[i] : m;
+        if (m > 100)
+            return fprintf(stderr, "ffb-oltp: too many statements per event "
+                                   "for --mode=pipelined\n"), 2;
+        NC = m > 0 ? (int)m : 1;
+    }
     const char *rt[] = {"uniform", "gaussian", "special", "pareto", "zipfian"};
     rand_kind = -1;
     for (int i = 0; i < 5; i++)
@@ -1005,12 +1011,14 @@ int oltp_main(int argc, char **argv) {
         p += snprintf(rr_sql + p, sizeof(rr_sql) - (size_t)p,
                       "%sk BETWEEN ? AND ?", i ? " OR " : "");
     const char *cmd = argv[2];
-    printf("ffb-oltp (sysbench-compatible) driver=%s libfastfb %s dsn=%s "
-           "workload=%s rand-type=%s\n\n", O.driver, ffb_version(), O.dsn,
-           WNAMES[W], O.rand_type);
+    EXTRA = (int)O.tables * S_N * NC;
+    NSLOTS = EXTRA + 1;
+    printf("ffb-oltp (sysbench-compatible) driver=%s mode=%s libfastfb %s "
+           "dsn=%s workload=%s rand-type=%s\n\n", O.driver, O.mode,
+           ffb_version(), O.dsn, WNAMES[W], O.rand_type);
     if (!strcmp(cmd, "run"))
         return cmd_run(stdout);
-    thr t = {0};
+    adm t = {0};
     oltp_rand_seed(&t.rng, (uint64_t)O.rand_seed);
     if (!strcmp(cmd, "createdb")) { /* ours: a UTF8 database, as the Edition */
         ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
@@ -1031,7 +1039,7 @@ int oltp_main(int argc, char **argv) {
         ffb_conn_free(t.conn);
         return 0;
     }
-    if (connect_thr(&t)) {
+    if (adm_connect(&t)) {
         fprintf(stderr, "FATAL: %s\n", t.err);
         return 1;
     }

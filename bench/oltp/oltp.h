@@ -10,17 +10,21 @@ typedef struct oltp_opts {
         order_ranges, distinct_ranges, index_updates, non_index_updates,
         delete_inserts, random_points, number_of_ranges, delta, percentile;
     int range_selects, auto_inc, skip_trx, create_secondary;
+    long long proxy_pid;
     const char *rand_type, *dsn, *user, *password, *driver, *mode, *out,
-        *ps_mode;
+        *ps_mode, *fb_client, *proxy_stats;
 } oltp_opts;
 
 typedef struct oltp_rng {
     uint64_t s[2];
-    uint64_t zipf_n;
-    double zetan, zeta2;
+
 } oltp_rng;
 
+/* A thread's stream as sysbench's sb_rand_thread_init() makes it:
+   srandom(seed), then two 64-bit words from four random() calls. */
 void oltp_rand_seed(oltp_rng *r, uint64_t seed);
+/* sb_rand_uniform_double(): [0, 1) from the top 52 bits */
+double oltp_rand_double(oltp_rng *r);
 uint64_t oltp_rand_next(oltp_rng *r);
 uint32_t oltp_rand_uniform(oltp_rng *r, uint32_t a, uint32_t b);
 uint32_t oltp_rand_gaussian(oltp_rng *r, uint32_t a, uint32_t b);

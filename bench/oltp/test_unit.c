@@ -1,5 +1,7 @@
-/* Unit tests of ffb-oltp: sysbench's random distributions (fixed seeds,
-   distribution properties) and the report layout (golden file). */
+/* Unit tests of ffb-oltp: sysbench's random distributions (known answers
+   taken from sysbench's own sb_rand.c, distribution properties) and the
+   report layout (golden file). */
+#define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +67,34 @@ int main(int argc, char **argv) {
     oltp_rand_seed(&b, 8);
     T(oltp_rand_next(&a) != oltp_rand_next(&b), "seeds 7 and 8 agree");
 
+    /* Known answers: the first five values on [1, 10000] from the state
+       {0x0123456789abcdef, 0xfedcba9876543210}, as sysbench's sb_rand.c
+       (master for uniform, gaussian, pareto, zipfian; 1.0.20 for special)
+       gives them - computed by its own functions (bench/oltp/README.md
+       "Random numbers"). */
+    static const uint32_t ka[5][5] = {
+        {10000, 9669, 6359, 4861, 5738}, /* uniform */
+        {5597, 6758, 5558, 5171, 2926},  /* gaussian */
+        {5051, 5048, 5014, 4999, 5008},  /* special */
+        {10000, 7839, 382, 55, 182},     /* pareto */
+        {1, 1, 191, 668, 334}};          /* zipfian */
+    gen gens[5] = {oltp_rand_uniform, oltp_rand_gaussian, oltp_rand_special,
+                   oltp_rand_pareto, oltp_rand_zipfian};
+    for (int k = 0; k < 5; k++) {
+        oltp_rng r = {{0x0123456789abcdefULL, 0xfedcba9876543210ULL}};
+        int okk = 1;
+        for (int i = 0; i < 5; i++)
+            okk &= gens[k](&r, 1, 10000) == ka[k][i];
+        T(okk, "distribution %d differs from sysbench's known answers", k);
+    }
+    /* sysbench seeds a thread with srandom(seed) and four random() */
+    srandom(42);
+    uint64_t w0 = (uint64_t)random() << 32, w1 = (uint64_t)random();
+    uint64_t w2 = (uint64_t)random() << 32, w3 = (uint64_t)random();
+    oltp_rand_seed(&a, 42);
+    T(a.s[0] == (w0 | w1) && a.s[1] == (w2 | w3), "seed differs from "
+      "sb_rand_thread_init");
+
     /* uniform: flat; every value within 25 % (5 sd) of N/1000 */
     draw(oltp_rand_uniform, 1, c, &mean);
     int flat = 1;
@@ -81,10 +111,11 @@ int main(int argc, char **argv) {
     double g1 = share(c, 417, 583);
     T(g1 > 0.64 && g1 < 0.72, "gaussian +-1 sd holds %.3f", g1);
 
-    /* special (1.0.20): 75 % in the central 1 % [496, 505] plus the
-       gaussian's share of it */
+    /* special (1.0.20): 75 % in the central 1 % plus the gaussian's share
+       of it; sysbench maps the same draw that chose the branch (in [0.25,
+       1)) onto [t/2 - t/200, t/2 + t/200 + 1), t = 999: values 498..506 */
     draw(oltp_rand_special, 3, c, &mean);
-    double sp = share(c, 496, 505);
+    double sp = share(c, 498, 506);
     T(sp > 0.75 && sp < 0.79, "special's central 1 %% holds %.3f", sp);
 
     /* pareto h = 0.2: 80 % of the values in the first 20 % */
