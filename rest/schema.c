@@ -134,6 +134,8 @@ int rest_routine_set_returns(rest_routine *r, const char *d, size_t n) {
                 else
                     break;
             }
+            if (d[i] == '\0')
+                return 0; /* no identifier holds a NUL */
             name[k++] = d[i];
         }
         if (i >= n || d[i] != '"')
