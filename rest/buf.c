@@ -59,6 +59,22 @@ void rbuf_addc(rbuf *b, char c) {
     b->p[b->len++] = c;
 }
 
+size_t rest_fmt_i64(char *dst, int64_t v) {
+    char t[20];
+    size_t n = 0, len = 0;
+    /* in uint64_t: -INT64_MIN does not fit in int64_t */
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do
+        t[n++] = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (v < 0)
+        dst[len++] = '-';
+    while (n)
+        dst[len++] = t[--n];
+    dst[len] = '\0';
+    return len;
+}
+
 void rbuf_printf(rbuf *b, const char *fmt, ...) {
     char tmp[256];
     va_list ap;

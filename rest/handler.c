@@ -313,17 +313,22 @@ static void respond(rest_req *r, uint64_t rts, int used_db) {
         if (1 + upper - lower < rr->total)
             status = 206;
     }
+    /* lower-upper/total, "*" for an empty page or an unknown total
+       (3 numbers of at most 20 characters fit in tmp) */
+    size_t tl = 0;
     if (rr->nrows == 0)
-        snprintf(tmp, sizeof tmp, "*/");
-    else
-        snprintf(tmp, sizeof tmp, "%lld-%lld/", (long long)lower,
-                 (long long)upper);
-    size_t tl = strlen(tmp);
+        tmp[tl++] = '*';
+    else {
+        tl += rest_fmt_i64(tmp + tl, lower);
+        tmp[tl++] = '-';
+        tl += rest_fmt_i64(tmp + tl, upper);
+    }
+    tmp[tl++] = '/';
     if (rr->total >= 0)
-        snprintf(tmp + tl, sizeof tmp - tl, "%lld", (long long)rr->total);
+        tl += rest_fmt_i64(tmp + tl, rr->total);
     else
-        snprintf(tmp + tl, sizeof tmp - tl, "*");
-    add_header(req, "content-range", tmp, strlen(tmp));
+        tmp[tl++] = '*';
+    add_header(req, "content-range", tmp, tl);
     static const char *const applied[] = {NULL, "count=exact", "count=planned",
                                           "count=estimated"};
     if (rr->count)

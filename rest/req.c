@@ -180,8 +180,12 @@ void rest_req_timing(rest_req *r, uint64_t rts) {
     char tmp[64];
     if (!r->app->cfg->server_timing)
         return;
-    snprintf(tmp, sizeof tmp, "db;desc=\"rt=%llu\"", (unsigned long long)rts);
-    rest_http_add_header(r->req, "server-timing", tmp, strlen(tmp));
+    static const char pre[] = "db;desc=\"rt=";
+    memcpy(tmp, pre, sizeof pre - 1);
+    size_t n = sizeof pre - 1;
+    n += rest_fmt_i64(tmp + n, rts > INT64_MAX ? INT64_MAX : (int64_t)rts);
+    tmp[n++] = '"';
+    rest_http_add_header(r->req, "server-timing", tmp, n);
 }
 
 void rest_req_send_error(rest_req *r) {

@@ -23,8 +23,10 @@ void rest_gen_quote(rbuf *b, const char *name) {
 
 /* A column as the SQL names it: qualified by the generator's alias. */
 static void col_ref(gen *g, rbuf *b, const rest_column *c) {
-    if (g->qual)
-        rbuf_printf(b, "%s.", g->qual);
+    if (g->qual) {
+        rbuf_adds(b, g->qual);
+        rbuf_addc(b, '.');
+    }
     quote_ident(b, c->name);
 }
 
@@ -100,7 +102,10 @@ int rest_gen_cond(gen *g, const rest_cond *c, rbuf *b) {
         case REST_OP_LT:
         case REST_OP_LTE:
             col_ref(g, b, col);
-            rbuf_printf(b, " %s ?", cmp[c->op]);
+            /* per filter of every request: no printf */
+            rbuf_addc(b, ' ');
+            rbuf_adds(b, cmp[c->op]);
+            rbuf_adds(b, " ?");
             if (text_param(g, c->value) < 0)
                 return -1;
             break;

@@ -57,6 +57,27 @@ int main(void) {
     }
     json_double(&b, NAN);
     expect("nan", &b, "null");
+
+    /* rest_fmt_i64 (buf.c: the Content-Range and Server-Timing numbers) */
+    static const struct {
+        int64_t v;
+        const char *want;
+    } ints[] = {{0, "0"},
+                {7, "7"},
+                {-1, "-1"},
+                {1000000, "1000000"},
+                {INT64_MAX, "9223372036854775807"},
+                {INT64_MIN, "-9223372036854775808"}};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        char d[22];
+        memset(d, 'x', sizeof d);
+        size_t n = rest_fmt_i64(d, ints[i].v);
+        if (n != strlen(ints[i].want) || strcmp(d, ints[i].want) != 0) {
+            fprintf(stderr, "rest_fmt_i64: got [%.21s] (%zu) want [%s]\n", d,
+                    n, ints[i].want);
+            fails++;
+        }
+    }
     json_double(&b, INFINITY);
     expect("inf", &b, "null");
 
