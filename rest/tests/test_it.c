@@ -1139,7 +1139,8 @@ static void bearer(const char *alg, const char *claims, const char *key,
     assert_true(rest_jwt_sign(alg, claims, strlen(claims),
                               (const unsigned char *)key, strlen(key), tok,
                               sizeof tok) > 0);
-    snprintf(out, n, "Authorization: Bearer %s\r\n", tok);
+    int w = snprintf(out, n, "Authorization: Bearer %s\r\n", tok);
+    assert_true(w > 0 && (size_t)w < n);
 }
 
 /* The exception <tx> and the db-pre-request procedure <tp> that raises it

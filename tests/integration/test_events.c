@@ -26,16 +26,10 @@
 typedef it_target target;
 
 static ffb_conn *conn_to(const target *t) {
-    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
-    o.dsn = t->dsn;
-    o.password = "masterkey";
-    o.compress = t->compress;
-    o.io_timeout_ms = 60000;
+    ffb_conn_options o;
+    it_options(t, &o);
     o.connect_timeout_ms = 60000;
-    ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&o, &c), 0);
-    OK(c, ffb_conn_connect(c));
-    return c;
+    return it_open(&o);
 }
 
 /* What the callbacks heard. */
@@ -393,10 +387,8 @@ static void test_external(void **state) {
     const target *t = *state;
     char x[64];
     ename(x, sizeof(x), t, "E");
-    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
-    o.dsn = t->dsn;
-    o.password = "masterkey";
-    o.compress = t->compress;
+    ffb_conn_options o;
+    it_options(t, &o);
     o.io = FFB_IO_EXTERNAL;
     o.io_timeout_ms = 60000;
     o.connect_timeout_ms = 60000;

@@ -24,10 +24,7 @@
 typedef it_target target;
 
 static void options(const target *t, ffb_conn_options *o, int io) {
-    *o = (ffb_conn_options)FFB_CONN_OPTIONS_INIT;
-    o->dsn = t->dsn;
-    o->password = "masterkey";
-    o->compress = t->compress;
+    it_options(t, o);
     o->io = io;
     o->io_timeout_ms = 60000;
     o->connect_timeout_ms = 60000;
@@ -36,10 +33,7 @@ static void options(const target *t, ffb_conn_options *o, int io) {
 static ffb_conn *blocking_conn(const target *t) {
     ffb_conn_options o;
     options(t, &o, FFB_IO_BLOCKING);
-    ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&o, &c), 0);
-    OK(c, ffb_conn_connect(c));
-    return c;
+    return it_open(&o);
 }
 
 static ffb_conn *external_conn(const target *t, extio *x) {

@@ -35,21 +35,14 @@ typedef it_target target;
 #define CONNECT_RTS 3
 
 static void conn_opts(const target *t, ffb_conn_options *o) {
-    ffb_conn_options_init(o);
-    o->dsn = t->dsn;
-    o->user = "SYSDBA";
-    o->password = "masterkey";
-    o->compress = t->compress;
+    it_options(t, o);
     o->io_timeout_ms = 60000;
 }
 
 static ffb_conn *open_conn(const target *t) {
     ffb_conn_options o;
     conn_opts(t, &o);
-    ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&o, &c), 0);
-    OK(c, ffb_conn_connect(c));
-    return c;
+    return it_open(&o);
 }
 
 typedef struct limits {

@@ -21,15 +21,7 @@
 typedef it_target target;
 
 static ffb_conn *open_conn(const target *t) {
-    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
-    o.dsn = t->dsn;
-    o.password = "masterkey";
-    o.compress = t->compress;
-    o.io_timeout_ms = 120000;
-    ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&o, &c), 0);
-    OK(c, ffb_conn_connect(c));
-    return c;
+    return it_connect(t, 0);
 }
 
 static uint64_t sent(const ffb_conn *c) {

@@ -592,11 +592,8 @@ static void on_svc_connect(ffb_conn *c, const ffb_result *res, void *data) {
    the queue twins and the byte pump, with the blocking round trips. */
 static void test_external_io(void **state) {
     target *t = *state;
-    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
-    o.dsn = t->dsn;
-    o.user = "SYSDBA";
-    o.password = "masterkey";
-    o.compress = t->compress;
+    ffb_conn_options o;
+    it_options(t, &o);
     o.io = FFB_IO_EXTERNAL;
     o.io_timeout_ms = 60000;
     ffb_conn *c = NULL;

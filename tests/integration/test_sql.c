@@ -27,17 +27,10 @@ typedef it_target target;
 
 
 static ffb_conn *open_conn_alloc(const target *t, const ffb_allocator *al) {
-    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
-    o.dsn = t->dsn;
-    o.user = "SYSDBA";
-    o.password = "masterkey";
-    o.compress = t->compress;
-    o.io_timeout_ms = 60000;
+    ffb_conn_options o;
+    it_options(t, &o);
     o.allocator = al;
-    ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&o, &c), 0);
-    OK(c, ffb_conn_connect(c));
-    return c;
+    return it_open(&o);
 }
 
 static ffb_conn *open_conn(const target *t) { return open_conn_alloc(t, NULL); }
@@ -643,17 +636,7 @@ static void test_describe(void **state) {
 
 
 static ffb_conn *open_conn_cache(const target *t, int cache) {
-    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
-    o.dsn = t->dsn;
-    o.user = "SYSDBA";
-    o.password = "masterkey";
-    o.compress = t->compress;
-    o.io_timeout_ms = 60000;
-    o.stmt_cache_size = cache;
-    ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&o, &c), 0);
-    OK(c, ffb_conn_connect(c));
-    return c;
+    return it_connect(t, cache);
 }
 
 static void test_cache_hit(void **state) {
@@ -1094,11 +1077,8 @@ static void test_autocommit_long_select(void **state) {
     /* Rows that do not fit the first fetch: the cursor's transaction stays
        open while they are read, and is committed once it ends (its commit
        rides with the next request). */
-    ffb_conn_options o = FFB_CONN_OPTIONS_INIT;
-    o.dsn = t->dsn;
-    o.user = "SYSDBA";
-    o.password = "masterkey";
-    o.compress = t->compress;
+    ffb_conn_options o;
+    it_options(t, &o);
     o.fetch_size = 10;
     ffb_conn *c = NULL;
     assert_int_equal(ffb_conn_new(&o, &c), 0);

@@ -42,10 +42,7 @@ typedef it_target target;
 static int seq;
 
 static void options(const target *t, ffb_conn_options *o) {
-    *o = (ffb_conn_options)FFB_CONN_OPTIONS_INIT;
-    o->dsn = t->dsn;
-    o->password = "masterkey";
-    o->compress = t->compress;
+    it_options(t, o);
     o->io_timeout_ms = 60000;
     o->connect_timeout_ms = 60000;
 }
@@ -53,10 +50,7 @@ static void options(const target *t, ffb_conn_options *o) {
 static ffb_conn *blocking_conn(const target *t) {
     ffb_conn_options o;
     options(t, &o);
-    ffb_conn *c = NULL;
-    assert_int_equal(ffb_conn_new(&o, &c), 0);
-    OK(c, ffb_conn_connect(c));
-    return c;
+    return it_open(&o);
 }
 
 static void blocking_done(ffb_conn *c) {

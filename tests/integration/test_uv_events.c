@@ -25,10 +25,7 @@
 typedef it_target target;
 
 static void options(const target *t, ffb_conn_options *o) {
-    *o = (ffb_conn_options)FFB_CONN_OPTIONS_INIT;
-    o->dsn = t->dsn;
-    o->password = "masterkey";
-    o->compress = t->compress;
+    it_options(t, o);
     o->io_timeout_ms = 60000;
     o->connect_timeout_ms = 60000;
 }

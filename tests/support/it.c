@@ -44,6 +44,29 @@ size_t it_servers(const char *const *names, size_t nnames, it_server *out) {
     return n;
 }
 
+void it_options(const it_target *t, ffb_conn_options *o) {
+    *o = (ffb_conn_options)FFB_CONN_OPTIONS_INIT;
+    o->dsn = t->dsn;
+    o->user = "SYSDBA";
+    o->password = "masterkey";
+    o->compress = t->compress;
+    o->io_timeout_ms = 120000;
+}
+
+ffb_conn *it_open(const ffb_conn_options *o) {
+    ffb_conn *c = NULL;
+    assert_int_equal(ffb_conn_new(o, &c), 0);
+    OK(c, ffb_conn_connect(c));
+    return c;
+}
+
+ffb_conn *it_connect(const it_target *t, int stmt_cache_size) {
+    ffb_conn_options o;
+    it_options(t, &o);
+    o.stmt_cache_size = stmt_cache_size;
+    return it_open(&o);
+}
+
 uint64_t it_rts(const ffb_conn *c) {
     ffb_stats st;
     ffb_conn_stats(c, &st, sizeof(st));

@@ -55,6 +55,18 @@ int it_main(const char *suite, const char *const *names, size_t nnames,
             const struct CMUnitTest *tests, size_t ntests,
             int (*setup)(void **), int (*teardown)(void **));
 
+/* FFB_CONN_OPTIONS_INIT with what every suite's connection to `t` needs:
+   its dsn, SYSDBA, its compression (FB4E) and a 120 s I/O timeout. */
+void it_options(const it_target *t, ffb_conn_options *o);
+
+/* A new connection with options `o`, connected (a failure fails the
+   test). */
+ffb_conn *it_open(const ffb_conn_options *o);
+
+/* it_open() with it_options(t); `stmt_cache_size` as that option (0:
+   the default). */
+ffb_conn *it_connect(const it_target *t, int stmt_cache_size);
+
 /* The connection's round-trip counter. */
 uint64_t it_rts(const ffb_conn *c);
 
