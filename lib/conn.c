@@ -400,6 +400,8 @@ int ffb_conn_new(const ffb_conn_options *opts, ffb_conn **out) {
         *out = refused(c, rc, NULL);
         return rc;
     }
+    if (opts->formats)
+        ffb__formats_attach(c, opts->formats);
     c->state = FFB__ST_NEW;
     *out = c;
     return 0;
@@ -430,6 +432,7 @@ void ffb__conn_destroy(ffb_conn *conn) {
     ffb__stmts_destroy_all(conn);
     ffb__txs_destroy_all(conn);
     ffb__svc_reset(conn);
+    ffb__formats_detach(conn);
     ffbp_writer_free(&conn->stage);
     ffbp_writer_free(&conn->out);
     ffbp_writer_free(&conn->wire_in);
