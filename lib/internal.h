@@ -467,6 +467,9 @@ struct ffb_conn {
     uint64_t formats_ctx;  /* what shapes its describes, hashed */
     uint16_t spare[16];    /* statement handles kept for reuse */
     size_t nspare;
+    size_t spares_owed;    /* allocations made ahead, not answered yet */
+    int hs_spares;         /* the connect waits for the allocations that
+                              rode with op_attach (lib/handshake.c) */
     struct ffb_result *rq_head, *rq_tail;     /* queued, in order */
     struct ffb_result *done_head, *done_tail; /* completed, not taken */
     struct ffb_result *delivered;             /* freed at the next call */
@@ -789,6 +792,9 @@ int ffb__formats_get(ffb_conn *conn, const char *sql, size_t len,
                      ffb__memo *out);
 void ffb__formats_put(ffb_conn *conn, const ffb_stmt *stmt);
 void ffb__memo_free(ffb_conn *conn, ffb__memo *m);
+/* Spare statement handles allocated ahead, up to `want` (lib/stmt.c). */
+int ffb__spares_queue(ffb_conn *conn, size_t want);
+#define FFB__SPARES_AHEAD 4
 /* Queue a prepare (with its describe continuation): `sync` completes when
    the statement is described, or failed. */
 int ffb__stmt_queue_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql,

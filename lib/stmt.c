@@ -964,6 +964,62 @@ static int queue_allocate(ffb_stmt *stmt, ffb__sync *sync) {
     return 0;
 }
 
+/* ---- spare handles allocated ahead ------------------------------------------- */
+
+/* The answer to an allocation made ahead: one more spare handle. */
+static int spare_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                       ffb__pending *p) {
+    const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+    if (conn->spares_owed)
+        conn->spares_owed--;
+    if (!r)
+        return FFB_E_PROTO;
+    if (ffb__status_is_error(&r->status))
+        return 0; /* fewer spares: a later prepare allocates its own */
+    uint16_t h = (uint16_t)r->object;
+    if (conn->nspare < sizeof(conn->spare) / sizeof(conn->spare[0])) {
+        conn->spare[conn->nspare++] = h;
+        return 0;
+    }
+    ffbp_writer w; /* no room (cannot happen: bounded when queued) */
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_free_statement(&w, h, FFBP_DSQL_DROP);
+    int rc = ffb__queue_fire_and_forget(conn, &w, FFBP_OP_FREE_STATEMENT, 1);
+    ffbp_writer_free(&w);
+    return rc < 0 ? rc : 0;
+}
+
+/*
+ * Queue op_allocate_statement for spare handles until `want` are at hand
+ * or owed (reference 02, 7.8 "grow a pool of handles": the answers are
+ * held back and come with the next flushed request, no round trip of
+ * their own). The server's last object becomes a handle nothing names,
+ * so this is done only while no request to come may name an earlier
+ * object as 0xFFFF (the caller checks, or nothing is queued yet).
+ */
+int ffb__spares_queue(ffb_conn *conn, size_t want) {
+    size_t cap = sizeof(conn->spare) / sizeof(conn->spare[0]);
+    if (want > cap)
+        want = cap;
+    while (conn->nspare + conn->spares_owed < want) {
+        ffbp_writer w;
+        ffbp_writer_init(&w, conn->alloc);
+        ffbp_put_object_op(&w, FFBP_OP_ALLOCATE_STATEMENT, conn->db_handle);
+        int rc = ffb__queue_free(conn, &w, 0);
+        if (rc < 0)
+            return rc;
+        ffb__pending *p = ffb__engine_expect(conn, FFBP_OP_ALLOCATE_STATEMENT,
+                                             spare_reply, NULL);
+        if (!p)
+            return ffb__engine_fail(conn, FFB_E_NOMEM);
+        p->deferred = 1;
+        conn->spares_owed++;
+        conn->last_kind = FFB__LAST_OTHER;
+        conn->last_obj = NULL;
+    }
+    return 0;
+}
+
 /* Prepare on a known handle with remembered formats: the prepare is queued
    and rides with the next request (reference 02, 7.8: "new SQL on a known,
    already allocated handle, types known in advance"). */
@@ -984,7 +1040,11 @@ int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m) {
             txh = tx->handle;
         else if (tx->state == FFB__TX_PENDING && conn->protocol >= 16)
             txh = 0;
-        else if ((rc = ffb__tx_handle(tx, &txh)) != 0 || txh == 0xFFFF)
+        else if ((rc = ffb__tx_handle(tx, &txh)) != 0 ||
+                 (txh == 0xFFFF && allocate))
+            /* A lazy start stays nameable as 0xFFFF on a spare handle
+               (nothing is allocated behind it), not behind an
+               allocation (Firebird 3 refuses transaction 0). */
             return rc < 0 ? rc : FFB_E_STATE;
     }
     if ((rc = queue_close(stmt)) < 0)
