@@ -310,6 +310,7 @@ static void install_hooks(ffb_conn *c) {
     c->on_handshake = ffb__hs_packet;
     c->on_hs_wipe = ffb__hs_wipe;
     c->on_crypt_key = ffb__hs_crypt_key;
+    c->on_spares = ffb__spares_queue;
 }
 
 /* The attachment ended (or a new one begins): the events object forgets

@@ -412,7 +412,7 @@ static int spares_ping_reply(ffb_conn *conn, const ffbp_packet *pkt,
 static int queue_spares(ffb_conn *conn) {
     if (!conn->formats || !conn->lazy || conn->hs_dpb_auth || conn->service)
         return 0;
-    int rc = ffb__spares_queue(conn, FFB__SPARES_AHEAD);
+    int rc = conn->on_spares(conn, FFB__SPARES_AHEAD);
     if (rc < 0)
         return fail(conn, rc);
     ffbp_writer w;

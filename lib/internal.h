@@ -345,6 +345,7 @@ struct ffb_conn {
     int (*on_handshake)(ffb_conn *conn, const ffbp_packet *pkt);
     void (*on_hs_wipe)(ffb_conn *conn); /* the handshake ended: secrets */
     int (*on_crypt_key)(ffb_conn *conn, const ffbp_crypt_cb *cc);
+    int (*on_spares)(ffb_conn *conn, size_t want); /* lib/stmt.c */
     void *clock_data;
     int64_t hs_deadline;  /* the connect must end by then (-1: no limit) */
     int64_t io_mark;      /* last progress of the wire (io_timeout_ms) */
