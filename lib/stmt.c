@@ -945,12 +945,16 @@ int ffb__meta_copy(ffb_conn *conn, ffb__meta *dst, const ffb__meta *src) {
 /* op_allocate_statement: the statement becomes the server's last object,
    which its prepare names 0xFFFF; the answer is held back by a lazy server
    (reference 02, 7.3). */
-static int queue_allocate(ffb_stmt *stmt, ffb__sync *sync) {
-    ffb_conn *conn = stmt->conn;
+static int put_allocate(ffb_conn *conn) {
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_object_op(&w, FFBP_OP_ALLOCATE_STATEMENT, conn->db_handle);
-    int rc = ffb__queue_free(conn, &w, 0);
+    return ffb__queue_free(conn, &w, 0);
+}
+
+static int queue_allocate(ffb_stmt *stmt, ffb__sync *sync) {
+    ffb_conn *conn = stmt->conn;
+    int rc = put_allocate(conn);
     if (rc < 0)
         return rc;
     ffb__pending *p =
@@ -1002,10 +1006,7 @@ int ffb__spares_queue(ffb_conn *conn, size_t want) {
     if (want > cap)
         want = cap;
     while (conn->nspare + conn->spares_owed < want) {
-        ffbp_writer w;
-        ffbp_writer_init(&w, conn->alloc);
-        ffbp_put_object_op(&w, FFBP_OP_ALLOCATE_STATEMENT, conn->db_handle);
-        int rc = ffb__queue_free(conn, &w, 0);
+        int rc = put_allocate(conn);
         if (rc < 0)
             return rc;
         ffb__pending *p = ffb__engine_expect(conn, FFBP_OP_ALLOCATE_STATEMENT,
