@@ -301,8 +301,9 @@ typedef struct ffb_conn_options {
     void *crypt_key_data; /* handed to crypt_key_cb */
     /* Statement formats shared with other connections of the same
        database (ffb_formats_new()); NULL = none (each connection
-       remembers only its own). ffb_conn_new() takes a reference: the
-       caller may drop its own at once. Since: 0.2 */
+       remembers only its own; ignored with stmt_cache_size < 0).
+       ffb_conn_new() takes a reference: the caller may drop its own at
+       once. Since: 0.2 */
     struct ffb_formats *formats;
 } ffb_conn_options;
 

@@ -401,7 +401,9 @@ int ffb_conn_new(const ffb_conn_options *opts, ffb_conn **out) {
         *out = refused(c, rc, NULL);
         return rc;
     }
-    if (opts->formats)
+    if (opts->formats && c->cache_size > 0)
+        /* without a statement cache nothing is remembered: not shared
+           either */
         ffb__formats_attach(c, opts->formats);
     c->state = FFB__ST_NEW;
     *out = c;
