@@ -3,18 +3,15 @@
  * SQL text, least recently used evicted first, emptied when DDL runs. The
  * metadata of evicted statements is remembered (four times as many entries)
  * so that preparing the same text again can ride with its first execute on
- * a spare handle: one round trip for prepare + execute + fetch.
+ * a spare handle: one round trip for prepare + execute + fetch. A text
+ * neither cached nor remembered here is looked up in the connection's
+ * shared format memory (lib/formats.c), which other connections fill.
  */
 #include <string.h>
 
 #include "lib/internal.h"
 
-static void memo_free(ffb_conn *conn, ffb__memo *m) {
-    ffb__free(conn->alloc, m->sql);
-    ffb__meta_free(conn, &m->in);
-    ffb__meta_free(conn, &m->out);
-    memset(m, 0, sizeof(*m));
-}
+#define memo_free ffb__memo_free /* lib/formats.c */
 
 static ffb__memo *memo_find(ffb_conn *conn, const char *sql, size_t len) {
     for (size_t i = 0; i < conn->memo_n; i++)
@@ -199,9 +196,17 @@ int ffb__cache_checkout(ffb_conn *conn, ffb_tx *tx, const char *sql,
             }
         }
     }
+    /* Not remembered here: another connection sharing format memory may
+       have prepared it (lib/formats.c). */
+    ffb__memo shared;
+    memset(&shared, 0, sizeof(shared));
+    if (!m && conn->formats && ffb__formats_get(conn, sql, len, &shared))
+        m = &shared;
     *out = s;
+    s->share = 1;
     if (m) {
         rc = ffb__stmt_prepare_lazy(s, tx, m);
+        memo_free(conn, &shared);
         if (rc == 0)
             return FFB__CACHE_LAZY;
         if (rc != FFB_E_STATE) {

@@ -310,6 +310,7 @@ static void install_hooks(ffb_conn *c) {
     c->on_handshake = ffb__hs_packet;
     c->on_hs_wipe = ffb__hs_wipe;
     c->on_crypt_key = ffb__hs_crypt_key;
+    c->on_spares = ffb__spares_queue;
 }
 
 /* The attachment ended (or a new one begins): the events object forgets
@@ -400,6 +401,10 @@ int ffb_conn_new(const ffb_conn_options *opts, ffb_conn **out) {
         *out = refused(c, rc, NULL);
         return rc;
     }
+    if (opts->formats && c->cache_size > 0)
+        /* without a statement cache nothing is remembered: not shared
+           either */
+        ffb__formats_attach(c, opts->formats);
     c->state = FFB__ST_NEW;
     *out = c;
     return 0;
@@ -430,6 +435,7 @@ void ffb__conn_destroy(ffb_conn *conn) {
     ffb__stmts_destroy_all(conn);
     ffb__txs_destroy_all(conn);
     ffb__svc_reset(conn);
+    ffb__formats_detach(conn);
     ffbp_writer_free(&conn->stage);
     ffbp_writer_free(&conn->out);
     ffbp_writer_free(&conn->wire_in);

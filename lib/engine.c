@@ -917,6 +917,8 @@ void ffb__engine_reset(ffb_conn *conn) {
     conn->crypt_used[0] = '\0';
     conn->auth_used[0] = '\0';
     conn->nspare = 0;
+    conn->spares_owed = 0;
+    conn->hs_spares = 0;
     conn->last_kind = FFB__LAST_NONE;
     conn->last_obj = NULL;
     conn->detaching = 0;

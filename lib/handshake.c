@@ -383,6 +383,49 @@ static int send_service_attach(ffb_conn *conn) {
     return queue(conn, &w, 1);
 }
 
+/* The op_ping behind the allocations that rode with op_attach: its answer
+   pushes theirs out, and the connect is complete. */
+static int spares_ping_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                             ffb__pending *p) {
+    if (!ffb__reply_response(conn, pkt, p))
+        return FFB_E_PROTO;
+    if (conn->hs_spares) {
+        conn->hs_spares = 0;
+        conn->hs_finished = 1;
+        ffb__hs_complete(conn, 0);
+    }
+    return 0;
+}
+
+/*
+ * With shared format memory (ffb_conn_options.formats), spare statement
+ * handles ride with op_attach: op_allocate_statement x FFB__SPARES_AHEAD
+ * and an op_ping that flushes their held answers, all in the attach's
+ * write. The connect reads them with the attach's answer (no round trip
+ * more), so the first ffb_conn_prepare() of a text another connection
+ * prepared rides prepare + execute + fetch in one write on a spare
+ * handle. Only when the attach's answer is final (the login is done
+ * before it, not carried in its DPB): an op_cont_auth in its place would
+ * leave the allocations unattached. They fail harmlessly when the attach
+ * does (the connect reports the attach's error).
+ */
+static int queue_spares(ffb_conn *conn) {
+    if (!conn->formats || !conn->lazy || conn->hs_dpb_auth || conn->service)
+        return 0;
+    int rc = conn->on_spares(conn, FFB__SPARES_AHEAD);
+    if (rc < 0)
+        return fail(conn, rc);
+    ffbp_writer w;
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_empty_op(&w, FFBP_OP_PING);
+    if ((rc = queue(conn, &w, 1)) < 0)
+        return rc;
+    if (!ffb__engine_expect(conn, FFBP_OP_PING, spares_ping_reply, NULL))
+        return fail(conn, FFB_E_NOMEM);
+    conn->hs_spares = 1;
+    return 0;
+}
+
 static int send_attach(ffb_conn *conn) {
     if (conn->service)
         return send_service_attach(conn);
@@ -430,7 +473,10 @@ static int send_attach(ffb_conn *conn) {
     /* The DPB copy of the answer is not needed any more. */
     OPENSSL_cleanse(conn->hs_dpb_data, sizeof(conn->hs_dpb_data));
     conn->hs = FFB__HS_ATTACH;
-    return queue(conn, &w, 1);
+    int rc = queue(conn, &w, 1);
+    if (rc == 0)
+        rc = queue_spares(conn);
+    return rc;
 }
 
 static int send_cont_auth(ffb_conn *conn, const uint8_t *data, size_t len) {
@@ -961,9 +1007,11 @@ int ffb__hs_packet(ffb_conn *conn, const ffbp_packet *pkt) {
                          conn->cur_plugin);
             conn->db_handle = pkt->u.response.object;
             conn->hs = FFB__HS_DONE;
-            conn->hs_finished = 1;
             conn->state = FFB__ST_READY;
             wipe_secrets(conn);
+            if (conn->hs_spares)
+                return 0; /* complete with the answers behind it */
+            conn->hs_finished = 1;
             ffb__hs_complete(conn, 0);
             return 0;
         }

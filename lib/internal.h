@@ -345,6 +345,7 @@ struct ffb_conn {
     int (*on_handshake)(ffb_conn *conn, const ffbp_packet *pkt);
     void (*on_hs_wipe)(ffb_conn *conn); /* the handshake ended: secrets */
     int (*on_crypt_key)(ffb_conn *conn, const ffbp_crypt_cb *cc);
+    int (*on_spares)(ffb_conn *conn, size_t want); /* lib/stmt.c */
     void *clock_data;
     int64_t hs_deadline;  /* the connect must end by then (-1: no limit) */
     int64_t io_mark;      /* last progress of the wire (io_timeout_ms) */
@@ -463,8 +464,13 @@ struct ffb_conn {
     unsigned reset_gen;   /* resets queued (lib/reset.c) */
     size_t memo_n;
     uint64_t cache_tick;
+    struct ffb_formats *formats; /* shared format memory (lib/formats.c) */
+    uint64_t formats_ctx;  /* what shapes its describes, hashed */
     uint16_t spare[16];    /* statement handles kept for reuse */
     size_t nspare;
+    size_t spares_owed;    /* allocations made ahead, not answered yet */
+    int hs_spares;         /* the connect waits for the allocations that
+                              rode with op_attach (lib/handshake.c) */
     struct ffb_result *rq_head, *rq_tail;     /* queued, in order */
     struct ffb_result *done_head, *done_tail; /* completed, not taken */
     struct ffb_result *delivered;             /* freed at the next call */
@@ -603,6 +609,8 @@ struct ffb_stmt {
     int lazy_truncated;  /* a lazy prepare's describe did not fit its
                             answer: the statement is prepared again */
     ffb_error *prepare_err; /* a lazy prepare failed */
+    int share;           /* from ffb_conn_prepare(): its describe goes to
+                            the shared format memory */
     uint32_t timeout_ms; /* op_execute's timeout (ffb_stmt_set_timeout) */
     char *plan;          /* the last plan read (ffb_stmt_plan) */
     int plan_kind;       /* 1 legacy, 2 explained */
@@ -763,11 +771,31 @@ void ffb__cache_invalidate(ffb_conn *conn);
 void ffb__cache_free_all(ffb_conn *conn);
 int ffb__meta_copy(ffb_conn *conn, ffb__meta *dst, const ffb__meta *src);
 void ffb__meta_free(ffb_conn *conn, ffb__meta *m);
+/* The same with an allocator (NULL = libc); the copy returns FFB_E_NOMEM
+   and sets no error. */
+int ffb__meta_copy_a(const ffb_allocator *a, ffb__meta *dst,
+                     const ffb__meta *src);
+void ffb__meta_free_a(const ffb_allocator *a, ffb__meta *m);
 /* Prepare using remembered metadata; nothing is waited for. */
 /* The transaction given to a prepare is usable for it (NULL needs
    protocol 16+); sets conn->err otherwise. */
 int ffb__prepare_tx_check(ffb_conn *conn, ffb_tx *tx);
 int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m);
+
+/* Shared format memory (lib/formats.c). ffb__formats_attach: the
+   connection takes a reference and hashes what shapes its describes.
+   ffb__formats_get: a copy of the entry for `sql` in the connection's
+   allocator (1), none (0); free it with ffb__memo_free(). ffb__formats_put:
+   the describe of a statement just prepared replaces the entry. */
+void ffb__formats_attach(ffb_conn *conn, struct ffb_formats *f);
+void ffb__formats_detach(ffb_conn *conn);
+int ffb__formats_get(ffb_conn *conn, const char *sql, size_t len,
+                     ffb__memo *out);
+void ffb__formats_put(ffb_conn *conn, const ffb_stmt *stmt);
+void ffb__memo_free(ffb_conn *conn, ffb__memo *m);
+/* Spare statement handles allocated ahead, up to `want` (lib/stmt.c). */
+int ffb__spares_queue(ffb_conn *conn, size_t want);
+#define FFB__SPARES_AHEAD 4
 /* Queue a prepare (with its describe continuation): `sync` completes when
    the statement is described, or failed. */
 int ffb__stmt_queue_prepare(ffb_stmt *stmt, ffb_tx *tx, const char *sql,

@@ -106,6 +106,12 @@ static const char **str_field(ffb_conn_options *o, int i) {
 
 static int copy_conn_options(ffb_pool *pool, const ffb_conn_options *src) {
     pool->copts = *src;
+    /* Every connection of the pool shares one format memory: the
+       options' one, or one of its own. */
+    if (src->formats)
+        pool->copts.formats = ffb_formats_ref(src->formats);
+    else if (ffb_formats_new(0, &pool->copts.formats) < 0)
+        pool->copts.formats = NULL; /* out of memory: not shared */
     for (int i = 0; i < NSTR; i++) {
         const char **f = str_field(&pool->copts, i);
         if (!*f)
@@ -525,6 +531,7 @@ void ffb_pool_free(ffb_pool *pool) {
             OPENSSL_cleanse(pool->strs[i], strlen(pool->strs[i]));
             ffb__free(pool->alloc, pool->strs[i]);
         }
+    ffb_formats_unref(pool->copts.formats);
     pthread_mutex_destroy(&pool->mu);
     ffb__free(pool->alloc, pool);
 }

@@ -111,13 +111,17 @@ void ffb__stmt_unref(ffb_stmt *stmt) {
         stmt_destroy(stmt);
 }
 
-void ffb__meta_free(ffb_conn *conn, ffb__meta *m) {
+void ffb__meta_free_a(const ffb_allocator *a, ffb__meta *m) {
     for (size_t i = 0; m->cols && i < m->n; i++)
-        ffb__free(conn->alloc, m->cols[i].strings);
-    ffb__free(conn->alloc, m->cols);
-    ffb__free(conn->alloc, m->items);
-    ffb__free(conn->alloc, m->blr);
+        ffb__free(a, m->cols[i].strings);
+    ffb__free(a, m->cols);
+    ffb__free(a, m->items);
+    ffb__free(a, m->blr);
     memset(m, 0, sizeof(*m));
+}
+
+void ffb__meta_free(ffb_conn *conn, ffb__meta *m) {
+    ffb__meta_free_a(conn->alloc, m);
 }
 
 static void params_free(ffb_stmt *stmt) {
@@ -800,9 +804,55 @@ static int vars_equal(const ffbp_var *v, size_t n, const ffb__meta *m) {
     return 1;
 }
 
+static int bytes_is(const ffbp_bytes *b, const char *s) {
+    size_t n = strlen(s);
+    return b->len == n && (n == 0 || memcmp(b->p, s, n) == 0);
+}
+
+/* The names of a describe whose types match `m`: 1 when they differ (a
+   column renamed on another connection; remembered formats from shared
+   format memory are not emptied by DDL here), and then they replace the
+   remembered ones (the rows decode the same). */
+static int names_refresh(ffb_stmt *stmt, const ffbp_var *v, ffb__meta *m) {
+    int differ = 0;
+    for (size_t i = 0; i < m->n && !differ; i++) {
+        const ffb__col *c = &m->cols[i];
+        differ = !bytes_is(&v[i].field, c->field) ||
+                 !bytes_is(&v[i].relation, c->relation) ||
+                 !bytes_is(&v[i].owner, c->owner) ||
+                 !bytes_is(&v[i].alias, c->alias) ||
+                 !bytes_is(&v[i].relation_alias, c->relation_alias);
+    }
+    for (size_t i = 0; i < m->n && differ; i++) {
+        ffb__col *c = &m->cols[i];
+        const ffbp_bytes *strs[5] = {&v[i].field, &v[i].relation,
+                                      &v[i].owner, &v[i].alias,
+                                      &v[i].relation_alias};
+        size_t total = 0;
+        for (int k = 0; k < 5; k++)
+            total += strs[k]->len + 1;
+        char *q = ffb__malloc(stmt->conn->alloc, total);
+        if (!q)
+            return ffb__fatal(stmt->conn, FFB_E_NOMEM, "out of memory");
+        ffb__free(stmt->conn->alloc, c->strings);
+        c->strings = q;
+        const char **dst[5] = {&c->field, &c->relation, &c->owner, &c->alias,
+                               &c->relation_alias};
+        for (int k = 0; k < 5; k++) {
+            if (strs[k]->len)
+                memcpy(q, strs[k]->p, strs[k]->len);
+            q[strs[k]->len] = '\0';
+            *dst[k] = q;
+            q += strs[k]->len + 1;
+        }
+    }
+    return differ;
+}
+
 /* The describe of a lazy prepare arrived: keep the remembered formats when
-   they still hold. When the output changed, the old formats stay alive
-   (requests queued with them decode by them) until the next execute. */
+   they still hold (1 when only their names changed, and were taken).
+   When the output changed, the old formats stay alive (requests queued
+   with them decode by them) until the next execute. */
 static int lazy_done(ffb_stmt *stmt) {
     ffbp_sqlinfo *d = &stmt->desc;
     int in_same = vars_equal(d->in, d->in_count, &stmt->in);
@@ -810,8 +860,10 @@ static int lazy_done(ffb_stmt *stmt) {
     stmt->stmt_type = d->stmt_type;
     stmt->stmt_flags = d->stmt_flags;
     if (in_same && out_same) {
+        int a = names_refresh(stmt, d->in, &stmt->in);
+        int b = a < 0 ? a : names_refresh(stmt, d->out, &stmt->out);
         desc_free(stmt);
-        return 0;
+        return a < 0 ? a : b < 0 ? b : (a || b);
     }
     ffb_conn *conn = stmt->conn;
     stmt->meta_changed = (in_same ? 0 : 1) | (out_same ? 0 : 2);
@@ -837,12 +889,13 @@ static int lazy_done(ffb_stmt *stmt) {
     return rc;
 }
 
-int ffb__meta_copy(ffb_conn *conn, ffb__meta *dst, const ffb__meta *src) {
+int ffb__meta_copy_a(const ffb_allocator *a, ffb__meta *dst,
+                     const ffb__meta *src) {
     memset(dst, 0, sizeof(*dst));
     if (src->n == 0)
         return 0;
-    dst->cols = ffb__malloc(conn->alloc, src->n * sizeof(*dst->cols));
-    dst->items = ffb__malloc(conn->alloc, src->n * sizeof(*dst->items));
+    dst->cols = ffb__malloc(a, src->n * sizeof(*dst->cols));
+    dst->items = ffb__malloc(a, src->n * sizeof(*dst->items));
     if (!dst->cols || !dst->items)
         goto nomem;
     memset(dst->cols, 0, src->n * sizeof(*dst->cols));
@@ -857,7 +910,7 @@ int ffb__meta_copy(ffb_conn *conn, ffb__meta *dst, const ffb__meta *src) {
         size_t total = 0;
         for (int k = 0; k < 5; k++)
             total += strlen(strs[k]) + 1;
-        o->strings = ffb__malloc(conn->alloc, total);
+        o->strings = ffb__malloc(a, total);
         if (!o->strings)
             goto nomem;
         const char **ptrs[5] = {&o->field, &o->relation, &o->owner, &o->alias,
@@ -871,7 +924,7 @@ int ffb__meta_copy(ffb_conn *conn, ffb__meta *dst, const ffb__meta *src) {
         }
     }
     if (src->blr_len) {
-        dst->blr = ffb__malloc(conn->alloc, src->blr_len);
+        dst->blr = ffb__malloc(a, src->blr_len);
         if (!dst->blr)
             goto nomem;
         memcpy(dst->blr, src->blr, src->blr_len);
@@ -879,19 +932,29 @@ int ffb__meta_copy(ffb_conn *conn, ffb__meta *dst, const ffb__meta *src) {
     }
     return 0;
 nomem:
-    ffb__meta_free(conn, dst);
-    return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
+    ffb__meta_free_a(a, dst);
+    return FFB_E_NOMEM;
+}
+
+int ffb__meta_copy(ffb_conn *conn, ffb__meta *dst, const ffb__meta *src) {
+    if (ffb__meta_copy_a(conn->alloc, dst, src) < 0)
+        return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");
+    return 0;
 }
 
 /* op_allocate_statement: the statement becomes the server's last object,
    which its prepare names 0xFFFF; the answer is held back by a lazy server
    (reference 02, 7.3). */
-static int queue_allocate(ffb_stmt *stmt, ffb__sync *sync) {
-    ffb_conn *conn = stmt->conn;
+static int put_allocate(ffb_conn *conn) {
     ffbp_writer w;
     ffbp_writer_init(&w, conn->alloc);
     ffbp_put_object_op(&w, FFBP_OP_ALLOCATE_STATEMENT, conn->db_handle);
-    int rc = ffb__queue_free(conn, &w, 0);
+    return ffb__queue_free(conn, &w, 0);
+}
+
+static int queue_allocate(ffb_stmt *stmt, ffb__sync *sync) {
+    ffb_conn *conn = stmt->conn;
+    int rc = put_allocate(conn);
     if (rc < 0)
         return rc;
     ffb__pending *p =
@@ -902,6 +965,59 @@ static int queue_allocate(ffb_stmt *stmt, ffb__sync *sync) {
     stmt->alloc_queued = 1;
     conn->last_kind = FFB__LAST_STMT;
     conn->last_obj = stmt;
+    return 0;
+}
+
+/* ---- spare handles allocated ahead ------------------------------------------- */
+
+/* The answer to an allocation made ahead: one more spare handle. */
+static int spare_reply(ffb_conn *conn, const ffbp_packet *pkt,
+                       ffb__pending *p) {
+    const ffbp_response *r = ffb__reply_response(conn, pkt, p);
+    if (conn->spares_owed)
+        conn->spares_owed--;
+    if (!r)
+        return FFB_E_PROTO;
+    if (ffb__status_is_error(&r->status))
+        return 0; /* fewer spares: a later prepare allocates its own */
+    uint16_t h = (uint16_t)r->object;
+    if (conn->nspare < sizeof(conn->spare) / sizeof(conn->spare[0])) {
+        conn->spare[conn->nspare++] = h;
+        return 0;
+    }
+    ffbp_writer w; /* no room (cannot happen: bounded when queued) */
+    ffbp_writer_init(&w, conn->alloc);
+    ffbp_put_free_statement(&w, h, FFBP_DSQL_DROP);
+    int rc = ffb__queue_fire_and_forget(conn, &w, FFBP_OP_FREE_STATEMENT, 1);
+    ffbp_writer_free(&w);
+    return rc < 0 ? rc : 0;
+}
+
+/*
+ * Queue op_allocate_statement for spare handles until `want` are at hand
+ * or owed (reference 02, 7.8 "grow a pool of handles": the answers are
+ * held back and come with the next flushed request, no round trip of
+ * their own). The server's last object becomes a handle nothing names,
+ * so this is done only while no request to come may name an earlier
+ * object as 0xFFFF (the caller checks, or nothing is queued yet).
+ */
+int ffb__spares_queue(ffb_conn *conn, size_t want) {
+    size_t cap = sizeof(conn->spare) / sizeof(conn->spare[0]);
+    if (want > cap)
+        want = cap;
+    while (conn->nspare + conn->spares_owed < want) {
+        int rc = put_allocate(conn);
+        if (rc < 0)
+            return rc;
+        ffb__pending *p = ffb__engine_expect(conn, FFBP_OP_ALLOCATE_STATEMENT,
+                                             spare_reply, NULL);
+        if (!p)
+            return ffb__engine_fail(conn, FFB_E_NOMEM);
+        p->deferred = 1;
+        conn->spares_owed++;
+        conn->last_kind = FFB__LAST_OTHER;
+        conn->last_obj = NULL;
+    }
     return 0;
 }
 
@@ -925,7 +1041,11 @@ int ffb__stmt_prepare_lazy(ffb_stmt *stmt, ffb_tx *tx, const ffb__memo *m) {
             txh = tx->handle;
         else if (tx->state == FFB__TX_PENDING && conn->protocol >= 16)
             txh = 0;
-        else if ((rc = ffb__tx_handle(tx, &txh)) != 0 || txh == 0xFFFF)
+        else if ((rc = ffb__tx_handle(tx, &txh)) != 0 ||
+                 (txh == 0xFFFF && allocate))
+            /* A lazy start stays nameable as 0xFFFF on a spare handle
+               (nothing is allocated behind it), not behind an
+               allocation (Firebird 3 refuses transaction 0). */
             return rc < 0 ? rc : FFB_E_STATE;
     }
     if ((rc = queue_close(stmt)) < 0)
@@ -1122,6 +1242,16 @@ static int prepare_reply(ffb_conn *conn, const ffbp_packet *pkt,
             rc = lazy_done(stmt);
         else
             rc = describe_done(stmt);
+        /* A describe read in full that was not remembered as it is: the
+           shared format memory keeps it for the other connections. */
+        if (rc == 1) {
+            rc = 0;
+            ffb__formats_put(conn, stmt);
+        } else if (rc == 0 && stmt->share && !continued && !more &&
+                   (!stmt->lazy || stmt->meta_changed) &&
+                   !stmt->lazy_truncated) {
+            ffb__formats_put(conn, stmt);
+        }
     }
     if (rc < 0 && p->sync && p->sync->rc == 0)
         p->sync->rc = rc;
@@ -1847,8 +1977,6 @@ static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
        freed here: they start on the stack (no allocation per request). */
     uint8_t blr_buf[128], msg_buf[256], pkt_buf[512];
     ffbp_writer blr, msg;
-    ffbp_writer_init_buf(&blr, conn->alloc, blr_buf, sizeof(blr_buf));
-    ffbp_writer_init_buf(&msg, conn->alloc, msg_buf, sizeof(msg_buf));
     if (held && held->prepared) {
         /* The held ones are the heap's; these (empty) go to the hold
            entry, which is freed without being written to again. */
@@ -1860,8 +1988,11 @@ static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
         t = msg;
         msg = held->msg;
         held->msg = t;
-    } else if ((rc = ffb__stmt_build_input(stmt, &blr, &msg)) < 0) {
-        goto out;
+    } else {
+        ffbp_writer_init_buf(&blr, conn->alloc, blr_buf, sizeof(blr_buf));
+        ffbp_writer_init_buf(&msg, conn->alloc, msg_buf, sizeof(msg_buf));
+        if ((rc = ffb__stmt_build_input(stmt, &blr, &msg)) < 0)
+            goto out;
     }
     /* The cursor still open from the last execution ends first (with an
        auto-commit transaction, before the new one starts). */

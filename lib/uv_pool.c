@@ -389,6 +389,7 @@ static void pool_handle_closed(uv_handle_t *h) {
         wipe(p->strs[i]); /* the password among them */
         pfree(p, p->strs[i]);
     }
+    ffb_formats_unref(p->copts.formats);
     pfree(p, p->slots);
     p->magic = 0;
     pfree(p, p);
@@ -451,10 +452,17 @@ int ffb_uv_pool_new(uv_loop_t *loop, const ffb_pool_options *opts,
         p->has_alloc = 1;
     }
     p->copts = *opts->conn;
+    /* Every connection of the pool shares one format memory: the
+       options' one, or one of its own. */
+    if (opts->conn->formats)
+        p->copts.formats = ffb_formats_ref(opts->conn->formats);
+    else if (ffb_formats_new(0, &p->copts.formats) < 0)
+        p->copts.formats = NULL; /* out of memory: not shared */
     p->slots = pmalloc(p, co.max_size * sizeof(*p->slots));
     if (!p->slots || copy_strs(p) < 0) {
         for (int i = 0; i < PS_N; i++)
             pfree(p, p->strs[i]);
+        ffb_formats_unref(p->copts.formats);
         pfree(p, p->slots);
         pfree(p, p);
         return FFB_E_NOMEM;
@@ -462,6 +470,7 @@ int ffb_uv_pool_new(uv_loop_t *loop, const ffb_pool_options *opts,
     if (ffb__poolcore_init(&p->core, &co, p->slots, co.max_size) < 0) {
         for (int i = 0; i < PS_N; i++)
             pfree(p, p->strs[i]);
+        ffb_formats_unref(p->copts.formats);
         pfree(p, p->slots);
         pfree(p, p);
         return FFB_E_INVAL;

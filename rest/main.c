@@ -353,6 +353,13 @@ int main(int argc, char **argv) {
        prepares its statements: cold round trips) */
     co->stmt_cache_size =
         cfg.db_prepared_statements ? cfg.db_prepared_statements_max : -1;
+    /* One format memory for the process: every connection of every
+       loop's pool (and the role connections) shares what any of them
+       prepared, so a text's first use on another connection rides its
+       prepare with its execute (1 round trip). It lives as long as the
+       process; out of memory, each pool makes its own. */
+    if (cfg.db_prepared_statements && ffb_formats_new(0, &co->formats) < 0)
+        co->formats = NULL;
 
     /* TLS files are checked before the database is asked anything */
     if (cfg.server_tls_cert_file) {
