@@ -1968,6 +1968,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_schema_cache),
         cmocka_unit_test(test_rest_write),
         cmocka_unit_test(test_rest_put),
+        cmocka_unit_test(test_rest_write_one_rt),
         cmocka_unit_test(test_rest_aggregates),
         cmocka_unit_test(test_rest_count_planned),
         cmocka_unit_test(test_rest_jwt_roles),
