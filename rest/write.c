@@ -4,11 +4,16 @@
  * connection of the loop's pool, a warm write costs one round trip: the
  * start of a read-write read-committed transaction, the statement's
  * execute (with its first fetch for an EXECUTE BLOCK) and the commit or
- * rollback leave in one write. The end waits for the answers only when
- * it must: a body cut into several blocks (a failing block must roll the
- * others back) and the rows of a PATCH/DELETE representation (their
- * number is not known, and an end written behind a fetch that did not
- * reach the block's end would commit half of it).
+ * rollback leave in one write. The end rides when the one statement is
+ * atomic (wsql.h): it writes every row before it suspends the first, so
+ * its error undoes all of it, and its rows and end come in the first
+ * fetch; a singular write's block refuses other than one row itself. The
+ * end waits for the answers only when it must: a body cut into several
+ * blocks (a failing block must roll the others back) and a PATCH/DELETE
+ * representation of more rows than its block keeps (its refusal, then
+ * the request again with the streaming block, whose end waits for the
+ * last row: a commit behind a fetch that did not reach the block's end
+ * would commit half of it).
  *
  * It runs as the request's role (auth.h: a JWT's role, db-anon-role) on
  * that role's pool (roles.h), and the request context block (context.h)
