@@ -263,7 +263,8 @@ static void returning_into(wgen *g, rbuf *b, long row) {
 static size_t out_bytes(const rest_wplan *pl) {
     size_t n = 0;
     for (size_t i = 0; i < pl->nkeys; i++)
-        n += pl->outcols[i]->type == RDB_BLOB ? 32768 : in_bytes(pl->outcols[i]);
+        n +=
+            pl->outcols[i]->type == RDB_BLOB ? 32768 : in_bytes(pl->outcols[i]);
     return n;
 }
 
@@ -777,6 +778,32 @@ static void filter_type(rbuf *b, size_t len) {
     rbuf_printf(b, "VARCHAR(%zu) CHARACTER SET UTF8", n);
 }
 
+/* "UPDATE "T" SET "A" = :P0, ..." for the body's columns (a block's),
+   or with `bind` "... = ?, ..." and the values bound to it */
+static void update_set(wgen *g, rbuf *s, const rest_column **cols,
+                       const long *keyof, size_t ncols, const rest_body *b,
+                       rest_wstmt *bind) {
+    rbuf_adds(s, "UPDATE ");
+    rest_quote_ident(s, g->t->name);
+    rbuf_adds(s, " SET ");
+    size_t k = 0;
+    for (size_t i = 0; i < ncols; i++) {
+        if (keyof[i] < 0)
+            continue;
+        if (k)
+            rbuf_adds(s, ", ");
+        rest_quote_ident(s, cols[i]->name);
+        if (bind) {
+            const rest_jval *v = rest_body_val(b, 0, (size_t)keyof[i]);
+            rbuf_adds(s, " = ?");
+            add_wparam(bind, v->kind, v->text, v->len);
+            k++;
+        } else {
+            rbuf_printf(s, " = :P%zu", k++);
+        }
+    }
+}
+
 static int plan_update_delete(wgen *g, const rest_query *q,
                               const rest_body *b) {
     rest_wplan *pl = g->plan;
@@ -842,20 +869,7 @@ static int plan_update_delete(wgen *g, const rest_query *q,
     }
     if (!repr && !one) {
         if (upd) {
-            rbuf_adds(s, "UPDATE ");
-            rest_quote_ident(s, g->t->name);
-            rbuf_adds(s, " SET ");
-            size_t k = 0;
-            for (size_t i = 0; i < ncols; i++) {
-                if (keyof[i] < 0)
-                    continue;
-                const rest_jval *v = rest_body_val(b, 0, (size_t)keyof[i]);
-                if (k++)
-                    rbuf_adds(s, ", ");
-                rest_quote_ident(s, cols[i]->name);
-                rbuf_adds(s, " = ?");
-                add_wparam(st, v->kind, v->text, v->len);
-            }
+            update_set(g, s, cols, keyof, ncols, b, st);
         } else {
             rbuf_adds(s, "DELETE FROM ");
             rest_quote_ident(s, g->t->name);
@@ -899,18 +913,7 @@ static int plan_update_delete(wgen *g, const rest_query *q,
             pl->count_only = 1;
             rbuf_adds(s, " RETURNS (N INTEGER) AS BEGIN ");
             if (upd) {
-                rbuf_adds(s, "UPDATE ");
-                rest_quote_ident(s, g->t->name);
-                rbuf_adds(s, " SET ");
-                k = 0;
-                for (size_t i = 0; i < ncols; i++) {
-                    if (keyof[i] < 0)
-                        continue;
-                    if (k)
-                        rbuf_adds(s, ", ");
-                    rest_quote_ident(s, cols[i]->name);
-                    rbuf_printf(s, " = :P%zu", k++);
-                }
+                update_set(g, s, cols, keyof, ncols, b, NULL);
             } else {
                 rbuf_adds(s, "DELETE FROM ");
                 rest_quote_ident(s, g->t->name);
@@ -949,18 +952,7 @@ static int plan_update_delete(wgen *g, const rest_query *q,
                         "MORE:' || K AS INTEGER); ",
                         cap);
         if (upd) {
-            rbuf_adds(s, "UPDATE ");
-            rest_quote_ident(s, g->t->name);
-            rbuf_adds(s, " SET ");
-            k = 0;
-            for (size_t i = 0; i < ncols; i++) {
-                if (keyof[i] < 0)
-                    continue;
-                if (k)
-                    rbuf_adds(s, ", ");
-                rest_quote_ident(s, cols[i]->name);
-                rbuf_printf(s, " = :P%zu", k++);
-            }
+            update_set(g, s, cols, keyof, ncols, b, NULL);
             rbuf_adds(s, " WHERE CURRENT OF C");
             returning_into(g, s, -1);
         } else {

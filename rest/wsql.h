@@ -88,8 +88,8 @@ typedef struct rest_wstmt {
     rbuf sql;
     rest_wparam *params;
     size_t nparams;
-    int cursor;   /* an EXECUTE BLOCK with outputs: fetch its rows */
-    size_t nrows; /* rows it inserts (POST); 0 otherwise */
+    int cursor;     /* an EXECUTE BLOCK with outputs: fetch its rows */
+    size_t nrows;   /* rows it inserts (POST); 0 otherwise */
     int fetch_rows; /* the size of its first fetch */
     /* no SUSPEND before its last write, and every row and its end come
        in the first fetch: an error undoes all it did (the statement's
@@ -108,11 +108,11 @@ typedef struct rest_wplan {
     const char **keys;
     const rest_column **outcols;
     size_t nkeys;
-    int count_only;      /* POST minimal: the block returns the count */
-    int resolution_used; /* resolution applied (a key to match exists) */
-    int noop;            /* nothing to do (PATCH {}, POST []) */
-    int put;             /* PUT: the cursor's columns 0 and 1 are M and I
-                            (wsql.h), the keys' columns follow */
+    int count_only;       /* POST minimal: the block returns the count */
+    int resolution_used;  /* resolution applied (a key to match exists) */
+    int noop;             /* nothing to do (PATCH {}, POST []) */
+    int put;              /* PUT: the cursor's columns 0 and 1 are M and I
+                             (wsql.h), the keys' columns follow */
     int singular_checked; /* the block refuses other than one row */
     size_t repr_rows;     /* PATCH/DELETE: the rows it keeps (0: it
                              streams them) */

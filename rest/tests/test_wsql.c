@@ -14,8 +14,7 @@
 static rest_schema schema;
 
 static void run_case(const char *in, rbuf *out) {
-    static char line[8192], prefer[512], body[8192], lim[64], acc[64],
-        xtra[64];
+    static char line[8192], prefer[512], body[8192], lim[64], acc[64], xtra[64];
     rarena a;
     rest_query q;
     rest_body b;
