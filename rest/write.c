@@ -225,7 +225,8 @@ static void queue_end(wreq *w) {
     w->end_queued = 1;
     /* a failure undoes everything: the failing statement undid itself,
        the blocks before it are rolled back */
-    if (rest_req_queue_end(&w->b, w->rollback || w->b.failed) < 0) {
+    if (rest_req_queue_end(&w->b, w->rollback || w->b.failed || w->b.again) <
+        0) {
         w->end_queued = 2;
         if (w->pending == 0)
             finish(w);
@@ -607,6 +608,10 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
     rest_wopts o = {0};
     o.kind = w->kind;
     o.singular = w->singular;
+    /* with db-pre-request the end waits for the answers anyway: the
+       representation streams (no refusal of a 17th row, so the
+       procedure runs once) */
+    o.repr_stream = w->b.as.sql && cfg->db_pre_request;
     o.ret = w->pf.ret;
     o.resolution = w->pf.resolution;
     o.missing_default = w->pf.missing_default;
