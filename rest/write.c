@@ -4,11 +4,16 @@
  * connection of the loop's pool, a warm write costs one round trip: the
  * start of a read-write read-committed transaction, the statement's
  * execute (with its first fetch for an EXECUTE BLOCK) and the commit or
- * rollback leave in one write. The end waits for the answers only when
- * it must: a body cut into several blocks (a failing block must roll the
- * others back) and the rows of a PATCH/DELETE representation (their
- * number is not known, and an end written behind a fetch that did not
- * reach the block's end would commit half of it).
+ * rollback leave in one write. The end rides when the one statement is
+ * atomic (wsql.h): it writes every row before it suspends the first, so
+ * its error undoes all of it, and its rows and end come in the first
+ * fetch; a singular write's block refuses other than one row itself. The
+ * end waits for the answers only when it must: a body cut into several
+ * blocks (a failing block must roll the others back) and a PATCH/DELETE
+ * representation of more rows than its block keeps (its refusal, then
+ * the request again with the streaming block, whose end waits for the
+ * last row: a commit behind a fetch that did not reach the block's end
+ * would commit half of it).
  *
  * It runs as the request's role (auth.h: a JWT's role, db-anon-role) on
  * that role's pool (roles.h), and the request context block (context.h)
@@ -46,6 +51,7 @@ struct wreq {
     rest_body body;
     rest_wplan plan;
     int has_plan;
+    rest_wopts o; /* the planner's options (again on REST_WRAISE_MORE) */
     rest_prefer pf;
     int kind;
     int singular;   /* Accept: application/vnd.pgrst.object+json */
@@ -167,13 +173,39 @@ static void respond(rest_req *r, uint64_t rts, int used_db) {
     }
 }
 
-/* The statements go before the connection does. */
+static void start(rest_req *r);
+
+/* The statements go before the connection does. A representation of
+   more rows than the block keeps goes again on the same connection, with
+   the block that suspends each row as it is written (its end waits for
+   the last row). */
 static int done(rest_req *r) {
     wreq *w = (wreq *)r;
     for (size_t i = 0; w->stmts && i < w->plan.nstmts; i++)
         ffb_stmt_free(w->stmts[i]);
     w->stmts = NULL;
-    return 0;
+    if (!w->b.again || w->b.failed)
+        return 0;
+    rest_err err;
+    rest_req_drop_tx(&w->b);
+    rest_wplan_free(&w->plan);
+    w->has_plan = 0;
+    w->b.again = 0;
+    w->end_queued = 0;
+    w->affected = w->nout = 0;
+    rbuf_reset(&w->out);
+    rbuf_reset(&w->location);
+    w->o.repr_stream = 1;
+    if (rest_plan_write(&w->b.arena, app_schema(w->b.app), w->name, &w->q,
+                        w->kind != REST_W_DELETE ? &w->body : NULL, &w->o,
+                        &w->plan, &err) < 0) {
+        w->b.failed = 1;
+        w->b.err = err;
+        return 0;
+    }
+    w->has_plan = 1;
+    start(&w->b); /* the context block is prepared again from its text */
+    return 1;
 }
 
 static void finish(wreq *w) { rest_req_finish(&w->b); }
@@ -193,7 +225,8 @@ static void queue_end(wreq *w) {
     w->end_queued = 1;
     /* a failure undoes everything: the failing statement undid itself,
        the blocks before it are rolled back */
-    if (rest_req_queue_end(&w->b, w->rollback || w->b.failed) < 0) {
+    if (rest_req_queue_end(&w->b, w->rollback || w->b.failed || w->b.again) <
+        0) {
         w->end_queued = 2;
         if (w->pending == 0)
             finish(w);
@@ -307,7 +340,7 @@ static int one_row(wreq *w, ffb_stmt *st) {
 /* Every statement is answered: with the singular object asked for, a
    write of other than one row is refused and rolled back (PostgREST). */
 static void check_singular(wreq *w) {
-    if (!w->singular || w->b.failed || w->affected == 1)
+    if (!w->singular || w->b.failed || w->b.again || w->affected == 1)
         return;
     w->b.failed = 1;
     char d[96];
@@ -315,6 +348,25 @@ static void check_singular(wreq *w) {
              (long long)w->affected);
     rest_err_set(&w->b.err, 406, "PGRST116", d,
                  "JSON object requested, multiple (or no) rows returned");
+}
+
+/* A failed execute or fetch: the block's own refusal (wsql.h) is the
+   singular 406, or, for more rows than it keeps, the request again with
+   the streaming block (the refusal undid everything: nothing was
+   suspended before it); anything else the failure. */
+static void exec_failed(wreq *w, int code, const ffb_error *e) {
+    long long n = 0;
+    int kind = e && ffb_error_gds(e) == REST_WRAISE_GDS
+                   ? rest_wraise_parse(ffb_error_arg(e, 0, 0), &n)
+                   : REST_WRAISE_NONE;
+    if (kind == REST_WRAISE_ROWS && !w->b.failed) {
+        w->affected = n;
+        check_singular(w);
+    } else if (kind == REST_WRAISE_MORE && !w->b.failed) {
+        w->b.again = 1;
+    } else {
+        w_fail(w, code, e);
+    }
 }
 
 static void on_fetch(ffb_conn *conn, const ffb_result *res, void *data);
@@ -347,7 +399,7 @@ static int rows(wexec *x) {
             return 1;
         }
         if (rc < 0)
-            w_fail(w, rc, ffb_conn_error(w->b.conn));
+            exec_failed(w, rc, ffb_conn_error(w->b.conn));
         return 1;
     }
 }
@@ -356,7 +408,7 @@ static void on_fetch(ffb_conn *conn, const ffb_result *res, void *data) {
     (void)conn;
     wexec *x = data;
     if (ffb_result_status(res) < 0) {
-        w_fail(x->w, ffb_result_status(res), ffb_result_error(res));
+        exec_failed(x->w, ffb_result_status(res), ffb_result_error(res));
         stmt_done(x->w);
         return;
     }
@@ -369,7 +421,7 @@ static void on_exec(ffb_conn *conn, const ffb_result *res, void *data) {
     wexec *x = data;
     wreq *w = x->w;
     if (ffb_result_status(res) < 0) {
-        w_fail(w, ffb_result_status(res), ffb_result_error(res));
+        exec_failed(w, ffb_result_status(res), ffb_result_error(res));
         stmt_done(w);
         return;
     }
@@ -414,12 +466,8 @@ static void run(wreq *w) {
         const rest_wstmt *ws = &w->plan.stmts[i];
         ffb_stmt *st = w->stmts[i];
         int rc = bind_params(st, ws);
-        if (rc == 0 && ws->cursor) {
-            /* POST: every row of the block in the first fetch (the end can
-               follow it); PATCH/DELETE: many */
-            int fs = w->kind == REST_W_INSERT ? (int)ws->nrows + 2 : 1000;
-            ffb_stmt_set_fetch_size(st, fs);
-        }
+        if (rc == 0 && ws->cursor)
+            ffb_stmt_set_fetch_size(st, ws->fetch_rows); /* wsql.h */
         if (rc == 0) {
             w->ex[i].w = w;
             w->ex[i].i = i;
@@ -437,12 +485,13 @@ static void run(wreq *w) {
             return;
         }
     }
-    /* one statement whose rows all come with its execute: the end rides
-       in the same write (a PUT writes one row or none, and none is its
-       error already: the singular check need not wait) */
+    /* one statement whose rows and end all come with its execute, and
+       whose failure undoes all it did (wsql.h: atomic): the end rides in
+       the same write. The singular check must be the block's (a PUT
+       writes one row or none, and none is its error already). */
     int put = w->kind == REST_W_PUT;
-    if (n == 1 && (!w->singular || put) &&
-        (!w->plan.stmts[0].cursor || w->kind == REST_W_INSERT || put) &&
+    if (n == 1 && w->plan.stmts[0].atomic &&
+        (!w->singular || put || w->plan.singular_checked) &&
         !(w->b.as.stmt && w->b.app->cfg->db_pre_request))
         queue_end(w);
 }
@@ -558,6 +607,11 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
                        cfg->server_max_embed_depth};
     rest_wopts o = {0};
     o.kind = w->kind;
+    o.singular = w->singular;
+    /* with db-pre-request the end waits for the answers anyway: the
+       representation streams (no refusal of a 17th row, so the
+       procedure runs once) */
+    o.repr_stream = w->b.as.sql && cfg->db_pre_request;
     o.ret = w->pf.ret;
     o.resolution = w->pf.resolution;
     o.missing_default = w->pf.missing_default;
@@ -590,6 +644,10 @@ int rest_handle_write(rest_app *app, h2o_req_t *req, const char *name) {
                         has_body ? &w->body : NULL, &o, &w->plan, &err) < 0)
         goto fail;
     w->has_plan = 1;
+    w->o = o;
+    w->name = rarena_strndup(&w->b.arena, name, strlen(name));
+    if (!w->name)
+        goto nomem;
     w->keyjson = rest_http_keyjson(&w->b.arena, w->plan.keys, w->plan.nkeys);
     if (!w->keyjson)
         goto nomem;

@@ -243,15 +243,74 @@ static void col_names(rbuf *b, const rest_column *const *cols, size_t n) {
     }
 }
 
-/* " RETURNING "A", ... INTO :O0, ...; SUSPEND;" */
-static void returning_into(wgen *g, rbuf *b) {
+/* " RETURNING "A", ... INTO :O0, ...;" (`row` >= 0: into the row's
+   variables :R<row>_0, ...) */
+static void returning_into(wgen *g, rbuf *b, long row) {
     rest_wplan *pl = g->plan;
     rbuf_adds(b, " RETURNING ");
     col_names(b, pl->outcols, pl->nkeys);
     rbuf_adds(b, " INTO ");
+    for (size_t i = 0; i < pl->nkeys; i++) {
+        if (row >= 0)
+            rbuf_printf(b, "%s:R%ld_%zu", i ? ", " : "", row, i);
+        else
+            rbuf_printf(b, "%s:O%zu", i ? ", " : "", i);
+    }
+    rbuf_addc(b, ';');
+}
+
+/* What one row of outputs takes in the block's variables, at most. */
+static size_t out_bytes(const rest_wplan *pl) {
+    size_t n = 0;
     for (size_t i = 0; i < pl->nkeys; i++)
-        rbuf_printf(b, "%s:O%zu", i ? ", " : "", i);
-    rbuf_adds(b, "; SUSPEND;");
+        n +=
+            pl->outcols[i]->type == RDB_BLOB ? 32768 : in_bytes(pl->outcols[i]);
+    return n;
+}
+
+/* " DECLARE VARIABLE R<row>_0 <type>; ..." */
+static void row_vars(wgen *g, rbuf *b, size_t row) {
+    rest_wplan *pl = g->plan;
+    for (size_t i = 0; i < pl->nkeys; i++) {
+        rbuf_printf(b, " DECLARE VARIABLE R%zu_%zu ", row, i);
+        out_type(g, b, pl->outcols[i]);
+        rbuf_addc(b, ';');
+    }
+}
+
+/* " O0 = :R<row>_0; ... SUSPEND;" */
+static void row_out(const rest_wplan *pl, rbuf *b, size_t row) {
+    for (size_t i = 0; i < pl->nkeys; i++)
+        rbuf_printf(b, " O%zu = :R%zu_%zu;", i, row, i);
+    rbuf_adds(b, " SUSPEND;");
+}
+
+/* The singular check: " IF (V <> 1) THEN V = CAST('FFB-REST:ROWS:' || V
+   AS INTEGER); SUSPEND;" (wsql.h) */
+static void check_one(rbuf *b, const char *v) {
+    rbuf_printf(b,
+                " IF (%s <> 1) THEN %s = CAST('FFB-REST:ROWS:' || %s AS "
+                "INTEGER); SUSPEND;",
+                v, v, v);
+}
+
+int rest_wraise_parse(const char *arg, long long *n) {
+    static const char rows[] = "FFB-REST:ROWS:", more[] = "FFB-REST:MORE:";
+    int kind = REST_WRAISE_NONE;
+    const char *p = NULL;
+    if (arg && strncmp(arg, rows, sizeof rows - 1) == 0)
+        kind = REST_WRAISE_ROWS, p = arg + sizeof rows - 1;
+    else if (arg && strncmp(arg, more, sizeof more - 1) == 0)
+        kind = REST_WRAISE_MORE, p = arg + sizeof more - 1;
+    if (!p || *p < '0' || *p > '9')
+        return REST_WRAISE_NONE;
+    long long v = 0;
+    for (; *p >= '0' && *p <= '9'; p++)
+        v = v < 100000000000000LL ? v * 10 + (*p - '0') : v;
+    if (*p)
+        return REST_WRAISE_NONE;
+    *n = v;
+    return kind;
 }
 
 /* ---- POST ------------------------------------------------------------------
@@ -260,12 +319,26 @@ static void returning_into(wgen *g, rbuf *b) {
 typedef struct chunk {
     rest_wstmt *st;
     rbuf decl; /* "P0 TYPE OF ... = ?, ..." */
+    rbuf vars; /* the rows' output variables: " DECLARE VARIABLE R0_0 ..." */
     rbuf body; /* the row statements */
+    rbuf tail; /* the rows out, once every row is written */
     size_t bytes;
 } chunk;
 
+static void chunk_free(chunk *c) {
+    rbuf_free(&c->decl);
+    rbuf_free(&c->vars);
+    rbuf_free(&c->body);
+    rbuf_free(&c->tail);
+}
+
+/* The rows come out only after the last INSERT: a SUSPEND ends the
+   statement's savepoint of what came before it, so a failing row behind
+   a suspended one would leave that one written (wsql.h). */
 static int chunk_close(wgen *g, chunk *c) {
     rest_wstmt *st = c->st;
+    rest_wplan *pl = g->plan;
+    int one = g->o->singular && !pl->count_only && pl->nkeys;
     rbuf_adds(&st->sql, "EXECUTE BLOCK");
     if (c->decl.len) {
         rbuf_adds(&st->sql, " (");
@@ -273,17 +346,28 @@ static int chunk_close(wgen *g, chunk *c) {
         rbuf_addc(&st->sql, ')');
     }
     returns(g, &st->sql);
-    rbuf_adds(&st->sql, " AS BEGIN");
-    if (g->plan->count_only)
+    rbuf_adds(&st->sql, " AS");
+    if (one)
+        rbuf_adds(&st->sql, " DECLARE VARIABLE K INTEGER = 0;");
+    rbuf_add(&st->sql, c->vars.p, c->vars.len);
+    rbuf_adds(&st->sql, " BEGIN");
+    if (pl->count_only)
         rbuf_adds(&st->sql, " N = 0;");
     rbuf_add(&st->sql, c->body.p, c->body.len);
-    if (g->plan->count_only)
+    rbuf_add(&st->sql, c->tail.p, c->tail.len);
+    if (pl->count_only && g->o->singular)
+        check_one(&st->sql, "N");
+    else if (one)
+        check_one(&st->sql, "K");
+    else if (pl->count_only)
         rbuf_adds(&st->sql, " SUSPEND;");
     rbuf_adds(&st->sql, " END");
     st->cursor = 1;
-    int bad = c->decl.failed || c->body.failed || st->sql.failed;
-    rbuf_free(&c->decl);
-    rbuf_free(&c->body);
+    st->atomic = 1;
+    st->fetch_rows = (int)st->nrows + 2;
+    int bad = c->decl.failed || c->vars.failed || c->body.failed ||
+              c->tail.failed || st->sql.failed;
+    chunk_free(c);
     c->st = NULL;
     if (bad) {
         rest_err_set(g->err, 400, "PGRST100", NULL,
@@ -292,6 +376,14 @@ static int chunk_close(wgen *g, chunk *c) {
     }
     rbuf_cstr(&st->sql);
     return 0;
+}
+
+static void chunk_init(chunk *c) {
+    rbuf_init(&c->decl, 4u << 20);
+    rbuf_init(&c->vars, 4u << 20);
+    rbuf_init(&c->body, 4u << 20);
+    rbuf_init(&c->tail, 4u << 20);
+    c->bytes = 0;
 }
 
 /* One row's statement appended to the chunk. */
@@ -370,12 +462,32 @@ static int insert_row(wgen *g, chunk *c, const rest_body *b, size_t r,
         col_names(s, match, nmatch);
         rbuf_addc(s, ')');
     }
-    if (pl->count_only)
+    size_t row = st->nrows; /* in this block */
+    if (pl->put && pl->nkeys) {
+        /* PUT: its one row */
+        returning_into(g, s, -1);
+        rbuf_adds(s, " SUSPEND;");
+    } else if (pl->count_only) {
         rbuf_adds(s, "; N = N + ROW_COUNT;");
-    else if (pl->nkeys)
-        returning_into(g, s);
-    else
+    } else if (pl->nkeys && o->singular) {
+        /* one row at most comes out: it stays in the outputs */
+        returning_into(g, s, -1);
+        rbuf_adds(s, " K = K + 1;");
+    } else if (pl->nkeys) {
+        returning_into(g, s, (long)row);
+        row_vars(g, &c->vars, row);
+        c->bytes += out_bytes(pl);
+        if (ignore) {
+            rbuf_printf(s, " F%zu = 1;", row);
+            rbuf_printf(&c->vars, " DECLARE VARIABLE F%zu SMALLINT = 0;", row);
+            rbuf_printf(&c->tail, " IF (F%zu = 1) THEN BEGIN", row);
+        }
+        row_out(pl, &c->tail, row);
+        if (ignore)
+            rbuf_adds(&c->tail, " END");
+    } else {
         rbuf_addc(s, ';');
+    }
     if (ignore)
         rbuf_adds(s, " END");
     st->nrows++;
@@ -451,23 +563,23 @@ static int plan_insert(wgen *g, const rest_query *q, const rest_body *b) {
             c.st = new_stmt(g, cap);
             if (!c.st)
                 return nomem(g);
-            rbuf_init(&c.decl, 4u << 20);
-            rbuf_init(&c.body, 4u << 20);
-            c.bytes = 0;
+            chunk_init(&c);
         }
         /* the row, taken back into a new block when it overflows this
            one */
         size_t dl = c.decl.len, bl = c.body.len, np = c.st->nparams,
-               by = c.bytes;
+               by = c.bytes, vl = c.vars.len, tl = c.tail.len;
         if (insert_row(g, &c, b, r, cols, keyof, ncols, match, nmatch) < 0) {
-            rbuf_free(&c.decl);
-            rbuf_free(&c.body);
+            chunk_free(&c);
             return -1;
         }
         if (c.st->nrows > 1 &&
-            (c.decl.len + c.body.len + 64 > maxb || c.bytes > maxb)) {
+            (c.decl.len + c.vars.len + c.body.len + c.tail.len + 64 > maxb ||
+             c.bytes > maxb)) {
             c.decl.len = dl;
             c.body.len = bl;
+            c.vars.len = vl;
+            c.tail.len = tl;
             c.st->nparams = np;
             c.bytes = by;
             c.st->nrows--;
@@ -584,8 +696,7 @@ static int plan_put(wgen *g, const rest_query *q, const rest_body *b) {
         g->o = saved;
         return nomem(g);
     }
-    rbuf_init(&c.decl, 4u << 20);
-    rbuf_init(&c.body, 4u << 20);
+    chunk_init(&c);
     int rc = insert_row(g, &c, b, 0, cols, keyof, ncols, pk, t->npk);
     g->o = saved;
     rest_wstmt *st = c.st;
@@ -623,6 +734,8 @@ static int plan_put(wgen *g, const rest_query *q, const rest_body *b) {
         rbuf_adds(s, pl->nkeys ? " END IF (M = 0) THEN SUSPEND; END"
                                : " END SUSPEND; END");
         st->cursor = 1;
+        st->atomic = 1; /* one write, then its one row */
+        st->fetch_rows = 3;
         if (c.decl.failed || c.body.failed || s->failed) {
             rest_err_set(g->err, 400, "PGRST100", NULL,
                          "the generated SQL is too long");
@@ -631,8 +744,7 @@ static int plan_put(wgen *g, const rest_query *q, const rest_body *b) {
             rbuf_cstr(s);
         }
     }
-    rbuf_free(&c.decl);
-    rbuf_free(&c.body);
+    chunk_free(&c);
     return rc;
 }
 
@@ -664,6 +776,32 @@ static void filter_type(rbuf *b, size_t len) {
     while (n < len && n < 8191)
         n = n * 4 > 8191 ? 8191 : n * 4;
     rbuf_printf(b, "VARCHAR(%zu) CHARACTER SET UTF8", n);
+}
+
+/* "UPDATE "T" SET "A" = :P0, ..." for the body's columns (a block's),
+   or with `bind` "... = ?, ..." and the values bound to it */
+static void update_set(wgen *g, rbuf *s, const rest_column **cols,
+                       const long *keyof, size_t ncols, const rest_body *b,
+                       rest_wstmt *bind) {
+    rbuf_adds(s, "UPDATE ");
+    rest_quote_ident(s, g->t->name);
+    rbuf_adds(s, " SET ");
+    size_t k = 0;
+    for (size_t i = 0; i < ncols; i++) {
+        if (keyof[i] < 0)
+            continue;
+        if (k)
+            rbuf_adds(s, ", ");
+        rest_quote_ident(s, cols[i]->name);
+        if (bind) {
+            const rest_jval *v = rest_body_val(b, 0, (size_t)keyof[i]);
+            rbuf_adds(s, " = ?");
+            add_wparam(bind, v->kind, v->text, v->len);
+            k++;
+        } else {
+            rbuf_printf(s, " = :P%zu", k++);
+        }
+    }
 }
 
 static int plan_update_delete(wgen *g, const rest_query *q,
@@ -713,22 +851,25 @@ static int plan_update_delete(wgen *g, const rest_query *q,
     }
     rbuf *s = &st->sql;
     int repr = o->ret == REST_RET_REPR;
-    if (!repr) {
+    int one = o->singular;
+    /* PATCH/DELETE: the plain statement (its row count comes with the
+       execute), or a block: the singular object's (the block counts the
+       rows and refuses other than one: minimal, N = ROW_COUNT; with
+       representation the one row stays in the outputs), the
+       representation's (the rows kept in variables, suspended once every
+       row is written; more than `cap` raise MORE), or, on MORE, the
+       streaming one (each row suspended as it is written) */
+    size_t cap = 0;
+    if (repr && !one && !o->repr_stream) {
+        cap = o->repr_rows ? o->repr_rows : 16;
+        size_t rb = out_bytes(pl);
+        if (rb && cap * rb > (256u << 10))
+            cap = (256u << 10) / rb ? (256u << 10) / rb : 1;
+        pl->repr_rows = cap;
+    }
+    if (!repr && !one) {
         if (upd) {
-            rbuf_adds(s, "UPDATE ");
-            rest_quote_ident(s, g->t->name);
-            rbuf_adds(s, " SET ");
-            size_t k = 0;
-            for (size_t i = 0; i < ncols; i++) {
-                if (keyof[i] < 0)
-                    continue;
-                const rest_jval *v = rest_body_val(b, 0, (size_t)keyof[i]);
-                if (k++)
-                    rbuf_adds(s, ", ");
-                rest_quote_ident(s, cols[i]->name);
-                rbuf_adds(s, " = ?");
-                add_wparam(st, v->kind, v->text, v->len);
-            }
+            update_set(g, s, cols, keyof, ncols, b, st);
         } else {
             rbuf_adds(s, "DELETE FROM ");
             rest_quote_ident(s, g->t->name);
@@ -736,6 +877,7 @@ static int plan_update_delete(wgen *g, const rest_query *q,
         rbuf_add(s, where.p, where.len);
         for (size_t i = 0; i < nwp; i++)
             add_wparam(st, REST_J_STRING, wp[i].text, strlen(wp[i].text));
+        st->atomic = 1;
     } else {
         /* EXECUTE BLOCK (P.. = ?, Q.. = ?) RETURNS (O..) AS BEGIN FOR
            SELECT ... AS CURSOR C DO BEGIN ... END END */
@@ -766,8 +908,31 @@ static int plan_update_delete(wgen *g, const rest_query *q,
             rbuf_addc(s, ')');
         }
         rbuf_free(&decl);
+        if (!repr) {
+            /* the singular object, minimal */
+            pl->count_only = 1;
+            rbuf_adds(s, " RETURNS (N INTEGER) AS BEGIN ");
+            if (upd) {
+                update_set(g, s, cols, keyof, ncols, b, NULL);
+            } else {
+                rbuf_adds(s, "DELETE FROM ");
+                rest_quote_ident(s, g->t->name);
+            }
+            named_marks(s, where.p, where.len);
+            rbuf_adds(s, "; N = ROW_COUNT;");
+            check_one(s, "N");
+            rbuf_adds(s, " END");
+            st->fetch_rows = 3;
+            st->atomic = 1;
+            goto closed;
+        }
         returns(g, s);
-        rbuf_adds(s, " AS BEGIN FOR SELECT ");
+        rbuf_adds(s, " AS");
+        if (one || cap)
+            rbuf_adds(s, " DECLARE VARIABLE K INTEGER = 0;");
+        for (size_t r = 1; r <= cap; r++)
+            row_vars(g, s, r);
+        rbuf_adds(s, " BEGIN FOR SELECT ");
         if (upd)
             rbuf_adds(s, "1 AS X");
         else
@@ -781,27 +946,43 @@ static int plan_update_delete(wgen *g, const rest_query *q,
                 rbuf_printf(s, "%s:O%zu", i ? ", " : "", i);
         }
         rbuf_adds(s, " AS CURSOR C DO BEGIN ");
+        if (cap)
+            rbuf_printf(s,
+                        "K = K + 1; IF (K > %zu) THEN K = CAST('FFB-REST:"
+                        "MORE:' || K AS INTEGER); ",
+                        cap);
         if (upd) {
-            rbuf_adds(s, "UPDATE ");
-            rest_quote_ident(s, g->t->name);
-            rbuf_adds(s, " SET ");
-            k = 0;
-            for (size_t i = 0; i < ncols; i++) {
-                if (keyof[i] < 0)
-                    continue;
-                if (k)
-                    rbuf_adds(s, ", ");
-                rest_quote_ident(s, cols[i]->name);
-                rbuf_printf(s, " = :P%zu", k++);
-            }
+            update_set(g, s, cols, keyof, ncols, b, NULL);
             rbuf_adds(s, " WHERE CURRENT OF C");
-            returning_into(g, s);
+            returning_into(g, s, -1);
         } else {
             rbuf_adds(s, "DELETE FROM ");
             rest_quote_ident(s, g->t->name);
-            rbuf_adds(s, " WHERE CURRENT OF C; SUSPEND;");
+            rbuf_adds(s, " WHERE CURRENT OF C;");
         }
-        rbuf_adds(s, " END END");
+        if (one)
+            rbuf_adds(s, " K = K + 1;");
+        else if (!cap)
+            rbuf_adds(s, " SUSPEND;");
+        for (size_t r = 1; r <= cap; r++) {
+            rbuf_printf(s, "%s IF (K = %zu) THEN BEGIN", r > 1 ? " ELSE" : "",
+                        r);
+            for (size_t i = 0; i < pl->nkeys; i++)
+                rbuf_printf(s, " R%zu_%zu = :O%zu;", r, i, i);
+            rbuf_adds(s, " END");
+        }
+        rbuf_adds(s, " END");
+        if (one)
+            check_one(s, "K");
+        for (size_t r = 1; r <= cap; r++) {
+            rbuf_printf(s, " IF (K >= %zu) THEN BEGIN", r);
+            row_out(pl, s, r);
+            rbuf_adds(s, " END");
+        }
+        rbuf_adds(s, " END");
+        st->atomic = one || cap;
+        st->fetch_rows = one ? 3 : cap ? (int)cap + 2 : 1000;
+    closed:
         st->cursor = 1;
     }
     int bad = where.failed || s->failed;
@@ -836,11 +1017,28 @@ int rest_plan_write(rarena *arena, const rest_schema *schema, const char *name,
             return -1;
         }
         rc = plan_insert(&g, q, body);
+        if (rc == 0 && opts->singular &&
+            (plan->nstmts > 1 || (!plan->count_only && !plan->nkeys))) {
+            /* several blocks (or no output to count with): the rows are
+               counted here, the end waits for them */
+            rest_wopts o1 = *opts;
+            o1.singular = 0;
+            rest_wplan_free(plan);
+            memset(plan, 0, sizeof *plan);
+            plan->t = g.t;
+            g.o = &o1;
+            g.capstmts = 0;
+            rc = plan_insert(&g, q, body);
+            g.o = opts;
+        }
     } else if (opts->kind == REST_W_PUT) {
         rc = plan_put(&g, q, body);
     } else {
         rc = plan_update_delete(&g, q, body);
     }
+    if (rc == 0 && opts->singular && opts->kind != REST_W_PUT &&
+        plan->nstmts == 1 && (plan->count_only || plan->nkeys))
+        plan->singular_checked = 1;
     if (rc < 0)
         rest_wplan_free(plan);
     return rc;
@@ -876,7 +1074,13 @@ void rest_wplan_dump(const rest_wplan *plan, rbuf *b) {
             }
         }
         rbuf_addc(b, '\n');
+        if (s->cursor && !s->atomic)
+            rbuf_adds(b, "end: waits for every row\n");
     }
+    if (plan->singular_checked)
+        rbuf_adds(b, "singular: refused in the block\n");
+    if (plan->repr_rows)
+        rbuf_printf(b, "rows kept: %zu\n", plan->repr_rows);
     if (plan->nkeys) {
         rbuf_adds(b, "keys:");
         for (size_t i = 0; i < plan->nkeys; i++) {

@@ -53,7 +53,30 @@ typedef struct rest_wopts {
     size_t max_block_bytes;    /* SQL text and estimated input message
                                   (0: 512 KiB each) */
     size_t max_block_contexts; /* table contexts (0: 256) */
+    /* Accept: the singular object: the block itself refuses a write of
+       other than one row, raising REST_WRAISE_ROWS (POST of one block,
+       PATCH, DELETE) */
+    int singular;
+    /* PATCH/DELETE representation: rows the block keeps in variables
+       before it suspends the first (0: 16; fewer when a row's outputs
+       are large); a write of more raises REST_WRAISE_MORE. With
+       repr_stream, the old shape: each row suspended as it is written
+       (then the end must wait for the block's end: an error after a
+       SUSPEND does not undo the rows before it) */
+    size_t repr_rows;
+    int repr_stream;
 } rest_wopts;
+
+/* A write the block refused itself: a conversion error of the text
+   "FFB-REST:ROWS:<n>" (singular: n rows instead of one) or
+   "FFB-REST:MORE:<n>" (more rows than repr_rows). Firebird cannot raise
+   an exception with a message without a CREATE EXCEPTION, and a
+   conversion error carries the text as its first argument (isc
+   convert_error, 335544334, SQLSTATE 22018). */
+#define REST_WRAISE_GDS 335544334u
+enum rest_wraise { REST_WRAISE_NONE = 0, REST_WRAISE_ROWS, REST_WRAISE_MORE };
+/* The kind of `arg` (the error's first argument), *n its row count. */
+int rest_wraise_parse(const char *arg, long long *n);
 
 typedef struct rest_wparam {
     int kind; /* enum rest_jkind (ABSENT is bound as NULL) */
@@ -65,8 +88,15 @@ typedef struct rest_wstmt {
     rbuf sql;
     rest_wparam *params;
     size_t nparams;
-    int cursor;   /* an EXECUTE BLOCK with outputs: fetch its rows */
-    size_t nrows; /* rows it inserts (POST); 0 otherwise */
+    int cursor;     /* an EXECUTE BLOCK with outputs: fetch its rows */
+    size_t nrows;   /* rows it inserts (POST); 0 otherwise */
+    int fetch_rows; /* the size of its first fetch */
+    /* no SUSPEND before its last write, and every row and its end come
+       in the first fetch: an error undoes all it did (the statement's
+       savepoint), so the transaction's end may ride behind it. (A
+       SUSPEND ends the savepoint of what came before it: an error after
+       one leaves those rows written, verified on 3.0.11 and 4.0.5.) */
+    int atomic;
 } rest_wstmt;
 
 typedef struct rest_wplan {
@@ -78,11 +108,14 @@ typedef struct rest_wplan {
     const char **keys;
     const rest_column **outcols;
     size_t nkeys;
-    int count_only;      /* POST minimal: the block returns the count */
-    int resolution_used; /* resolution applied (a key to match exists) */
-    int noop;            /* nothing to do (PATCH {}, POST []) */
-    int put;             /* PUT: the cursor's columns 0 and 1 are M and I
-                            (wsql.h), the keys' columns follow */
+    int count_only;       /* POST minimal: the block returns the count */
+    int resolution_used;  /* resolution applied (a key to match exists) */
+    int noop;             /* nothing to do (PATCH {}, POST []) */
+    int put;              /* PUT: the cursor's columns 0 and 1 are M and I
+                             (wsql.h), the keys' columns follow */
+    int singular_checked; /* the block refuses other than one row */
+    size_t repr_rows;     /* PATCH/DELETE: the rows it keeps (0: it
+                             streams them) */
 } rest_wplan;
 
 /*

@@ -219,8 +219,34 @@ static const row rows[] = {
      NULL},
     {"PATCH", "PATCH", "/%T?id=eq.11", JSON "Prefer: return=representation\r\n",
      "{\"name\":\"v\"}", 200, "Content-Range: 0-0/*\n",
-     "[{\"id\":11,\"name\":\"v\"}]", 3, 4,
-     "cold (+1 FB4, +2 FB3) and the commit once the block's last row is in (1)",
+     "[{\"id\":11,\"name\":\"v\"}]", 2, 3,
+     "cold (+1 FB4, +2 FB3); the block writes its rows (up to 16) before "
+     "it suspends the first, so the commit rides with its execute",
+     NULL},
+    /* the singular object on a write: other than one row is 406 and
+       nothing written; the block counts and refuses itself, so the end
+       rides with it */
+    {"singular", "PATCH", "/%T?id=in.(10,11)",
+     JSON "Accept: application/vnd.pgrst.object+json\r\n", "{\"name\":\"s\"}",
+     406, NULL,
+     "{\"code\":\"PGRST116\",\"message\":\"JSON object requested, "
+     "multiple (or no) rows returned\",\"details\":\"The result contains 2 "
+     "rows\",\"hint\":null}",
+     2, 3,
+     "cold (+1 FB4, +2 FB3); the block's refusal undoes both rows and the "
+     "commit behind it commits nothing",
+     NULL},
+    {"singular", "PATCH", "/%T?id=in.(998,999)",
+     JSON "Accept: application/vnd.pgrst.object+json\r\n", "{\"name\":\"s\"}",
+     406, NULL,
+     "{\"code\":\"PGRST116\",\"message\":\"JSON object requested, "
+     "multiple (or no) rows returned\",\"details\":\"The result contains 0 "
+     "rows\",\"hint\":null}",
+     1, 1, "warm: the block of the row before; the 406 with its commit", NULL},
+    {"singular", "GET", "/%T?id=in.(10,11)&order=id", NULL, NULL, 200, NULL,
+     "[{\"id\":10,\"name\":\"m\"},{\"id\":11,\"name\":\"v\"}]", 1, 1,
+     "warm (the in.(a,b)&order=id text of an earlier read): nothing of the "
+     "refused PATCH was written",
      NULL},
     /* DeleteSpec */
     {"DELETE", "DELETE", "/%T?id=eq.12", NULL, NULL, 204,
@@ -333,9 +359,9 @@ static const row rows[] = {
      "{\"name\":\"t\"}", 200,
      "Content-Range: 0-0/1\nPreference-Applied: return=representation, "
      "count=exact\n",
-     "[{\"id\":11,\"name\":\"t\"}]", 2, 2,
-     "warm: the block of the representation PATCH above with its count "
-     "(1), the commit once its last row is in (1)",
+     "[{\"id\":11,\"name\":\"t\"}]", 1, 1,
+     "warm: the block of the representation PATCH above, its rows and "
+     "the commit in one write",
      NULL},
     {"count=exact", "GET", "/%T?order=id&limit=1",
      "Prefer: return=representation\r\nPrefer: count=exact\r\n", NULL, 206,

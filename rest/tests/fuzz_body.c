@@ -19,10 +19,17 @@ static rest_schema schema;
 static int ready;
 
 static void check_plan(const rest_wplan *pl) {
+    /* the one literal: the text of the block's own refusal (wsql.h) */
+    static const char raise[] = "'FFB-REST:ROWS:'", more[] = "'FFB-REST:MORE:'";
     for (size_t i = 0; i < pl->nstmts; i++) {
         const char *sql = pl->stmts[i].sql.p;
         size_t marks = 0;
         for (const char *p = sql; *p; p++) {
+            if (strncmp(p, raise, sizeof raise - 1) == 0 ||
+                strncmp(p, more, sizeof more - 1) == 0) {
+                p += sizeof raise - 2;
+                continue;
+            }
             FUZZ_CHECK(*p != '\'');
             marks += *p == '?';
         }
@@ -84,6 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 o.ret = ret;
                 o.resolution = (t + ret) % 3;
                 o.missing_default = ret == 1;
+                o.singular = (t + kind + ret) % 2;
                 o.max_block_params = 50;
                 o.max_block_bytes = 4000;
                 rest_wplan pl;

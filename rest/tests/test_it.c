@@ -1585,7 +1585,30 @@ static void test_rest_jwt_writes_embeds(void **state) {
     assert_int_equal(r.status, 400);
     assert_non_null(strstr(r.body, "denied by pre-request"));
     assert_int_equal(rts(&r), 2); /* the end a rollback */
-    path(p, sizeof p, lw, "select=id&id=gt.3&order=id");
+    /* PATCH with representation: the end waits anyway, so the block
+       streams its rows (no refusal of a 17th row, the procedure runs
+       once): warm 2 */
+    path(p, sizeof p, lw, "select=id,name&id=gt.3");
+    for (int k = 0; k < 2; k++) {
+        snprintf(hx, sizeof hx, "%sPrefer: return=representation\r\n", h);
+        http_json("PATCH", p, hx, "{\"name\":\"pre\"}", &r);
+        EXPECT(&r, 200,
+               "[{\"id\":4,\"name\":\"pre\"},{\"id\":5,\"name\":\"pre\"},"
+               "{\"id\":7,\"name\":\"pre\"},{\"id\":8,\"name\":\"pre\"}]");
+        if (k)
+            assert_int_equal(rts(&r), 2);
+    }
+    /* the singular object: 406, the rows unchanged, warm 2 */
+    snprintf(hx, sizeof hx, "%sAccept: application/vnd.pgrst.object+json\r\n",
+             h);
+    for (int k = 0; k < 2; k++) {
+        http_json("PATCH", p, hx, "{\"name\":\"no\"}", &r);
+        assert_int_equal(r.status, 406);
+        assert_non_null(strstr(r.body, "The result contains 4 rows"));
+        if (k)
+            assert_int_equal(rts(&r), 2);
+    }
+    path(p, sizeof p, lw, "select=id&id=gt.3&order=id&name=eq.pre");
     http("GET", p, h, &r);
     EXPECT(&r, 200, "[{\"id\":4},{\"id\":5},{\"id\":7},{\"id\":8}]");
 
@@ -1969,6 +1992,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_schema_cache),
         cmocka_unit_test(test_rest_write),
         cmocka_unit_test(test_rest_put),
+        cmocka_unit_test(test_rest_write_one_rt),
         cmocka_unit_test(test_rest_aggregates),
         cmocka_unit_test(test_rest_count_planned),
         cmocka_unit_test(test_rest_jwt_roles),

@@ -14,7 +14,7 @@
 static rest_schema schema;
 
 static void run_case(const char *in, rbuf *out) {
-    static char line[8192], prefer[512], body[8192], lim[64];
+    static char line[8192], prefer[512], body[8192], lim[64], acc[64], xtra[64];
     rarena a;
     rest_query q;
     rest_body b;
@@ -24,6 +24,10 @@ static void run_case(const char *in, rbuf *out) {
     const char *p = golden_tag(in, "P ", prefer, sizeof prefer);
     const char *bd = golden_tag(in, "B ", body, sizeof body);
     const char *l = golden_tag(in, "L ", lim, sizeof lim);
+    /* "A object": Accept: the singular object; "X stream" or "X <rows>":
+       the representation's fallback shape, or the rows kept */
+    const char *ac = golden_tag(in, "A ", acc, sizeof acc);
+    const char *x = golden_tag(in, "X ", xtra, sizeof xtra);
     if (!s)
         s = "";
     char method[16] = "";
@@ -53,6 +57,11 @@ static void run_case(const char *in, rbuf *out) {
     o.ret = pf.ret;
     o.resolution = pf.resolution;
     o.missing_default = pf.missing_default;
+    o.singular = ac != NULL;
+    if (x && strcmp(x, "stream") == 0)
+        o.repr_stream = 1;
+    else if (x)
+        sscanf(x, "%zu", &o.repr_rows);
     if (l)
         sscanf(l, "%zu %zu %zu", &o.max_block_params, &o.max_block_bytes,
                &o.max_block_contexts);
