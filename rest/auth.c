@@ -63,7 +63,9 @@ int rest_ctx_request(const rest_app *app, h2o_req_t *req, const rest_auth *au,
     int mode = cfg->db_request_context;
     int names =
         mode == 1 || (mode == 0 && app_schema(app)->reads_request_context);
-    memset(ctx, 0, sizeof *ctx);
+    /* the pairs are read below n only: no need to zero their 2 KB */
+    ctx->n = 0;
+    ctx->dropped = 0;
     if (!names && !cfg->db_pre_request)
         return 0;
     if (names) {
@@ -83,9 +85,17 @@ int rest_ctx_request(const rest_app *app, h2o_req_t *req, const rest_auth *au,
                              h->name->len, 1, h->value.base, h->value.len);
         }
     }
+    size_t slots = rest_ctx_slots(ctx->n);
+    const rest_ctx_texts *ct = app->ctx_texts;
+    if (ct) {
+        /* the same text as below, built at start-up */
+        *sql = ct->sql[slots / REST_CTX_SLOTS];
+        *sql_len = ct->len[slots / REST_CTX_SLOTS];
+        return 1;
+    }
     rbuf b;
     rbuf_init(&b, 0);
-    rest_ctx_sql(&b, rest_ctx_slots(ctx->n), cfg->db_pre_request);
+    rest_ctx_sql(&b, slots, cfg->db_pre_request);
     const char *t = rbuf_cstr(&b);
     *sql = t ? rarena_strndup(a, t, b.len) : NULL;
     *sql_len = b.len;

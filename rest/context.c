@@ -2,6 +2,7 @@
 #include "context.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <yajl/yajl_tree.h>
@@ -110,4 +111,29 @@ void rest_ctx_sql(rbuf *out, size_t n, const char *pre) {
         rbuf_adds(out, "\";");
     }
     rbuf_adds(out, " END");
+}
+
+int rest_ctx_texts_init(rest_ctx_texts *t, const char *pre) {
+    memset(t, 0, sizeof *t);
+    for (size_t i = 0; i < REST_CTX_BUCKETS; i++) {
+        rbuf b;
+        rbuf_init(&b, 0);
+        rest_ctx_sql(&b, i * REST_CTX_SLOTS, pre);
+        const char *s = rbuf_cstr(&b);
+        t->sql[i] = s ? strdup(s) : NULL;
+        t->len[i] = b.len;
+        rbuf_free(&b);
+        if (!t->sql[i]) {
+            rest_ctx_texts_free(t);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void rest_ctx_texts_free(rest_ctx_texts *t) {
+    for (size_t i = 0; i < REST_CTX_BUCKETS; i++) {
+        free(t->sql[i]);
+        t->sql[i] = NULL;
+    }
 }

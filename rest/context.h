@@ -57,4 +57,18 @@ size_t rest_ctx_slots(size_t n);
    2, ...; a pair whose name is NULL is skipped. */
 void rest_ctx_sql(rbuf *out, size_t slots, const char *pre_request);
 
+/* The block's text for every slot count (0, REST_CTX_SLOTS, ...,
+   REST_CTX_MAX) with one pre-request procedure, built once at start-up:
+   a request takes its text from here instead of building it (with
+   printf, about 30k instructions at 16 slots). */
+#define REST_CTX_BUCKETS (REST_CTX_MAX / REST_CTX_SLOTS + 1)
+typedef struct rest_ctx_texts {
+    char *sql[REST_CTX_BUCKETS];
+    size_t len[REST_CTX_BUCKETS];
+} rest_ctx_texts;
+
+/* 0, or -1 (no memory; nothing kept). */
+int rest_ctx_texts_init(rest_ctx_texts *t, const char *pre_request);
+void rest_ctx_texts_free(rest_ctx_texts *t);
+
 #endif

@@ -1518,6 +1518,22 @@ uint64_t rest_http_conn_rts(const ffb_conn *c) { return conn_rts(c); }
 char **rest_http_keyjson(rarena *a, const char *const *keys, size_t n) {
     char **kj = rarena_alloc(a, (n + 1) * sizeof *kj);
     for (size_t i = 0; kj && i < n; i++) {
+        /* a name without a byte to escape (every column of a plain
+           schema): straight into the arena, without a buffer of its own */
+        size_t kn = strlen(keys[i]), j = 0;
+        while (j < kn && (unsigned char)keys[i][j] >= 0x20 &&
+               keys[i][j] != '"' && keys[i][j] != '\\')
+            j++;
+        if (j == kn) {
+            char *o = rarena_alloc(a, kn + 4);
+            if (!o)
+                return NULL;
+            o[0] = '"';
+            memcpy(o + 1, keys[i], kn);
+            memcpy(o + 1 + kn, "\":", 3);
+            kj[i] = o;
+            continue;
+        }
         rbuf k;
         rbuf_init(&k, 0);
         json_string(&k, keys[i], strlen(keys[i]));

@@ -31,6 +31,7 @@
 
 #include "buf.h"
 #include "config.h"
+#include "context.h"
 #include "jwt.h"
 #include "jwtcache.h"
 #include "reload.h"
@@ -418,6 +419,10 @@ int main(int argc, char **argv) {
         return 0;
     }
 
+    rest_ctx_texts ctx_texts;
+    if (rest_ctx_texts_init(&ctx_texts, cfg.db_pre_request) == 0)
+        app.ctx_texts = &ctx_texts;
+
     h2o_config_init(&app.h2o);
     /* h2o's default is 1 GiB: a body longer than this gets 413 before it
        is read */
@@ -463,6 +468,8 @@ int main(int argc, char **argv) {
     }
     free(loops);
     rest_reload_free(&app);
+    if (app.ctx_texts)
+        rest_ctx_texts_free(&ctx_texts);
     if (app.jwt)
         rest_jwt_key_free(&jwt);
     h2o_config_dispose(&app.h2o);

@@ -22,6 +22,9 @@ typedef struct rest_app {
     int nloops;
     struct rest_reload *reload;
     SSL_CTX *ssl_ctx; /* server-tls-cert-file: TLS on the main port */
+    /* the request context blocks' texts (context.h); NULL: each request
+       builds its own */
+    const struct rest_ctx_texts *ctx_texts;
 } rest_app;
 
 typedef struct rest_loop {
