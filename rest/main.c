@@ -357,8 +357,9 @@ int main(int argc, char **argv) {
     /* One format memory for the process: every connection of every
        loop's pool (and the role connections) shares what any of them
        prepared, so a text's first use on another connection rides its
-       prepare with its execute (1 round trip). It lives as long as the
-       process; out of memory, each pool makes its own. */
+       prepare with its execute (1 round trip). Given back at exit (the
+       pools hold their own references); out of memory, each pool makes
+       its own. */
     if (cfg.db_prepared_statements && ffb_formats_new(0, &co->formats) < 0)
         co->formats = NULL;
 
@@ -367,6 +368,7 @@ int main(int argc, char **argv) {
         app.ssl_ctx = tls_ctx_new(&cfg, err, sizeof err);
         if (!app.ssl_ctx) {
             fprintf(stderr, "ffb-rest: %s\n", err);
+            ffb_formats_unref(app.conn_opts.formats);
             rest_config_free(&cfg);
             return 2;
         }
@@ -385,6 +387,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "ffb-rest: %s\n", err);
         SSL_CTX_free(app.ssl_ctx);
         rest_schema_free(&schema);
+        ffb_formats_unref(app.conn_opts.formats);
         rest_config_free(&cfg);
         return 1;
     }
@@ -396,6 +399,7 @@ int main(int argc, char **argv) {
                 schema.protocol);
         SSL_CTX_free(app.ssl_ctx);
         rest_schema_free(&schema);
+        ffb_formats_unref(app.conn_opts.formats);
         rest_config_free(&cfg);
         return 2;
     }
@@ -415,6 +419,7 @@ int main(int argc, char **argv) {
         rbuf_free(&out);
         SSL_CTX_free(app.ssl_ctx);
         rest_schema_free(&schema);
+        ffb_formats_unref(app.conn_opts.formats);
         rest_config_free(&cfg);
         return 0;
     }
@@ -475,6 +480,7 @@ int main(int argc, char **argv) {
     h2o_config_dispose(&app.h2o);
     SSL_CTX_free(app.ssl_ctx);
     rest_schema_free(&schema);
+    ffb_formats_unref(app.conn_opts.formats);
     rest_config_free(&cfg);
     return 0;
 }
