@@ -109,6 +109,7 @@ typedef struct conn {
     int fault_armed; /* offsets now count from fault_base */
     uint64_t fault_base;
     int64_t fault_at; /* the fault's offset (drawn with --fault-random) */
+    int cut_turn;     /* --close-at-turn: this turn's bytes close it */
     int flipped;
     int held; /* accepted under "hold": upstream connect not started */
 } conn;
@@ -121,6 +122,7 @@ typedef struct options {
     double jitter_ms;
     double bandwidth_kbps;
     int64_t close_after;
+    int64_t close_at_turn;
     int64_t stall_after;
     int64_t flip_at;
     enum dir_id fault_dir;
@@ -137,6 +139,7 @@ typedef struct options {
 static options opt = {
     .listen_host = "127.0.0.1",
     .close_after = -1,
+    .close_at_turn = -1,
     .stall_after = -1,
     .flip_at = -1,
     .fault_dir = DOWN,
@@ -437,7 +440,7 @@ static size_t apply_faults(direction *d, unsigned char *p, size_t len,
     if (!c->faulty || d->id != opt.fault_dir || !c->fault_armed)
         return len;
     uint64_t rel = d->bytes_in - c->fault_base;
-    int64_t at = c->fault_at; /* only one of the three is set */
+    int64_t at = c->fault_at; /* only one of the faults is set */
     if (opt.flip_at >= 0 && !c->flipped && (uint64_t)at >= rel &&
         (uint64_t)at < rel + len) {
         p[at - (int64_t)rel] ^= 0xFF;
@@ -475,6 +478,11 @@ static void count_turn(conn *c) {
         c->fault_armed = 1;
         c->fault_base = c->dir[opt.fault_dir].bytes_in;
     }
+    /* --close-at-turn: turns count from --fault-turn (0 = that turn). */
+    if (opt.close_at_turn >= 0 && c->faulty && c->fault_armed &&
+        c->turns >= opt.fault_turn &&
+        (int64_t)(c->turns - opt.fault_turn) == c->fault_at)
+        c->cut_turn = 1;
 }
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
@@ -505,6 +513,15 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
         return;
     if (d->id == UP)
         count_turn(c);
+    if (c->cut_turn) {
+        /* The client began the turn the fault names: none of it is
+           forwarded, and both sockets close. The server had answered
+           every earlier turn, so it is idle when its socket ends. */
+        totals.faults++;
+        note("conn %u: closing at turn %" PRIu64, c->id, c->turns);
+        conn_close(c);
+        return;
+    }
     int close_after;
     size_t len = apply_faults(d, (unsigned char *)buf->base, (size_t)nread,
                               &close_after);
@@ -658,9 +675,10 @@ static void on_accept(uv_stream_t *server, int status) {
     c->saw_server = 1; /* the first client bytes are a turn */
     c->faulty = opt.fault_conn == 0 || opt.fault_conn == c->id;
     c->fault_armed = opt.fault_turn == 0;
-    c->fault_at = opt.close_after >= 0   ? opt.close_after
-                  : opt.stall_after >= 0 ? opt.stall_after
-                                         : opt.flip_at;
+    c->fault_at = opt.close_after >= 0     ? opt.close_after
+                  : opt.close_at_turn >= 0 ? opt.close_at_turn
+                  : opt.stall_after >= 0   ? opt.stall_after
+                                           : opt.flip_at;
     if (opt.fault_random && c->fault_at > 0)
         c->fault_at = (int64_t)(rng_unit() * (double)(c->fault_at + 1));
     uv_tcp_init(loop, &c->client);
@@ -793,6 +811,10 @@ static void usage(FILE *f) {
         "                          is kept\n"
         "  --bandwidth-kbps K      per-direction rate in kbit/s (0 = none)\n"
         "  --close-after-bytes N   close the connection after N bytes\n"
+        "  --close-at-turn N       close the connection when the client\n"
+        "                          begins turn N (counted from --fault-turn),\n"
+        "                          forwarding none of it: the server had\n"
+        "                          answered everything before (idle)\n"
         "  --stall-after-bytes N   forward N bytes, then nothing more (the\n"
         "                          connection stays open)\n"
         "  --flip-byte-at N        invert the byte at offset N\n"
@@ -893,6 +915,8 @@ static void parse_args(int argc, char **argv) {
             opt.bandwidth_kbps = parse_num(name, v);
         else if (!strcmp(name, "--close-after-bytes"))
             opt.close_after = parse_int(name, v);
+        else if (!strcmp(name, "--close-at-turn"))
+            opt.close_at_turn = parse_int(name, v);
         else if (!strcmp(name, "--stall-after-bytes"))
             opt.stall_after = parse_int(name, v);
         else if (!strcmp(name, "--flip-byte-at"))
@@ -925,6 +949,11 @@ static void parse_args(int argc, char **argv) {
     }
     if (opt.port > 65535)
         die("--port: out of range");
+    if ((opt.close_after >= 0) + (opt.close_at_turn >= 0) +
+            (opt.stall_after >= 0) + (opt.flip_at >= 0) >
+        1)
+        die("one fault per proxy: --close-after-bytes, --close-at-turn, "
+            "--stall-after-bytes, --flip-byte-at");
 }
 
 static void resolve(const char *hostport, int passive,

@@ -6,9 +6,9 @@
  *    turns the proxy counts, phase by phase (connect + attach, a warm
  *    select, the one-shot pipeline), and every phase lasts at least
  *    round trips x 40 ms;
- *  - faults: a connection closed mid-fetch, a flipped byte and a stalled
- *    stream end in clean fatal errors within the I/O timeout, never a
- *    hang.
+ *  - faults: a connection closed mid-fetch or between two turns, a
+ *    flipped byte and a stalled stream end in clean fatal errors within
+ *    the I/O timeout, never a hang.
  *
  * The proxy is found through FFB_PROXY or next to this test's build
  * directory (bench/ffb-proxy); without it (no libuv) the test is skipped.
@@ -498,6 +498,84 @@ static void test_fault_close_mid_fetch(void **state) {
     proxy_stop(&p);
 }
 
+/* A count from `table` in its own transaction, committed: its last turn
+   is the commit's. */
+static int count_then_commit(ffb_conn *c, int64_t *n) {
+    ffb_tx *tx = NULL;
+    ffb_stmt *s = NULL;
+    char sql[128];
+    snprintf(sql, sizeof sql, "select count(*) from %s", table);
+    int rc = ffb_tx_begin(c, NULL, &tx);
+    if (rc == 0)
+        rc = ffb_stmt_new(c, &s);
+    if (rc == 0)
+        rc = ffb_stmt_prepare(s, tx, sql, (size_t)-1);
+    if (rc == 0)
+        rc = ffb_stmt_execute(s, tx);
+    if (rc == 0)
+        rc = ffb_stmt_fetch(s) == 1 ? 0 : FFB_E_STATE;
+    if (rc == 0)
+        rc = ffb_stmt_get_int64(s, 0, n);
+    if (rc == 0)
+        rc = ffb_tx_commit(tx);
+    ffb_stmt_free(s);
+    ffb_tx_free(tx);
+    return rc;
+}
+
+/* --close-at-turn: the connection is closed when the client begins the
+   named turn, none of it forwarded - the earlier turns were all answered.
+   The turns of the connect and of the query are learnt through a proxy
+   without faults first; then the query's commit is cut. */
+static void test_fault_close_at_turn(void **state) {
+    (void)state;
+    proxy p;
+    const char *const none[] = {NULL};
+    proxy_start(&p, none);
+    ffb_conn *c = new_conn(p.port, 5000);
+    OK(c, ffb_conn_connect(c));
+    ffb_stats st;
+    ffb_conn_stats(c, &st, sizeof st);
+    uint64_t connect_turns = st.round_trips;
+    int64_t n = 0;
+    OK(c, count_then_commit(c, &n));
+    assert_int_equal(n, 100);
+    ffb_conn_stats(c, &st, sizeof st);
+    uint64_t query_turns = st.round_trips - connect_turns;
+    ffb_conn_free(c);
+    proxy_stop(&p);
+    assert_true(query_turns >= 2); /* at least the query, then the commit */
+
+    /* Turns count from the query's first: its last (the commit) is cut. */
+    char from[32], at[32];
+    snprintf(from, sizeof from, "%llu", (unsigned long long)connect_turns + 1);
+    snprintf(at, sizeof at, "%llu", (unsigned long long)query_turns - 1);
+    const char *const args[] = {"--close-at-turn", at, "--fault-turn", from,
+                                NULL};
+    proxy_start(&p, args);
+    c = new_conn(p.port, 5000);
+    OK(c, ffb_conn_connect(c));
+    ffb_stats before;
+    ffb_conn_stats(c, &before, sizeof before);
+    n = 0;
+    int rc = count_then_commit(c, &n);
+    printf("# connect %llu turns, query and commit %llu: cut at the commit: "
+           "%s after %lld rows counted: %s\n",
+           (unsigned long long)connect_turns, (unsigned long long)query_turns,
+           ffb_err_name(rc), (long long)n,
+           ffb_error_message(ffb_conn_error(c)));
+    assert_int_equal(rc, FFB_E_CLOSED);
+    assert_int_equal(n, 100); /* every turn before the cut was answered */
+    assert_true(ffb_conn_is_broken(c));
+    ffb_stats after;
+    ffb_conn_stats(c, &after, sizeof after);
+    /* the turns before the cut; the commit's got EOF, not an answer, and a
+       round trip counts when answer bytes arrive */
+    assert_int_equal(after.round_trips - before.round_trips, query_turns - 1);
+    ffb_conn_free(c);
+    proxy_stop(&p);
+}
+
 static void test_fault_stall_times_out(void **state) {
     (void)state;
     proxy p;
@@ -640,6 +718,7 @@ int main(void) {
         cmocka_unit_test(test_proxy_total_time),
         cmocka_unit_test(test_proxy_scan_reported),
         cmocka_unit_test(test_fault_close_mid_fetch),
+        cmocka_unit_test(test_fault_close_at_turn),
         cmocka_unit_test(test_fault_stall_times_out),
         cmocka_unit_test(test_fault_flip_first_server_byte),
         cmocka_unit_test(test_fault_flip_encrypted_answer),

@@ -602,8 +602,8 @@ cmd_stop() {
 # Every instance of <statedir> answers a login and a query within 20 s?
 # Prints the ones that do not (with their threads' stacks when gdb is in
 # the Debian 13 root) and returns 1. Firebird 4.0.5 can wedge - accept TCP,
-# answer nothing - after a connection is cut mid-request (docs/testing.md,
-# "A Firebird 4.0.5 wedge").
+# answer nothing - and 4.0.5 and 3.0.11 can abort after a connection is cut
+# mid-request (docs/testing.md, "A Firebird wedge").
 cmd_probe() {
     [ $# -ge 1 ] && [ -n "$1" ] && [ -d "$1" ] || usage
     STATEDIR=$(cd "$1" && pwd -P)
