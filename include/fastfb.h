@@ -920,6 +920,34 @@ FFB_API int ffb_formats_stats_get(ffb_formats *f, ffb_formats_stats *out,
     Round trips: 0. Returns 0 or FFB_E_INVAL. Since: 0.1 */
 FFB_API int ffb_stmt_set_fetch_size(ffb_stmt *stmt, int rows);
 
+/**
+ * The most bytes one row of the prepared statement's output can take in a
+ * fetch answer: op_fetch_response's 12 bytes, the null bitmap and every
+ * column at its declared size (a VARCHAR(100) of UTF8 at 400 bytes).
+ *
+ * Firebird answers an op_fetch of N rows with fewer - the rest wait for
+ * the next fetch - once it has written 16 network packets of its
+ * TcpRemoteBufferSize (8 KiB by default, so 128 KiB) and more than 10
+ * rows [verified FB3/4: rows of 1,016 bytes, a batch of 129; of 16,016
+ * bytes, 11]. An application that pipelines the end of the transaction
+ * after a fetch (ffb_tx_queue_commit() behind ffb_stmt_queue_execute())
+ * gets every row only when the fetch is answered whole: when it asks for at
+ * most FFB_FETCH_WHOLE_ROWS rows, or rows x this at most
+ * FFB_FETCH_WHOLE_BYTES (with the default buffer size). Else the commit
+ * closes the cursor behind the first answer.
+ *
+ * Returns 0 when `stmt` is NULL, not prepared, or has no output columns.
+ * Round trips: 0.
+ * Since: 0.2
+ */
+FFB_API size_t ffb_stmt_row_wire_max(const ffb_stmt *stmt);
+
+/** A fetch of at most this many rows is always answered whole. */
+#define FFB_FETCH_WHOLE_ROWS 10
+/** A fetch whose rows take at most this many bytes (15 packets of
+    Firebird's default TcpRemoteBufferSize, 8192) is answered whole. */
+#define FFB_FETCH_WHOLE_BYTES (15 * 8192)
+
 /** Inline blob limit sent with the next executions of this statement
     (protocol 19; 0 = none, at most 65535). Round trips: 0. Since: 0.1 */
 FFB_API int ffb_stmt_set_inline_blob_size(ffb_stmt *stmt, int bytes);
@@ -1024,8 +1052,17 @@ FFB_API int ffb_stmt_execute(ffb_stmt *stmt, ffb_tx *tx);
  * Values of the previous row (including zero-copy text views) are invalid
  * after the call.
  *
+ * When the end of the cursor's transaction is queued already (a commit
+ * or rollback behind ffb_stmt_queue_execute()), no read-ahead is sent:
+ * the end closes the cursor first. Rows beyond those answered before the
+ * end are then FFB_E_STATE, at once, not a fetch the server refuses (a
+ * long answer that Firebird cut short: see ffb_stmt_row_wire_max()).
+ *
  * Round trips: 0 while buffered rows remain; 1 per refill otherwise.
- * Returns: 1, 0, FFB_E_STATE (no result), FFB_E_SERVER (an error while
+ * Returns: 1, 0, FFB_E_STATE (no result; more rows than were answered
+ * before the queued end of the transaction, or than were buffered when the
+ * transaction ended: a cursor its commit or rollback closed before its
+ * last row came never says 0), FFB_E_SERVER (an error while
  * reading rows after the first batch; one raised by the first fetch is
  * ffb_stmt_execute()'s), FFB_E_AGAIN (external I/O: no row buffered; the next
  * fetch is on its way - ffb_stmt_queue_fetch() says when rows are in),

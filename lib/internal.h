@@ -506,6 +506,9 @@ struct ffb_tx {
     int no_last;         /* 0xFFFF may not name it: had its start failed,
                             0xFFFF would name another live transaction
                             (lib/twopc.c) */
+    int end_queued;      /* a commit or rollback is on its way: its cursors
+                            get no read-ahead (their answers would come
+                            after the end, errors) */
 };
 
 typedef struct ffb__col {
@@ -577,6 +580,8 @@ struct ffb_stmt {
     /* cursor */
     int cursor_open;     /* on the server (until close/commit) */
     int eof;             /* status 100 seen */
+    int ended_early;     /* its transaction ended before its last row came:
+                            a fetch past the buffered rows fails */
     ffb_tx *cursor_tx;
     ffb_tx *auto_tx;     /* auto-commit (tx NULL): the transaction of the
                             open cursor, committed when it ends */

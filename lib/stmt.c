@@ -309,6 +309,8 @@ void ffb__stmts_tx_ended(ffb_conn *conn, ffb_tx *tx) {
             continue;
         if (s->cursor_open) {
             s->cursor_open = 0;
+            /* rows were still to come: the end took them */
+            s->ended_early = !s->eof;
             s->eof = 1;
         }
         s->cursor_tx = NULL;
@@ -349,6 +351,7 @@ static int queue_close(ffb_stmt *stmt) {
     ffbp_writer_free(&w);
     stmt->cursor_open = 0;
     stmt->eof = 1;
+    stmt->ended_early = 0; /* closed on purpose */
     stmt->gen++; /* answers still owed to this cursor are dropped */
     stmt->fetches_inflight = 0;
     ffb__tx_unref(stmt->cursor_tx);
@@ -2019,6 +2022,7 @@ static int exec_send(ffb_stmt *stmt, ffb_tx *tx, ffb__sync *sync,
     stmt->fetches_inflight = 0;
     rows_reset(stmt);
     stmt->eof = 0;
+    stmt->ended_early = 0;
     stmt->fetch_error = 0;
     stmt->singleton = 0;
     stmt->rows_seen = 0;
@@ -2268,10 +2272,13 @@ int ffb__stmt_fetch(ffb_stmt *stmt) {
     for (;;) {
         if (stmt->cur < stmt->nrows) {
             stmt->cur++;
-            /* Read-ahead: half the buffer consumed, cursor not finished. */
+            /* Read-ahead: half the buffer consumed, cursor not finished,
+               and no end of its transaction on its way (that closes the
+               cursor before the fetch is read). */
             if (stmt->cursor_open && !stmt->eof && !stmt->scroll_open &&
                 stmt->fetches_inflight == 0 && conn->state == FFB__ST_READY &&
-                stmt->cur * 2 >= stmt->nrows) {
+                stmt->cur * 2 >= stmt->nrows &&
+                !(stmt->cursor_tx && stmt->cursor_tx->end_queued)) {
                 int rc = refill(stmt);
                 if (rc < 0)
                     return rc;
@@ -2292,8 +2299,19 @@ int ffb__stmt_fetch(ffb_stmt *stmt) {
             return conn->err.code ? conn->err.code : FFB_E_SERVER;
         }
         if (stmt->fetches_inflight == 0) {
+            if (stmt->ended_early)
+                return ffb__error_set(
+                    &conn->err, FFB_E_STATE,
+                    "the cursor's transaction ended before its last row "
+                    "came: Firebird closed the cursor");
             if (stmt->eof || !stmt->cursor_open)
                 return 0;
+            if (stmt->cursor_tx && stmt->cursor_tx->end_queued)
+                return ffb__error_set(
+                    &conn->err, FFB_E_STATE,
+                    "more rows than Firebird answered before the end of "
+                    "the cursor's transaction, which is queued and closes "
+                    "the cursor: fetch them before ending it");
             if (conn->state != FFB__ST_READY)
                 return ffb__need_ready(conn);
             int rc = refill(stmt);
@@ -2343,6 +2361,12 @@ int ffb_stmt_set_fetch_size(ffb_stmt *stmt, int rows) {
         return FFB_E_INVAL;
     stmt->fetch_size = rows;
     return 0;
+}
+
+size_t ffb_stmt_row_wire_max(const ffb_stmt *stmt) {
+    if (!stmt || !stmt->prepared || stmt->out.n == 0)
+        return 0;
+    return 12 + ffbp_message_wire_max(stmt->out.items, stmt->out.n);
 }
 
 int ffb_stmt_set_inline_blob_size(ffb_stmt *stmt, int bytes) {

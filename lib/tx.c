@@ -267,6 +267,7 @@ static int end_reply(ffb_conn *conn, const ffbp_packet *pkt, ffb__pending *p) {
         return FFB_E_PROTO;
     }
     if (ffb__status_is_error(&r->status)) {
+        tx->end_queued = 0; /* still active: its cursors too */
         if (p->sync) {
             if (tx->state == FFB__TX_FAILED && tx->start_err &&
                 p->sync->rc == 0) {
@@ -314,6 +315,8 @@ static int send_end(ffb_tx *tx, int op, uint16_t h, ffb__sync *sync,
         return ffb__engine_fail(conn, FFB_E_NOMEM);
     p->sync = sync;
     tx->refs++;
+    if (op == FFBP_OP_COMMIT || op == FFBP_OP_ROLLBACK)
+        tx->end_queued = 1;
     return 0;
 }
 
@@ -372,6 +375,8 @@ static int queue_end(ffb_tx *tx, int op, const void *msg, size_t len,
     int rc = conn->held_head ? FFB__LATER : ffb__tx_handle(tx, &h);
     if (rc < 0)
         return rc;
+    if (op == FFBP_OP_COMMIT || op == FFBP_OP_ROLLBACK)
+        tx->end_queued = 1;
     ffbp_writer m = {0};
     m.data = (uint8_t *)(uintptr_t)msg;
     m.len = len;

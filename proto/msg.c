@@ -318,6 +318,13 @@ size_t ffbp_item_wire_size(const ffbp_item *it) {
     }
 }
 
+size_t ffbp_message_wire_max(const ffbp_item *items, size_t n) {
+    size_t total = n ? ((n + 7) / 8 + 3) & ~(size_t)3 : 0;
+    for (size_t i = 0; i < n; i++)
+        total += (ffbp_item_wire_size(&items[i]) + 3) & ~(size_t)3;
+    return total;
+}
+
 /* ---- messages (9.1, 9.2) ------------------------------------------------- */
 
 static int get_value(ffbp_reader *r, const ffbp_item *it, size_t base,

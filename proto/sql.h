@@ -110,6 +110,11 @@ int ffbp_parse_blr(const uint8_t *blr, size_t len, ffbp_item *items,
    maximum (4 + length). 0 for an unknown code (and for TEXT of length 0). */
 size_t ffbp_item_wire_size(const ffbp_item *it);
 
+/* The most bytes a message of these `n` items takes on the wire (protocol
+   >= 13): the null bitmap and every value at its largest, each padded to
+   4. */
+size_t ffbp_message_wire_max(const ffbp_item *items, size_t n);
+
 /* ---- messages (protocol >= 13: null bitmap + non-null values) ------------- */
 
 #define FFBP_NULL_OFFSET 0xFFFFFFFFu

@@ -405,8 +405,10 @@ static void splice_blobs(rreq *rr) {
 static int done(rest_req *r) {
     rreq *rr = (rreq *)r;
     if (rr->b.again && !rr->b.failed) {
-        /* the probe found more rows than one fetch holds: plan again
-           without it and read the whole answer on the same connection */
+        /* the probe found more rows than it asked for, or Firebird
+           ended an answer early with the commit on its way: plan again
+           without the probe and read the whole answer on the same
+           connection, the commit after it */
         rest_err err;
         rest_plan_opts po;
         read_opts(rr, &po, 0);
@@ -654,15 +656,17 @@ static int rows(rreq *rr) {
             rr->nrows++;
             continue;
         }
+        if ((rc == FFB_E_AGAIN || rc == FFB_E_STATE) && rr->commit_queued) {
+            /* Firebird ended the answer before the page's last row
+               (more than 128 KiB of rows: ffb_stmt_row_wire_max()), and
+               the commit on its way closes the cursor (the library says
+               FFB_E_STATE): read again, committing after the rows */
+            rr->b.again = 1;
+            rr->no_early_commit = 1;
+            done = 1;
+            goto out;
+        }
         if (rc == FFB_E_AGAIN) {
-            if (rr->commit_queued) {
-                /* cannot happen: the fetch size covers the page */
-                rest_err_set(&rr->b.err, 500, "PGRST000", NULL,
-                             "more rows than the page asked for");
-                rr->b.failed = 1;
-                done = 1;
-                goto out;
-            }
             rc = ffb_stmt_queue_fetch(rr->stmt, on_fetch, rr);
             if (rc == 0)
                 goto out; /* more rows on their way */
@@ -738,12 +742,13 @@ static void edrain(estmt *es) {
         int rc = rr->b.failed
                      ? 1
                      : rest_embed_take(rr->plan.embed, es->node, es->st, probe);
+        if ((rc == FFB_E_AGAIN || rc == FFB_E_STATE) && rr->commit_queued) {
+            /* the level's answer ended early (rows() above) */
+            rr->b.again = 1;
+            rr->no_early_commit = 1;
+            break;
+        }
         if (rc == FFB_E_AGAIN) {
-            if (rr->commit_queued) {
-                rr->b.again = 1;
-                rr->no_early_commit = 1;
-                break;
-            }
             rc = ffb_stmt_queue_fetch(es->st, on_efetch, es);
             if (rc == 0)
                 return;
@@ -1048,7 +1053,7 @@ static void run(rreq *rr) {
         queue_commit(rr);
         return;
     }
-    if (bounded && !rr->has_blobs)
+    if (bounded && !rr->has_blobs && !rr->no_early_commit)
         queue_commit(rr);
 }
 

@@ -28,7 +28,8 @@ struct rpcreq {
     size_t nargs; /* arguments passed (the rest take their defaults) */
     rbuf sql;
     int post;
-    int unbounded; /* run again without the early commit */
+    int unbounded; /* no probe, every row before the commit: a GET run
+                      again, or a POST's selectable call */
     int commit_queued;
     ffb_stmt *stmt;
     rbuf body;
@@ -191,14 +192,18 @@ static int rows(rpcreq *r) {
             r->nrows++;
             continue;
         }
+        if ((rc == FFB_E_AGAIN || rc == FFB_E_STATE) && r->commit_queued &&
+            !r->unbounded) {
+            /* Firebird ended the answer early (more than 128 KiB of rows:
+               ffb_stmt_row_wire_max()) and the commit on its way closes
+               the cursor (the library says FFB_E_STATE): a GET
+               (read-only) runs again without the probe. A POST's call
+               never runs twice: a selectable one starts unbounded, and a
+               function's or executable procedure's one row comes whole. */
+            r->b.again = 1;
+            return 1;
+        }
         if (rc == FFB_E_AGAIN) {
-            if (r->commit_queued) {
-                /* cannot happen: the probe's fetch covers its rows */
-                rest_err_set(&r->b.err, 500, "PGRST000", NULL,
-                             "more rows than the probe asked for");
-                r->b.failed = 1;
-                return 1;
-            }
             rc = ffb_stmt_queue_fetch(r->stmt, on_fetch, r);
             if (rc == 0)
                 return 0;
@@ -636,6 +641,10 @@ int rest_rpc_handle(rest_app *app, h2o_req_t *req, const char *name, size_t n) {
        that are not arguments are the read's */
     rbuf rq;
     int selectable = r->rt->kind == REST_RT_SELECTABLE;
+    /* A POST's call may write: it runs once, every row fetched before its
+       commit (no probe, which would run it again when it answers more) */
+    if (post && selectable)
+        r->unbounded = 1;
     rbuf_init(&rq, 1u << 20);
     if ((post ? (args_from_query(r, &err, setmask, 0, selectable ? &rq : NULL) <
                          0

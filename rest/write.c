@@ -391,10 +391,16 @@ static int rows(wexec *x) {
             if (rc == 1)
                 continue;
         }
-        if (rc == FFB_E_AGAIN) {
-            /* cannot happen: the fetch size covers the block's rows */
+        if (rc == FFB_E_AGAIN || (rc == FFB_E_STATE && w->end_queued)) {
+            /* The end rides only when Firebird answers the rows whole
+               (run(): ffb_stmt_row_wire_max()); a server whose
+               TcpRemoteBufferSize is below its default of 8192 can still
+               end the answer early, and the end closed the cursor */
             rest_err_set(&w->b.err, 500, "PGRST000", NULL,
-                         "more rows than the write returns");
+                         "Firebird ended the answer before the write's last "
+                         "row, after its end (tx=%s) was sent: a "
+                         "TcpRemoteBufferSize below 8192?",
+                         w->rollback ? "rollback" : "commit");
             w->b.failed = 1;
             return 1;
         }
@@ -490,7 +496,13 @@ static void run(wreq *w) {
        the same write. The singular check must be the block's (a PUT
        writes one row or none, and none is its error already). */
     int put = w->kind == REST_W_PUT;
-    if (n == 1 && w->plan.stmts[0].atomic &&
+    /* ... and only when Firebird answers its rows whole: not after 128
+       KiB of them (fastfb.h, ffb_stmt_row_wire_max()) */
+    const rest_wstmt *w0 = &w->plan.stmts[0];
+    int whole = !w0->cursor || w0->fetch_rows <= FFB_FETCH_WHOLE_ROWS ||
+                (size_t)w0->fetch_rows * ffb_stmt_row_wire_max(w->stmts[0]) <=
+                    FFB_FETCH_WHOLE_BYTES;
+    if (n == 1 && whole && w->plan.stmts[0].atomic &&
         (!w->singular || put || w->plan.singular_checked) &&
         !(w->b.as.stmt && w->b.app->cfg->db_pre_request))
         queue_end(w);

@@ -23,7 +23,9 @@
 #
 # Default server: fb4 of servers.env ($FFB_SERVER_STATE, /work/state, or
 # build-servers-state/); with none, the test servers are installed and
-# started in build-servers-state/ (tests/servers/fbservers.sh, needs root).
+# started in build-servers-state/ (tests/servers/fbservers.sh, needs root);
+# servers of a servers.env that no longer answer are started again. Servers
+# this script started are stopped at its end.
 # fbclient is Debian's libfbclient2 (Firebird 3.0 client, dlopen'ed).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -56,12 +58,23 @@ done
 [ -n "$state" ] || { [ -f /work/state/servers.env ] && state=/work/state; } ||
     state=$root/build-servers-state
 [ -d "$state" ] && state=$state/servers.env
+FBS=$root/tests/servers/fbservers.sh
+started=""
 if [ ! -f "$state" ]; then
     echo "== no servers.env: installing and starting the test servers" >&2
-    bash "$root/tests/servers/fbservers.sh" install
-    bash "$root/tests/servers/fbservers.sh" start "$root/build-servers-state"
-    state=$root/build-servers-state/servers.env
+    bash "$FBS" install
+    bash "$FBS" start "$root/build-servers-state"
+    state=$root/build-servers-state/servers.env started=$root/build-servers-state
+elif ! bash "$FBS" probe "$(dirname "$state")" >&2; then
+    # a servers.env left by servers that are gone (a reboot, a stop):
+    # start them again in the same directory
+    echo "== the servers of $state do not answer: starting them" >&2
+    bash "$FBS" start "$(dirname "$state")"
+    started=$(dirname "$state")
 fi
+# servers this run started are stopped when it ends
+stop_servers() { [ -z "$started" ] || bash "$FBS" stop "$started" >/dev/null 2>&1 || true; }
+trap stop_servers EXIT
 set -a; . "$state"; set +a
 [ -x "$build/bench/ffb-oltp" ] && [ -x "$build/bench/ffb-proxy" ] || {
     [ -d "$build" ] || (cd "$root" && CC=gcc meson setup "$build" --buildtype=release)
@@ -100,7 +113,7 @@ for d in $delays; do
     [ -n "${PPORT[$d]}" ] || { echo "ffb-proxy did not start: $(cat "$po")" >&2; exit 1; }
 done
 cleanup_proxies() { for d in $delays; do kill "${PXPID[$d]}" 2>/dev/null || true; done; }
-trap cleanup_proxies EXIT
+trap 'cleanup_proxies; stop_servers' EXIT
 
 field() { sed -n "s/^$1: *//p" "$2"; }
 row() { # tag delay workload file

@@ -468,7 +468,8 @@ static int setup(void **state) {
     return start_server(t, NULL);
 }
 
-static void w_drop_quiet(ffb_conn *c, const target *t); /* it_write.h */
+static void w_drop_quiet(ffb_conn *c, const target *t);  /* it_write.h */
+static void wd_drop_quiet(ffb_conn *c, const target *t); /* it_wide.h */
 
 static int teardown(void **state) {
     target *t = *state;
@@ -479,7 +480,8 @@ static int teardown(void **state) {
         server_exit_failed = 1;
     }
     ffb_conn *c = open_conn(t);
-    w_drop_quiet(c, t); /* left by a failed test_rest_write */
+    w_drop_quiet(c, t);  /* left by a failed test_rest_write */
+    wd_drop_quiet(c, t); /* ... test_rest_wide_answers */
     snprintf(sql, sizeof sql, "DROP TABLE %s_CH", t->table);
     exec_sql(c, sql);
     snprintf(sql, sizeof sql, "DROP TABLE %s", t->table);
@@ -1071,6 +1073,8 @@ static void test_rest_bad_start(void **state) {
 #include "it_write.h"
 /* after it_write.h, whose helpers it uses */
 #include "it_agg.h"
+/* after it_write.h too */
+#include "it_wide.h"
 
 /* REST_TEST_SERVERS="FB3,FB4E" picks other instances of servers.env
    (default FB3 and FB4). */
@@ -1986,6 +1990,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_errors),
         cmocka_unit_test(test_rest_bad_clients),
         cmocka_unit_test(test_rest_probe),
+        cmocka_unit_test(test_rest_wide_answers),
         cmocka_unit_test(test_rest_blobs),
         cmocka_unit_test(test_rest_two_threads),
         cmocka_unit_test(test_rest_bad_start),

@@ -98,12 +98,28 @@ static int count_rows(ffb_conn *c, ffb_stmt *s) {
     return n;
 }
 
+/* `s` executed in `tx` with the commit queued behind, in one write; both
+   answers read and good. */
+static void queue_execute_commit(ffb_conn *c, ffb_stmt *s, ffb_tx *tx) {
+    OK(c, ffb_stmt_queue_execute(s, tx, NULL, NULL));
+    OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
+    OK(c, ffb_conn_flush(c));
+    const ffb_result *res;
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_int_equal(ffb_result_op(res), FFB_OP_EXECUTE);
+    assert_int_equal(ffb_result_status(res), 0);
+    assert_int_equal(ffb_conn_next_result(c, &res), 1);
+    assert_int_equal(ffb_result_op(res), FFB_OP_COMMIT);
+    assert_int_equal(ffb_result_status(res), 0);
+}
+
 /* ---- a fetch in flight across a commit and a re-execute ---------------- */
 
 typedef struct reexec {
     ffb_stmt *s;
     ffb_tx *tx2;
     int taken;    /* rows taken in the first execute's callback */
+    int fetch_queued; /* ... then a fetch queued there (behind the commit) */
     int requeued; /* the second execute was queued by the commit's */
     int exec2_status;
 } reexec;
@@ -115,7 +131,7 @@ static void on_reexec2(ffb_conn *c, const ffb_result *res, void *data) {
 }
 
 /* The commit's answer: the same statement executed again at once, while
-   the read-ahead fetch queued behind the commit is still unanswered. */
+   the fetch queued behind the commit is still unanswered. */
 static void on_recommit(ffb_conn *c, const ffb_result *res, void *data) {
     reexec *x = data;
     if (ffb_result_status(res) < 0)
@@ -125,15 +141,19 @@ static void on_recommit(ffb_conn *c, const ffb_result *res, void *data) {
         x->requeued = 1;
 }
 
-/* The first execute's rows: half of the first batch taken, so that
-   ffb_stmt_fetch() queues a read-ahead fetch (behind the commit). */
+/* The first execute's rows: the first batch taken; with the commit
+   queued ffb_stmt_fetch() sends no read-ahead and then says FFB_E_STATE,
+   so the fetch is asked for by hand (it goes behind the commit). */
 static void on_reexec1(ffb_conn *c, const ffb_result *res, void *data) {
     (void)c;
     reexec *x = data;
     if (ffb_result_status(res) < 0)
         return;
-    while (x->taken < 6 && ffb_stmt_fetch(x->s) == 1)
+    int rc;
+    while ((rc = ffb_stmt_fetch(x->s)) == 1)
         x->taken++;
+    if (rc == FFB_E_STATE && ffb_stmt_queue_fetch(x->s, NULL, NULL) == 0)
+        x->fetch_queued = 1;
 }
 
 static void on_alarm(int sig) {
@@ -144,8 +164,9 @@ static void on_alarm(int sig) {
 }
 
 /* lib/stmt.c: re-executing a statement zeroes its count of fetches in
-   flight. A read-ahead fetch queued behind an early commit (the cursor
-   had rows pending) is answered after the statement was executed again:
+   flight. A fetch queued behind an early commit (the cursor had rows
+   pending; before 2026-12-03 the library's own read-ahead did that) is
+   answered after the statement was executed again:
    its answer belongs to the old cursor and is dropped, so it never
    counted down, and every fetch of the new cursor waited for it: without
    the fix the blocking fetch below fails with -103 "waiting for an answer
@@ -161,7 +182,7 @@ static void test_fetch_in_flight_across_reexecute(void **state) {
         "select n + 1 from r where n < 100) select n from r",
         t->table);
     OK(c, ffb_stmt_set_fetch_size(s, 10));
-    reexec x = {s, NULL, 0, 0, 1};
+    reexec x = {s, NULL, 0, 0, 0, 1};
     ffb_tx *tx;
     OK(c, ffb_tx_begin(c, NULL, &tx));
     OK(c, ffb_stmt_queue_execute(s, tx, on_reexec1, &x));
@@ -174,7 +195,8 @@ static void test_fetch_in_flight_across_reexecute(void **state) {
     while ((rc = ffb_conn_next_result(c, &res)) == 1)
         ;
     OK(c, rc);
-    assert_int_equal(x.taken, 6);
+    assert_int_equal(x.taken, 10); /* the first batch (fetch size 10) */
+    assert_int_equal(x.fetch_queued, 1);
     assert_int_equal(x.requeued, 1);
     assert_int_equal(x.exec2_status, 0);
     /* the new cursor's 100 rows, fetched to the end */
@@ -182,6 +204,64 @@ static void test_fetch_in_flight_across_reexecute(void **state) {
     alarm(0);
     OK(c, ffb_tx_commit(x.tx2));
     ffb_tx_free(x.tx2);
+    ffb_tx_free(tx);
+    ffb_stmt_free(s);
+    OK(c, ffb_conn_close(c));
+    ffb_conn_free(c);
+}
+
+/* Firebird ends a fetch answer after 16 network packets (128 KiB with
+   its default buffer) once more than 10 rows are out (fastfb.h,
+   ffb_stmt_row_wire_max()). With the commit queued behind the execute,
+   the rows of that first answer are read; the next is FFB_E_STATE at once
+   - no read-ahead or refill goes out behind the end, which closed the
+   cursor - and the whole costs 1 round trip. */
+static void test_fetch_cut_before_queued_end(void **state) {
+    target *t = *state;
+    ffb_conn *c = open_conn(t);
+    ffb_stmt *s = prepare_outside_tx(
+        c,
+        "with recursive r (n) as (select 1 from rdb$database union all "
+        "select n + 1 from r where n < 200) select n, cast(lpad('', 1000, "
+        "'x') as varchar(1000)) from r",
+        t->table);
+    ffb_column_info ci;
+    OK(c, ffb_stmt_column_info(s, 1, &ci, sizeof ci));
+    /* op_fetch_response 12, the null bitmap 4, INTEGER 4, VARCHAR 4 +
+       its declared bytes (4000 in UTF8) */
+    assert_int_equal(ffb_stmt_row_wire_max(s), 12 + 4 + 4 + 4 + ci.length);
+    assert_int_equal(ffb_stmt_row_wire_max(NULL), 0);
+    OK(c, ffb_stmt_set_fetch_size(s, 201));
+    ffb_tx *tx;
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    uint64_t b = it_rts(c);
+    queue_execute_commit(c, s, tx);
+    int n = 0, rc;
+    int64_t v;
+    while ((rc = ffb_stmt_fetch(s)) == 1) {
+        OK(c, ffb_stmt_get_int64(s, 0, &v));
+        assert_int_equal(v, ++n);
+    }
+    printf("# %s: %d of 200 rows of %zu bytes at most in the first answer, "
+           "then %s\n",
+           t->name, n, ffb_stmt_row_wire_max(s), ffb_err_name(rc));
+    if (t->compress) {
+        /* the packets are counted compressed: 200 rows of 'x' fit */
+        assert_int_equal(n, 200);
+        assert_int_equal(rc, 0);
+    } else {
+        /* 1,024 bytes a row as sent: cut after 128 (measured) */
+        assert_true(n > 10 && n < 200);
+        assert_int_equal(rc, FFB_E_STATE);
+    }
+    assert_int_equal(it_rts(c) - b, 1); /* start, execute, fetch, commit */
+    ffb_tx_free(tx);
+    /* the connection goes on: the statement runs again, fetched to its
+       end before the commit */
+    OK(c, ffb_tx_begin(c, NULL, &tx));
+    OK(c, ffb_stmt_execute(s, tx));
+    assert_int_equal(count_rows(c, s), 200);
+    OK(c, ffb_tx_commit(tx));
     ffb_tx_free(tx);
     ffb_stmt_free(s);
     OK(c, ffb_conn_close(c));
@@ -269,16 +349,8 @@ static void test_budget_one_shot_select(void **state) {
     uint64_t b = it_rts(c);
     ffb_tx *tx;
     OK(c, ffb_tx_begin(c, NULL, &tx));
-    OK(c, ffb_stmt_queue_execute(s, tx, NULL, NULL));
-    OK(c, ffb_tx_queue_commit(tx, NULL, NULL));
-    OK(c, ffb_conn_flush(c));
+    queue_execute_commit(c, s, tx);
     const ffb_result *res;
-    assert_int_equal(ffb_conn_next_result(c, &res), 1);
-    assert_int_equal(ffb_result_op(res), FFB_OP_EXECUTE);
-    assert_int_equal(ffb_result_status(res), 0);
-    assert_int_equal(ffb_conn_next_result(c, &res), 1);
-    assert_int_equal(ffb_result_op(res), FFB_OP_COMMIT);
-    assert_int_equal(ffb_result_status(res), 0);
     assert_int_equal(ffb_conn_next_result(c, &res), 0);
     /* op_transaction, op_execute(tx 0xFFFF), op_fetch, op_commit(0xFFFF):
        one write, one round trip; all 19 rows came with the first batch. */
@@ -1412,6 +1484,7 @@ int main(void) {
         cmocka_unit_test(test_budget_warm_dml),
         cmocka_unit_test(test_budget_one_shot_select),
         cmocka_unit_test(test_fetch_in_flight_across_reexecute),
+        cmocka_unit_test(test_fetch_cut_before_queued_end),
         cmocka_unit_test(test_budget_one_shot_dml),
         cmocka_unit_test(test_budget_two_statements),
         cmocka_unit_test(test_budget_scan_10000),

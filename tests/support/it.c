@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 size_t it_servers(const char *const *names, size_t nnames, it_server *out) {
@@ -73,14 +74,33 @@ uint64_t it_rts(const ffb_conn *c) {
     return st.round_trips;
 }
 
+/* The suites run in parallel against the same databases: DDL of two of
+   them at once can conflict on the system tables (update conflict,
+   SQLSTATE 40001, at the commit). Such a statement is tried again, up to
+   10 times; every other error fails the test. */
 void it_exec(ffb_conn *c, const char *fmt, const char *arg) {
     char sql[1024];
     snprintf(sql, sizeof(sql), fmt, arg);
-    ffb_tx *tx;
-    OK(c, ffb_tx_begin(c, NULL, &tx));
-    OK(c, ffb_conn_execute_immediate(c, tx, sql, (size_t)-1));
-    OK(c, ffb_tx_commit(tx));
-    ffb_tx_free(tx);
+    for (int attempt = 1;; attempt++) {
+        ffb_tx *tx;
+        OK(c, ffb_tx_begin(c, NULL, &tx));
+        int rc = ffb_conn_execute_immediate(c, tx, sql, (size_t)-1);
+        if (rc == 0)
+            rc = ffb_tx_commit(tx);
+        if (rc == FFB_E_SERVER && attempt < 10 &&
+            strcmp(ffb_error_sqlstate(ffb_conn_error(c)), "40001") == 0) {
+            if (ffb_tx_is_active(tx))
+                OK(c, ffb_tx_rollback(tx));
+            ffb_tx_free(tx);
+            fprintf(stderr, "%s: update conflict (attempt %d), again\n",
+                    sql, attempt);
+            nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+            continue;
+        }
+        OK(c, rc);
+        ffb_tx_free(tx);
+        return;
+    }
 }
 
 void it_post_event(ffb_conn *c, const char *name, int times) {
