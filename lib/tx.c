@@ -375,14 +375,15 @@ static int queue_end(ffb_tx *tx, int op, const void *msg, size_t len,
     int rc = conn->held_head ? FFB__LATER : ffb__tx_handle(tx, &h);
     if (rc < 0)
         return rc;
-    if (op == FFBP_OP_COMMIT || op == FFBP_OP_ROLLBACK)
-        tx->end_queued = 1;
     ffbp_writer m = {0};
     m.data = (uint8_t *)(uintptr_t)msg;
     m.len = len;
     if (rc == 0)
         return send_end(tx, op, h, sync, &m);
-    /* Its handle is not known yet, or requests before it wait. */
+    /* Its handle is not known yet, or requests before it wait; its
+       cursors already get no read-ahead (send_end() marks the rest). */
+    if (op == FFBP_OP_COMMIT || op == FFBP_OP_ROLLBACK)
+        tx->end_queued = 1;
     ffb__held *hd = ffb__malloc(conn->alloc, sizeof(*hd));
     if (!hd)
         return ffb__fatal(conn, FFB_E_NOMEM, "out of memory");

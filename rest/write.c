@@ -502,7 +502,7 @@ static void run(wreq *w) {
     int whole = !w0->cursor || w0->fetch_rows <= FFB_FETCH_WHOLE_ROWS ||
                 (size_t)w0->fetch_rows * ffb_stmt_row_wire_max(w->stmts[0]) <=
                     FFB_FETCH_WHOLE_BYTES;
-    if (n == 1 && whole && w->plan.stmts[0].atomic &&
+    if (n == 1 && whole && w0->atomic &&
         (!w->singular || put || w->plan.singular_checked) &&
         !(w->b.as.stmt && w->b.app->cfg->db_pre_request))
         queue_end(w);
