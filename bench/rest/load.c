@@ -245,6 +245,9 @@ typedef struct opts {
     const char *only, *suite, *out, *label, *token, *secret;
     int check_rt;
     int srv_pid, k6_srv_pid; /* -server-pid, -k6-server-pid: ffb-rest's */
+    const char *alt, *k6_alt; /* -alternate, -k6-alternate: server B */
+    int alt_pid, k6_alt_pid;  /* -alternate-pid, -k6-alternate-pid */
+    int runs;                 /* -runs: measured runs per side */
     uint64_t seed;
     int scale;
 } opts;
@@ -256,7 +259,8 @@ static opts O = {.c = 16,
                  .label = "",
                  .secret = "reallyreallyreallyreallyverysafe",
                  .seed = 1,
-                 .scale = 1};
+                 .scale = 1,
+                 .runs = 1};
 static uv_loop_t *loop;
 static lenv env;
 static uv_timer_t timer;
@@ -1163,16 +1167,59 @@ static void fmt_rt(const result *r, char *out, size_t n) {
                  (unsigned long long)r->rt_none);
 }
 
-static void print_table(FILE *f, const result *rest, const result *dir,
-                        size_t n, int have_rest, int have_dir) {
+/* The run of `n` whose req/s is the median (the lower middle of an even
+   count); *list gets "a, b, c" (every run's req/s) when n > 1. The
+   returned row is all zero when the side did not run. */
+static const result *median(const result *r, size_t n, char **list) {
+    static const result none;
+    if (!r[0].s)
+        return &none;
+    size_t idx[64], m = n < 64 ? n : 64;
+    for (size_t i = 0; i < m; i++)
+        idx[i] = i;
+    for (size_t i = 1; i < m; i++) /* insertion sort by req/s */
+        for (size_t k = i; k > 0 && r[idx[k]].rps < r[idx[k - 1]].rps; k--) {
+            size_t t = idx[k];
+            idx[k] = idx[k - 1];
+            idx[k - 1] = t;
+        }
+    if (n > 1) {
+        lbuf b = {0};
+        for (size_t i = 0; i < m; i++)
+            lb_printf(&b, "%s%.0f", i ? ", " : "", r[i].rps);
+        *list = b.p;
+    }
+    return &r[idx[(m - 1) / 2]];
+}
+
+static void print_table(FILE *f, const result *rest, const result *alt,
+                        const result *dir, char **runs, size_t n,
+                        int have_rest, int have_alt, int have_dir) {
+    int many = runs && O.runs > 1;
     fprintf(f, "| Scenario | req/s | p50 ms | p95 ms | p99 ms | errors | KB/s "
                "| RT/req | client CPU µs/req | server CPU µs/req |");
+    if (many)
+        fprintf(f, " runs req/s |");
+    if (have_rest && have_alt)
+        fprintf(f, " B req/s | B p50 ms | B RT | B server CPU µs/req | B/A |");
+    if (have_rest && have_alt && many)
+        fprintf(f, " B runs |");
     if (have_rest && have_dir)
         fprintf(f, " direct req/s | direct p50 ms | direct RT | direct CPU "
                    "µs/req | REST/direct |");
+    if (have_rest && have_dir && many)
+        fprintf(f, " direct runs |");
     fprintf(f, "\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    if (many)
+        fprintf(f, "---|");
+    if (have_rest && have_alt)
+        fprintf(f, "---:|---:|---:|---:|---:|");
+    if (have_rest && have_alt && many)
+        fprintf(f, "---|");
     if (have_rest && have_dir)
         fprintf(f, "---:|---:|---:|---:|---:|");
+    if (have_rest && have_dir && many)
+        fprintf(f, "---|");
     fprintf(f, "\n");
     for (size_t i = 0; i < n; i++) {
         const result *r = have_rest ? &rest[i] : &dir[i];
@@ -1186,29 +1233,103 @@ static void print_table(FILE *f, const result *rest, const result *dir,
                 "%s |",
                 r->s->name, r->rps, r->p50, r->p95, r->p99,
                 (unsigned long long)r->errors, r->kbps, rt, r->cpu_us, srv);
-        if (have_rest && have_dir) {
-            if (dir[i].s) {
-                char drt[64];
-                fmt_rt(&dir[i], drt, sizeof drt);
-                fprintf(f, " %.0f | %.2f | %s | %.0f | %.2f |", dir[i].rps,
-                        dir[i].p50, drt, dir[i].cpu_us,
-                        dir[i].rps > 0 ? rest[i].rps / dir[i].rps : 0);
+        if (many) {
+            const char *l = runs[3 * i + (have_rest ? 0 : 2)];
+            fprintf(f, " %s |", l ? l : "-");
+        }
+        for (int side = 1; side <= 2; side++) {
+            const result *o = side == 1 ? &alt[i] : &dir[i];
+            if (!have_rest || !(side == 1 ? have_alt : have_dir))
+                continue;
+            if (o->s) {
+                char ort[64], osrv[32] = "-";
+                fmt_rt(o, ort, sizeof ort);
+                if (side == 1 && o->srv_us >= 0)
+                    snprintf(osrv, sizeof osrv, "%.0f", o->srv_us);
+                else if (side == 2)
+                    snprintf(osrv, sizeof osrv, "%.0f", o->cpu_us);
+                double ratio = side == 1 ? (r->rps > 0 ? o->rps / r->rps : 0)
+                                         : (o->rps > 0 ? r->rps / o->rps : 0);
+                fprintf(f, " %.0f | %.2f | %s | %s | %.2f |", o->rps, o->p50,
+                        ort, osrv, ratio);
             } else {
                 fprintf(f, " - | - | - | - | - |");
+            }
+            if (many) {
+                const char *l = runs[3 * i + side];
+                fprintf(f, " %s |", l ? l : "-");
             }
         }
         fprintf(f, "\n");
     }
 }
 
-static void tsv_line(FILE *f, const result *r) {
+static void tsv_line(FILE *f, const result *r, size_t run) {
     fprintf(f,
             "%s\t%s\t%s\t%s\t%d\t%.3f\t%llu\t%llu\t%.1f\t%.3f\t%.3f\t%.3f\t%."
-            "3f\t%.1f\t%.1f\t%.3f\t%ld\t%ld\t%.1f\n",
+            "3f\t%.1f\t%.1f\t%.3f\t%ld\t%ld\t%.1f\t%zu\n",
             O.label, r->mode, r->s->suite, r->s->name, r->c, r->secs,
             (unsigned long long)r->n, (unsigned long long)r->errors, r->rps,
             r->p50, r->p95, r->p99, r->max, r->kbps, r->cpu_us, r->rt_mean,
-            r->rt_min, r->rt_max, r->srv_us);
+            r->rt_min, r->rt_max, r->srv_us, run + 1);
+}
+
+static int check_rt(const lscen *s, const result *r);
+
+/* One measured run of `s` on the ffb-rest at `url` (mode "rest" or
+   "alternate"): k6's teardown, the errors, -check-rt, the TSV line and the
+   progress line. -1 when it failed. */
+static int one_rest(const lscen *s, const char *url, int pid,
+                    const char *mode, size_t run, FILE *tsv, result *out) {
+    int bad = 0;
+    cur_srv_pid = pid;
+    run_rest(s, url);
+    m_result(&M, s, mode, O.c, out);
+    if (s->teardown) {
+        int st = http_once(url, "DELETE", s->teardown,
+                           "Prefer: count=exact\r\n");
+        if (st != 204) {
+            m_error(&M, "%s: teardown DELETE: status %d", s->name, st);
+            out->failed = 1;
+            out->errors++;
+        }
+    }
+    for (int k = 0; k < M.nmsgs; k++)
+        fprintf(stderr, "ERROR %s\n", M.msgs[k]);
+    if (out->failed) {
+        bad = 1;
+        if (!M.nmsgs)
+            fprintf(stderr, "ERROR %s: no request completed\n", s->name);
+    }
+    if (O.check_rt && check_rt(s, out) < 0)
+        bad = 1;
+    if (tsv)
+        tsv_line(tsv, out, run);
+    fprintf(stderr, "%-28s %-6s %8.0f req/s  p50 %.2f ms  rt %.2f  %s\n",
+            s->name, strcmp(mode, "rest") ? "B" : "rest", out->rps, out->p50,
+            out->rt_mean, out->failed ? "FAILED" : "ok");
+    return bad ? -1 : 0;
+}
+
+/* One measured run of `s`'s direct twin on the open connections to `dd`. */
+static int one_direct(const lscen *s, const char *dd, size_t run, FILE *tsv,
+                      result *out) {
+    cur_srv_pid = 0;
+    run_direct(s);
+    m_result(&M, s, "direct", O.c, out);
+    if (s->teardown &&
+        direct_sql(dd, "DELETE FROM EMPLOYEE WHERE TITLE = 'Load Tester'") < 0)
+        out->failed = 1;
+    for (int k = 0; k < M.nmsgs; k++)
+        fprintf(stderr, "ERROR %s\n", M.msgs[k]);
+    if (out->failed && !M.nmsgs)
+        fprintf(stderr, "ERROR %s direct: no request completed\n", s->name);
+    if (tsv)
+        tsv_line(tsv, out, run);
+    fprintf(stderr, "%-28s direct %8.0f req/s  p50 %.2f ms  rt %.2f  %s\n",
+            s->name, out->rps, out->p50, out->rt_mean,
+            out->failed ? "FAILED" : "ok");
+    return out->failed ? -1 : 0;
 }
 
 /* -check-rt: every measured request's round trips within the target */
@@ -1262,13 +1383,19 @@ static void usage(void) {
         "[-seed N]\n"
         "         [-out DIR] [-label TEXT] [-check-rt] [-server-pid PID] "
         "[-k6-server-pid PID]\n"
+        "         [-runs N] [-alternate URL_B] [-k6-alternate URL_B] "
+        "[-alternate-pid PID] [-k6-alternate-pid PID]\n"
         "       ffb-rest-load -drop-db DSN | -exec DSN SQL   (run.sh, tests)\n"
         "  -url: the ffb-rest serving the bookstore (FirebirdREST's 14), "
         "-k6-url: the one serving Chinook (k6)\n"
         "  -direct/-k6-direct: the same SQL through libfastfb "
         "(host/port:path)\n"
         "  -check-rt: fail when a request's round trips differ from the "
-        "target\n");
+        "target\n"
+        "  -runs N: every side (REST, B, direct) N times, alternated; the "
+        "tables show each side's median run\n"
+        "  -alternate URL_B: a second ffb-rest measured beside -url (column "
+        "B/A)\n");
     exit(2);
 }
 
@@ -1313,6 +1440,16 @@ int main(int argc, char **argv) {
             O.srv_pid = atoi(v);
         else if (ARG("-k6-server-pid"))
             O.k6_srv_pid = atoi(v);
+        else if (ARG("-alternate"))
+            O.alt = v;
+        else if (ARG("-k6-alternate"))
+            O.k6_alt = v;
+        else if (ARG("-alternate-pid"))
+            O.alt_pid = atoi(v);
+        else if (ARG("-k6-alternate-pid"))
+            O.k6_alt_pid = atoi(v);
+        else if (ARG("-runs"))
+            O.runs = atoi(v);
         else if (ARG("-seed"))
             O.seed = strtoull(v, NULL, 10);
         else if (ARG("-out"))
@@ -1336,6 +1473,7 @@ int main(int argc, char **argv) {
     if (exec_dsn)
         return direct_sql(exec_dsn, exec_sql) < 0 ? 1 : 0;
     if (O.c < 1 || O.c > 1000 || O.dur <= 0 || O.warm < 0 || O.scale < 1 ||
+        O.runs < 1 || O.runs > 64 ||
         1000 % O.scale != 0 ||
         (strcmp(O.suite, "all") && strcmp(O.suite, "fbrest") &&
          strcmp(O.suite, "k6")))
@@ -1376,8 +1514,12 @@ int main(int argc, char **argv) {
     loop = uv_default_loop();
     uv_timer_init(loop, &timer);
 
-    result *rr = calloc(nsel, sizeof *rr), *dr = calloc(nsel, sizeof *dr);
-    int have_rest = 0, have_dir = 0, failed = 0;
+    /* per side (REST, -alternate's REST, direct) and run: the results;
+       the table shows each side's median run */
+    size_t nrun = (size_t)O.runs;
+    result *all = calloc(3 * nsel * nrun, sizeof *all);
+#define RES(side, j, k) (&all[((side)*nsel + (j)) * nrun + (k)])
+    int have_rest = 0, have_alt = 0, have_dir = 0, failed = 0;
     FILE *tsv = NULL;
     if (O.out) {
         mkdir(O.out, 0777);
@@ -1389,125 +1531,105 @@ int main(int argc, char **argv) {
             fprintf(tsv,
                     "label\tmode\tsuite\tscenario\tc\tseconds\trequests\t"
                     "errors\treq_s\tp50_ms\tp95_ms\tp99_ms\tmax_ms\tkb_s\t"
-                    "cpu_us_req\trt_mean\trt_min\trt_max\tsrv_cpu_us_req\n");
+                    "cpu_us_req\trt_mean\trt_min\trt_max\tsrv_cpu_us_req\t"
+                    "run\n");
     }
     for (int pass = 0; pass < 2; pass++) { /* 0: bookstore, 1: Chinook */
         const char *dd = pass == 0 ? O.direct : O.k6_direct;
+        const char *url = pass == 0 ? O.url : O.k6_url;
+        const char *alt = pass == 0 ? O.alt : O.k6_alt;
+        int pid = pass == 0 ? O.srv_pid : O.k6_srv_pid;
+        int alt_pid = pass == 0 ? O.alt_pid : O.k6_alt_pid;
         int opened = 0;
         for (size_t j = 0; j < nsel; j++) {
             const lscen *s = &lscens[sel[j]];
             if ((strcmp(s->suite, "fbrest") == 0) != (pass == 0))
                 continue;
-            const char *url = pass == 0 ? O.url : O.k6_url;
-            if (url) {
-                have_rest = 1;
-                cur_srv_pid = pass == 0 ? O.srv_pid : O.k6_srv_pid;
-                run_rest(s, url);
-                m_result(&M, s, "rest", O.c, &rr[j]);
-                if (s->teardown) {
-                    int st = http_once(url, "DELETE", s->teardown,
-                                       "Prefer: count=exact\r\n");
-                    if (st != 204) {
-                        m_error(&M, "%s: teardown DELETE: status %d", s->name,
-                                st);
-                        rr[j].failed = 1;
-                        rr[j].errors++;
-                    }
-                }
-                for (int k = 0; k < M.nmsgs; k++)
-                    fprintf(stderr, "ERROR %s\n", M.msgs[k]);
-                if (rr[j].failed) {
-                    failed = 1;
-                    if (!M.nmsgs)
-                        fprintf(stderr, "ERROR %s: no request completed\n",
-                                s->name);
-                }
-                if (O.check_rt && check_rt(s, &rr[j]) < 0)
-                    failed = 1;
-                if (tsv)
-                    tsv_line(tsv, &rr[j]);
-                fprintf(stderr,
-                        "%-28s rest   %8.0f req/s  p50 %.2f ms  rt %.2f  %s\n",
-                        s->name, rr[j].rps, rr[j].p50, rr[j].rt_mean,
-                        rr[j].failed ? "FAILED" : "ok");
-            }
-            if (dd && s->dplan) {
-                if (!opened) {
-                    if (d_open(dd) < 0) {
-                        fprintf(stderr,
-                                "ffb-rest-load: direct connections to "
-                                "%s failed\n",
-                                dd);
+            /* A, B, direct, A, B, direct, ...: drift in the machine
+               falls on every side alike (spec A17.3's -alternate) */
+            for (size_t k = 0; k < nrun; k++) {
+                if (url) {
+                    have_rest = 1;
+                    if (one_rest(s, url, pid, "rest", k, tsv,
+                                 RES(0, j, k)) < 0)
                         failed = 1;
-                        d_close_all();
-                        break;
+                }
+                if (url && alt) {
+                    have_alt = 1;
+                    if (one_rest(s, alt, alt_pid, "alternate", k, tsv,
+                                 RES(1, j, k)) < 0)
+                        failed = 1;
+                }
+                if (dd && s->dplan) {
+                    if (!opened) {
+                        if (d_open(dd) < 0) {
+                            fprintf(stderr,
+                                    "ffb-rest-load: direct connections to "
+                                    "%s failed\n",
+                                    dd);
+                            failed = 1;
+                            d_close_all();
+                            dd = NULL;
+                            continue;
+                        }
+                        opened = 1;
                     }
-                    opened = 1;
+                    have_dir = 1;
+                    if (one_direct(s, dd, k, tsv, RES(2, j, k)) < 0)
+                        failed = 1;
                 }
-                have_dir = 1;
-                cur_srv_pid = 0;
-                run_direct(s);
-                m_result(&M, s, "direct", O.c, &dr[j]);
-                if (s->teardown &&
-                    direct_sql(dd, "DELETE FROM EMPLOYEE WHERE TITLE = "
-                                   "'Load Tester'") < 0)
-                    dr[j].failed = 1;
-                for (int k = 0; k < M.nmsgs; k++)
-                    fprintf(stderr, "ERROR %s\n", M.msgs[k]);
-                if (dr[j].failed) {
-                    failed = 1;
-                    if (!M.nmsgs)
-                        fprintf(stderr,
-                                "ERROR %s direct: no request "
-                                "completed\n",
-                                s->name);
-                }
-                if (tsv)
-                    tsv_line(tsv, &dr[j]);
-                fprintf(stderr,
-                        "%-28s direct %8.0f req/s  p50 %.2f ms  rt %.2f  %s\n",
-                        s->name, dr[j].rps, dr[j].p50, dr[j].rt_mean,
-                        dr[j].failed ? "FAILED" : "ok");
             }
         }
         if (opened)
             d_close_all();
     }
-    /* the table: the REST rows (and beside them the direct ones), in the
-       scenarios' order; direct-only when no URL was given */
-    result *tr = calloc(nsel, sizeof *tr), *td = calloc(nsel, sizeof *td);
+    /* the table: the REST rows (beside them the alternate's and the direct
+       ones), in the scenarios' order; direct-only when no URL was given */
+    result *tr = calloc(nsel, sizeof *tr), *ta = calloc(nsel, sizeof *ta),
+           *td = calloc(nsel, sizeof *td);
+    char **runs = calloc(3 * nsel, sizeof *runs);
     size_t nt = 0;
     for (size_t j = 0; j < nsel; j++) {
-        if (have_rest && !rr[j].s)
+        if (have_rest && !RES(0, j, 0)->s)
             continue;
-        if (!have_rest && !dr[j].s)
+        if (!have_rest && !RES(2, j, 0)->s)
             continue;
-        tr[nt] = rr[j];
-        td[nt] = dr[j];
+        tr[nt] = *median(RES(0, j, 0), nrun, &runs[3 * nt]);
+        ta[nt] = *median(RES(1, j, 0), nrun, &runs[3 * nt + 1]);
+        td[nt] = *median(RES(2, j, 0), nrun, &runs[3 * nt + 2]);
         nt++;
     }
-    printf("\n%s%s(c=%d, %g s measured after %g s warm-up%s)\n\n", O.label,
-           *O.label ? " " : "", O.c, O.dur, O.warm,
+#undef RES
+    char how[160] = "";
+    if (nrun > 1)
+        snprintf(how, sizeof how, ", the median of %zu alternated runs",
+                 nrun);
+    printf("\n%s%s(c=%d, %g s measured after %g s warm-up%s%s)\n\n", O.label,
+           *O.label ? " " : "", O.c, O.dur, O.warm, how,
            O.check_rt ? ", round trips checked" : "");
-    print_table(stdout, tr, td, nt, have_rest, have_dir);
+    print_table(stdout, tr, ta, td, runs, nt, have_rest, have_alt, have_dir);
     if (O.out) {
         char p[1024];
         snprintf(p, sizeof p, "%s/results.md", O.out);
         FILE *f = fopen(p, "a");
         if (f) {
-            fprintf(f, "\n### %s (c=%d, %g s after %g s warm-up)\n\n", O.label,
-                    O.c, O.dur, O.warm);
-            print_table(f, tr, td, nt, have_rest, have_dir);
+            fprintf(f, "\n### %s (c=%d, %g s after %g s warm-up%s)\n\n",
+                    O.label, O.c, O.dur, O.warm, how);
+            print_table(f, tr, ta, td, runs, nt, have_rest, have_alt,
+                        have_dir);
             fclose(f);
         }
     }
+    for (size_t i = 0; i < 3 * nsel; i++)
+        free(runs[i]);
+    free(runs);
+    free(ta);
     if (tsv)
         fclose(tsv);
     if (failed)
         fprintf(stderr, "ffb-rest-load: FAILED (wrong answers, errors or "
                         "round trips above)\n");
-    free(rr);
-    free(dr);
+    free(all);
     free(tr);
     free(td);
     return failed ? 1 : 0;

@@ -11,7 +11,15 @@
 #
 #   bash bench/rest/run.sh [-d SECS] [--warmup SECS] [--clients "1 16"]
 #                          [--delays "0 1"] [--contexts "auto never"]
-#                          [--only LIST] [--no-pin] [SERVERS_ENV]
+#                          [--only LIST] [--no-pin] [--runs N]
+#                          [--no-matrix] [--no-targets] [SERVERS_ENV]
+#
+# After the matrix, the targets phase (README "The targets, measured
+# alternately"): at c=16 every read scenario on an ffb-rest at 0 ms and one
+# at 1 ms each way, alternated N times (default 3); then row by primary key
+# and GETSingle alternated with their direct twins at 0 ms and at 1 ms
+# (N + 2 times). The medians give B/A and REST/direct. --no-matrix runs
+# only the targets, --no-targets only the matrix.
 #
 # SERVERS_ENV is the servers.env of tests/servers/fbservers.sh (or its
 # directory); default $FFB_SERVER_STATE, else /work/state, else
@@ -26,6 +34,7 @@ root=$(cd "$here/../.." && pwd)
 cd "$root"
 
 dur=10 warm=2 clients="1 16" delays="0 1" contexts="auto never" only="" pin=1
+runs=3 matrix=1 targets=1
 state=${FFB_SERVER_STATE:-}
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -36,7 +45,10 @@ while [ $# -gt 0 ]; do
     --contexts) contexts=$2; shift ;;
     --only) only=$2; shift ;;
     --no-pin) pin=0 ;;
-    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    --runs) runs=$2; shift ;;
+    --no-matrix) matrix=0 ;;
+    --no-targets) targets=0 ;;
+    -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) state=$1 ;;
     esac
@@ -118,6 +130,7 @@ fi
     printf 'pinning\t%s\n' "$pinning"
     printf 'ffb_rest\t%s\n' "db-pool 32, server-threads 1, server-timing-enabled, jwt HS256"
     printf 'duration\t%s s after %s s warm-up\n' "$dur" "$warm"
+    printf 'target_runs\t%s (B/A), %s (REST/direct)\n' "$runs" "$((runs + 2))"
 } >"$out/info.tsv"
 
 # The wrk cross-check (0 ms): ffb-rest-load, wrk, ffb-rest-load again on
@@ -149,20 +162,29 @@ wrk_check() {
     done
 }
 
+# start_proxy DELAY_MS: an ffb-proxy in front of the FB4 server; sets
+# $fport to its port and appends its pid to `pids`
+start_proxy() {
+    "${pin_srv[@]}" "$PROXY" --upstream "$host:$port" --port 0 --delay-ms "$1" \
+        >"$tmp/proxy.out" 2>"$tmp/proxy.err" &
+    pids+=($!)
+    fport=""
+    for _ in $(seq 1 50); do
+        fport=$(awk '/^port /{print $2; exit}' "$tmp/proxy.out")
+        [ -n "$fport" ] && break
+        sleep 0.1
+    done
+    [ -n "$fport" ] || { echo "run.sh: ffb-proxy did not start" >&2; exit 1; }
+}
+
 failed=0
+if [ "$matrix" = 1 ]; then
 for d in $delays; do
     fport=$port
     if [ "$d" != 0 ]; then
-        "${pin_srv[@]}" "$PROXY" --upstream "$host:$port" --port 0 --delay-ms "$d" \
-            >"$tmp/proxy.out" 2>"$tmp/proxy.err" &
-        ppid=$!
-        fport=""
-        for _ in $(seq 1 50); do
-            fport=$(awk '/^port /{print $2; exit}' "$tmp/proxy.out")
-            [ -n "$fport" ] && break
-            sleep 0.1
-        done
-        [ -n "$fport" ] || { echo "run.sh: ffb-proxy did not start" >&2; exit 1; }
+        start_proxy "$d"
+        ppid=${pids[-1]}
+        unset 'pids[-1]'
     fi
     first_ctx=1
     for ctx in $contexts; do
@@ -194,10 +216,53 @@ for d in $delays; do
     fi
 done
 
+fi
+
+# ---- the targets, alternated (README: "The targets, measured alternately")
+# Every read scenario on A (0 ms) and B (ffb-proxy, 1 ms each way), then the
+# two REST/direct scenarios against their twins, at 0 ms and at 1 ms.
+reads="1,2,3,4,5,6,7,8,9,10,11,12,GETSingle,GETSingleJWT,GETSingleUniqueJWT,GETSingleEmbed,GETAllEmbed,RPCSimple,RPCGETSingle,RPCGETSingleEmbed"
+if [ "$targets" = 1 ]; then
+    start_proxy 1
+    p1=$fport
+    rest_start book "/$book" "$host" "$port" 32 auto "${pin_srv[@]}"
+    a_book=$url a_book_pid=${pids[-1]}
+    rest_start k6 "/$chin" "$host" "$port" 32 auto "${pin_srv[@]}"
+    a_k6=$url a_k6_pid=${pids[-1]}
+    rest_start book1 "/$book" "$host" "$p1" 32 auto "${pin_srv[@]}"
+    b_book=$url b_book_pid=${pids[-1]}
+    rest_start k61 "/$chin" "$host" "$p1" 32 auto "${pin_srv[@]}"
+    b_k6=$url b_k6_pid=${pids[-1]}
+    say "targets: every read at 0 ms (A) and 1 ms (B), c=16, $runs runs each"
+    "${pin_cli[@]}" "$LOAD" -url "$a_book" -k6-url "$a_k6" \
+        -server-pid "$a_book_pid" -k6-server-pid "$a_k6_pid" \
+        -alternate "$b_book" -k6-alternate "$b_k6" \
+        -alternate-pid "$b_book_pid" -k6-alternate-pid "$b_k6_pid" \
+        -runs "$runs" -c 16 -d "$dur" -warmup "$warm" -only "$reads" \
+        -out "$out" -label "targets: A = 0 ms, B = 1 ms each way, context=auto" ||
+        failed=1
+    nr=$((runs + 2))
+    say "targets: REST/direct at 0 ms, c=16, $nr runs each"
+    "${pin_cli[@]}" "$LOAD" -url "$a_book" -k6-url "$a_k6" \
+        -server-pid "$a_book_pid" -k6-server-pid "$a_k6_pid" \
+        -direct "$host/$port:$book" -k6-direct "$host/$port:$chin" \
+        -runs "$nr" -c 16 -d "$dur" -warmup "$warm" -only "1,GETSingle" \
+        -out "$out" -label "targets: REST/direct at 0 ms, context=auto" ||
+        failed=1
+    say "targets: REST/direct at 1 ms, c=16, $nr runs each"
+    "${pin_cli[@]}" "$LOAD" -url "$b_book" -k6-url "$b_k6" \
+        -server-pid "$b_book_pid" -k6-server-pid "$b_k6_pid" \
+        -direct "$host/$p1:$book" -k6-direct "$host/$p1:$chin" \
+        -runs "$nr" -c 16 -d "$dur" -warmup "$warm" -only "1,GETSingle" \
+        -out "$out" -label "targets: REST/direct at 1 ms each way, context=auto" ||
+        failed=1
+    stop_all
+fi
+
 # ---- chart (gnuplot, when installed) -----------------------------------------
 if command -v gnuplot >/dev/null; then
     # one bar group per scenario: REST req/s at c=16 for each condition
-    awk -F'\t' 'NR > 1 && $2 == "rest" && $5 == 16 {
+    awk -F'\t' 'NR > 1 && $2 == "rest" && $5 == 16 && $1 !~ /^targets/ {
         print $1 "\t" $4 "\t" $9 }' "$out/raw.tsv" >"$tmp/c16.tsv"
     if [ -s "$tmp/c16.tsv" ]; then
         awk -F'\t' '{ if (!($2 in row)) { row[$2] = ++n; name[n] = $2 }
