@@ -37,9 +37,10 @@ for srv in FB3 FB4; do
         else bad "$srv check after $w warehouses: $out"; fi
     done
     # One terminal: no conflicts, every transaction's round trips exact.
-    out=$("$B" run "${o[@]}" --terminals=1 --transactions=150 --seed=7 2>&1)
-    if [ $? = 0 ] && grep -q '^checks: every answer and the totals are right$' <<<"$out"; then ok
-    else bad "$srv run, 1 terminal: $out"; fi
+    out=$("$B" run "${o[@]}" --mode=client --terminals=1 --transactions=150 --seed=7 2>&1)
+    if [ $? = 0 ] && grep -q '^checks: every answer and the totals are right$' <<<"$out" &&
+        grep -q '^RESULT run mode=client ' <<<"$out"; then ok
+    else bad "$srv run --mode=client, 1 terminal: $out"; fi
     # Round trips per type (ffb_conn_stats().round_trips around each
     # transaction; statements prepared before; the lazy transaction start
     # rides the first statement):
@@ -72,12 +73,27 @@ for srv in FB3 FB4; do
         esac
         if [ $good = 1 ]; then ok; else bad "$srv $x round trips: $l (want ${PER[$x]:-formula} per op)"; fi
     done
-    # Four terminals on two warehouses: conflicts retried, totals checked
-    # by the run (payments = w_ytd delta, new orders = d_next_o_id delta,
-    # new_order rows = new - delivered).
-    out=$("$B" run "${o[@]}" --terminals=4 --transactions=40 --seed=9 2>&1)
-    if [ $? = 0 ] && grep -q '^RESULT run .* ok=1$' <<<"$out"; then ok
-    else bad "$srv run, 4 terminals: $out"; fi
+    # --mode=procs (the default), one terminal: every transaction is one
+    # procedure call whose start, call and commit go in one write: exactly
+    # 1 round trip each, rolled-back new orders included; the totals checked.
+    out=$("$B" run "${o[@]}" --terminals=1 --transactions=150 --seed=7 2>&1)
+    if [ $? = 0 ] && grep -q '^checks: every answer and the totals are right$' <<<"$out" &&
+        grep -q '^RESULT run mode=procs ' <<<"$out"; then ok
+    else bad "$srv run --mode=procs, 1 terminal: $out"; fi
+    for x in new_order payment order_status delivery stock_level; do
+        l=$(grep "^RESULT tx type=$x " <<<"$out")
+        n=$(field count "$l") rt=$(field rt "$l") ex=$(field rt_expected "$l")
+        if [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$rt" = "$n" ] && [ "$ex" = "$n" ]; then ok
+        else bad "$srv procs $x round trips: $l (want 1 per op)"; fi
+    done
+    # Four terminals on two warehouses, both modes: conflicts retried,
+    # totals checked by the run (payments = w_ytd delta, new orders =
+    # d_next_o_id delta, new_order rows = new - delivered).
+    for m in client procs; do
+        out=$("$B" run "${o[@]}" --mode=$m --terminals=4 --transactions=40 --seed=9 2>&1)
+        if [ $? = 0 ] && grep -q "^RESULT run mode=$m .* ok=1$" <<<"$out"; then ok
+        else bad "$srv run --mode=$m, 4 terminals: $out"; fi
+    done
     out=$("$B" check "${o[@]}" --full 2>&1)
     if [ $? = 0 ] && grep -q 'ok=1$' <<<"$out"; then ok; else bad "$srv final check: $out"; fi
     # A wrong total must fail: move one warehouse's w_ytd by a cent (with

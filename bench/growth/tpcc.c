@@ -2,12 +2,14 @@
  * ffb-tpcc: the growth test's workload (bench/growth/README.md, spec
  * growth.md section C). A TPC-C-like schema, a loader through the batch
  * API, and the five-transaction mix run by terminal threads, one
- * connection each, every statement sent from the client through
- * libfastfb's public blocking API.
+ * connection each, through libfastfb's public blocking API: with
+ * --mode=procs (the default, IBSurgeon-like) each transaction is one PSQL
+ * procedure, its start, call and commit in one write (1 round trip); with
+ * --mode=client every statement is sent from the client.
  *
  *   ffb-tpcc create                 the database and its tables (--scale)
  *   ffb-tpcc load  --warehouses=N   grow the database to N warehouses
- *   ffb-tpcc run                    the timed mix (or --transactions=N)
+ *   ffb-tpcc run [--mode=procs|client]  the timed mix (or --transactions=N)
  *   ffb-tpcc check [--full]         TPC-C consistency conditions
  *   ffb-tpcc drop                   drop the database
  *
@@ -46,6 +48,7 @@ typedef struct opts {
     int quiet;
     int scale_given;
     int fixed_home;
+    int client;       /* run: --mode=client (1) or procs (0, default) */
 } opts;
 
 static opts O = {
@@ -824,6 +827,7 @@ typedef struct term {
     ffb_conn *conn;
     ffb_tx *tx;
     ffb_stmt *q[Q_COUNT];
+    ffb_stmt *p[X_COUNT]; /* --mode=procs: the five calls */
     rng r;
     xstats x[X_COUNT];
     int64_t paid_cents;   /* committed payments */
@@ -847,8 +851,7 @@ static int home(term *t) {
 
 enum { XR_OK = 0, XR_RETRY = 1, XR_FAIL = -1 };
 
-static int retryable(ffb_conn *c) {
-    const ffb_error *e = ffb_conn_error(c);
+static int retryable_error(const ffb_error *e) {
     return ffb_error_has(e, FFB_GDS_DEADLOCK) ||
            ffb_error_has(e, 335544451u) || /* update_conflict */
            ffb_error_has(e, 335544345u) || /* lock_conflict */
@@ -860,6 +863,8 @@ static int retryable(ffb_conn *c) {
            (ffb_error_has(e, 335544382u) &&
             strstr(ffb_error_message(e), "cannot update erased record"));
 }
+
+static int retryable(ffb_conn *c) { return retryable_error(ffb_conn_error(c)); }
 
 /* A server error inside a transaction: roll back; retry conflicts. */
 static int xerr(term *t, const char *what) {
@@ -953,24 +958,79 @@ static int cmp_int(const void *a, const void *b) {
    line insert, 1 commit; the lazy start rides the first select). The 1%
    with an unused item id rolls back at the last line's item select:
    3 x ol_cnt + 3. */
-static int tx_new_order(term *t) {
-    int w = home(t), d = (int)rrange(&t->r, 1, N_DIST);
-    int c = (int)nurand(&t->r, 1023, 1, N_CUST, C_CID);
-    int cnt = (int)rrange(&t->r, 5, 15), rollback = rrange(&t->r, 1, 100) == 1;
-    int items[15], supw[15], qty[15], all_local = 1;
-    for (int i = 0; i < cnt; i++) {
-        items[i] = (int)nurand(&t->r, 8191, 1, N_ITEMS, C_OLIID);
-        supw[i] = w;
+/* ---- the input of each transaction, drawn the same way in both modes ---- */
+
+typedef struct no_in {
+    int w, d, c, cnt, rollback, all_local;
+    int items[15], supw[15], qty[15];
+} no_in;
+
+static void draw_new_order(term *t, no_in *a) {
+    a->w = home(t);
+    a->d = (int)rrange(&t->r, 1, N_DIST);
+    a->c = (int)nurand(&t->r, 1023, 1, N_CUST, C_CID);
+    a->cnt = (int)rrange(&t->r, 5, 15);
+    a->rollback = rrange(&t->r, 1, 100) == 1;
+    a->all_local = 1;
+    for (int i = 0; i < a->cnt; i++) {
+        a->items[i] = (int)nurand(&t->r, 8191, 1, N_ITEMS, C_OLIID);
+        a->supw[i] = a->w;
         if (t->nw > 1 && rrange(&t->r, 1, 100) == 1) {
-            do supw[i] = (int)rrange(&t->r, 1, t->nw); while (supw[i] == w);
-            all_local = 0;
+            do a->supw[i] = (int)rrange(&t->r, 1, t->nw);
+            while (a->supw[i] == a->w);
+            a->all_local = 0;
         }
-        qty[i] = (int)rrange(&t->r, 1, 10);
+        a->qty[i] = (int)rrange(&t->r, 1, 10);
     }
     /* Sorted item order: two new orders never wait on each other's stock
        rows in opposite orders (no deadlock by construction). */
-    qsort(items, (size_t)cnt, sizeof(int), cmp_int);
-    if (rollback) items[cnt - 1] = N_ITEMS + 1; /* unused: clause 2.4.1.4 */
+    qsort(a->items, (size_t)a->cnt, sizeof(int), cmp_int);
+    if (a->rollback)
+        a->items[a->cnt - 1] = N_ITEMS + 1; /* unused: clause 2.4.1.4 */
+}
+
+typedef struct pa_in {
+    int w, d, cw, cd, byname, c;
+    char last[24];
+    int64_t amount; /* cents */
+} pa_in;
+
+static void draw_payment(term *t, pa_in *a) {
+    a->w = home(t);
+    a->d = (int)rrange(&t->r, 1, N_DIST);
+    a->cw = a->w;
+    a->cd = a->d;
+    if (t->nw > 1 && rrange(&t->r, 1, 100) <= 15) {
+        do a->cw = (int)rrange(&t->r, 1, t->nw); while (a->cw == a->w);
+        a->cd = (int)rrange(&t->r, 1, N_DIST);
+    }
+    a->byname = rrange(&t->r, 1, 100) <= 60;
+    a->c = (int)nurand(&t->r, 1023, 1, N_CUST, C_CID);
+    last_name(run_last_num(&t->r), a->last);
+    a->amount = rrange(&t->r, 100, 500000);
+}
+
+typedef struct os_in {
+    int w, d, byname, c;
+    char last[24];
+} os_in;
+
+static void draw_order_status(term *t, os_in *a) {
+    a->w = home(t);
+    a->d = (int)rrange(&t->r, 1, N_DIST);
+    a->byname = rrange(&t->r, 1, 100) <= 60;
+    a->c = (int)nurand(&t->r, 1023, 1, N_CUST, C_CID);
+    last_name(run_last_num(&t->r), a->last);
+}
+
+/* ---- --mode=client: every statement from the client ---------------------- */
+
+static int tx_new_order(term *t) {
+    no_in a;
+    draw_new_order(t, &a);
+    int w = a.w, d = a.d, c = a.c, cnt = a.cnt, rollback = a.rollback;
+    int all_local = a.all_local;
+    const int *items = a.items, *supw = a.supw, *qty = a.qty;
     t->expect_rt = rollback ? 3 * cnt + 3 : 5 + 3 * cnt;
     if (xbegin(t, 0)) return XR_FAIL;
     BI(NO_WC, 0, w); BI(NO_WC, 1, d); BI(NO_WC, 2, c);
@@ -1069,17 +1129,11 @@ static int by_name(term *t, int k, int w, int d, const char *last, int *c) {
    RETURNING, customer update, history insert, commit), 6 by last name
    (one more select of the customers of that name). */
 static int tx_payment(term *t) {
-    int w = home(t), d = (int)rrange(&t->r, 1, N_DIST);
-    int cw = w, cd = d;
-    if (t->nw > 1 && rrange(&t->r, 1, 100) <= 15) {
-        do cw = (int)rrange(&t->r, 1, t->nw); while (cw == w);
-        cd = (int)rrange(&t->r, 1, N_DIST);
-    }
-    int byname = rrange(&t->r, 1, 100) <= 60;
-    int c = (int)nurand(&t->r, 1023, 1, N_CUST, C_CID);
-    char last[24];
-    last_name(run_last_num(&t->r), last);
-    int64_t amount = rrange(&t->r, 100, 500000);
+    pa_in a;
+    draw_payment(t, &a);
+    int w = a.w, d = a.d, cw = a.cw, cd = a.cd, byname = a.byname, c = a.c;
+    const char *last = a.last;
+    int64_t amount = a.amount;
     t->expect_rt = byname ? 6 : 5;
     if (xbegin(t, 0)) return XR_FAIL;
     BN(PA_WH, 0, amount); BI(PA_WH, 1, w);
@@ -1121,11 +1175,10 @@ static int tx_payment(term *t) {
 /* Round trips: 4 (customer by id or by name, last order, its lines,
    commit). */
 static int tx_order_status(term *t) {
-    int w = home(t), d = (int)rrange(&t->r, 1, N_DIST);
-    int byname = rrange(&t->r, 1, 100) <= 60;
-    int c = (int)nurand(&t->r, 1023, 1, N_CUST, C_CID);
-    char last[24];
-    last_name(run_last_num(&t->r), last);
+    os_in a;
+    draw_order_status(t, &a);
+    int w = a.w, d = a.d, byname = a.byname, c = a.c;
+    const char *last = a.last;
     t->expect_rt = 4;
     if (xbegin(t, 1)) return XR_FAIL;
     if (byname) {
@@ -1163,8 +1216,14 @@ static int tx_order_status(term *t) {
    the new_order delete with RETURNING; where it found one, the orders
    update with RETURNING, the order_line update, the customer update; and
    the commit. 41 when every district has one. */
+static void draw_delivery(term *t, int *w, int *carrier) {
+    *w = home(t);
+    *carrier = (int)rrange(&t->r, 1, 10);
+}
+
 static int tx_delivery(term *t) {
-    int w = home(t), carrier = (int)rrange(&t->r, 1, 10), found = 0;
+    int w, carrier, found = 0;
+    draw_delivery(t, &w, &carrier);
     if (xbegin(t, 0)) return XR_FAIL;
     int64_t delivered = 0;
     for (int d = 1; d <= N_DIST; d++) {
@@ -1202,9 +1261,15 @@ static int tx_delivery(term *t) {
 }
 
 /* Round trips: 3 (district's next order id, the count, commit). */
+static void draw_stock_level(term *t, int *w, int *d, int *threshold) {
+    *w = home(t);
+    *d = (int)rrange(&t->r, 1, N_DIST);
+    *threshold = (int)rrange(&t->r, 10, 20);
+}
+
 static int tx_stock_level(term *t) {
-    int w = home(t), d = (int)rrange(&t->r, 1, N_DIST);
-    int threshold = (int)rrange(&t->r, 10, 20);
+    int w, d, threshold;
+    draw_stock_level(t, &w, &d, &threshold);
     t->expect_rt = 3;
     if (xbegin(t, 1)) return XR_FAIL;
     BI(SL_DIST, 0, w); BI(SL_DIST, 1, d);
@@ -1225,6 +1290,369 @@ static int tx_stock_level(term *t) {
 
 static int (*const X_FN[X_COUNT])(term *) = {tx_new_order, tx_payment,
     tx_order_status, tx_delivery, tx_stock_level};
+
+/* ---- --mode=procs: each transaction one PSQL procedure -------------------- */
+
+/* Created (or replaced) by `run --mode=procs` before the terminals start.
+   Each does what its client-mode twin above does, statement for
+   statement, and raises an exception where the twin reports a wrong
+   answer; a failed call is undone whole (the statement's savepoint), so
+   the commit behind it commits nothing. */
+static const char *const DDL_PROCS[] = {
+    "create or alter exception tpcc_bad_item 'item number is not valid'",
+    "create or alter exception tpcc_missing 'a row is missing'",
+    /* lines: per order line 12 digits, item (6), supplying warehouse (4),
+       quantity (2) */
+    "create or alter procedure tpcc_new_order (w integer, d integer,"
+    " c integer, cnt integer, all_local integer, lines varchar(180))"
+    " returns (r_o_id integer, r_total numeric(18,2), r_lines integer)"
+    " as"
+    " declare i integer = 0; declare iid integer; declare sw integer;"
+    " declare q integer; declare price numeric(5,2);"
+    " declare w_tax numeric(4,4); declare c_disc numeric(4,4);"
+    " declare d_tax numeric(4,4); declare sq integer;"
+    " declare dist char(24);"
+    " begin"
+    "  select w.w_tax, c.c_discount from warehouse w join customer c"
+    "   on c.c_w_id = w.w_id where w.w_id = :w and c.c_d_id = :d"
+    "   and c.c_id = :c into :w_tax, :c_disc;"
+    "  if (w_tax is null) then exception tpcc_missing 'no customer';"
+    "  update district set d_next_o_id = d_next_o_id + 1 where d_w_id = :w"
+    "   and d_id = :d returning d_next_o_id - 1, d_tax into :r_o_id, :d_tax;"
+    "  if (row_count = 0) then exception tpcc_missing 'no district';"
+    "  insert into orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d,"
+    "   o_ol_cnt, o_all_local) values (:r_o_id, :d, :w, :c, localtimestamp,"
+    "   :cnt, :all_local);"
+    "  insert into new_order (no_o_id, no_d_id, no_w_id)"
+    "   values (:r_o_id, :d, :w);"
+    "  r_total = 0; r_lines = 0;"
+    "  while (i < cnt) do"
+    "  begin"
+    "   iid = cast(substring(lines from i * 12 + 1 for 6) as integer);"
+    "   sw = cast(substring(lines from i * 12 + 7 for 4) as integer);"
+    "   q = cast(substring(lines from i * 12 + 11 for 2) as integer);"
+    "   price = null;"
+    "   select i_price from item where i_id = :iid into :price;"
+    "   if (price is null) then exception tpcc_bad_item;"
+    "   update stock set s_quantity = iif(s_quantity >= :q + 10,"
+    "    s_quantity - :q, s_quantity - :q + 91), s_ytd = s_ytd + :q,"
+    "    s_order_cnt = s_order_cnt + 1,"
+    "    s_remote_cnt = s_remote_cnt + iif(:sw = :w, 0, 1)"
+    "    where s_w_id = :sw and s_i_id = :iid"
+    "    returning s_quantity, decode(:d, 1, s_dist_01, 2, s_dist_02,"
+    "    3, s_dist_03, 4, s_dist_04, 5, s_dist_05, 6, s_dist_06,"
+    "    7, s_dist_07, 8, s_dist_08, 9, s_dist_09, s_dist_10)"
+    "    into :sq, :dist;"
+    "   if (row_count = 0) then exception tpcc_missing 'no stock';"
+    "   insert into order_line (ol_o_id, ol_d_id, ol_w_id, ol_number,"
+    "    ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info)"
+    "    values (:r_o_id, :d, :w, :i + 1, :iid, :sw, :q, :price * :q,"
+    "    :dist);"
+    "   r_total = r_total + price * q; r_lines = r_lines + 1; i = i + 1;"
+    "  end"
+    " end",
+    /* the customer of that name at position ceil(n/2) in c_first order */
+    "create or alter procedure tpcc_payment (w integer, d integer,"
+    " cw integer, cd integer, c integer, byname integer,"
+    " last varchar(16), amount numeric(6,2))"
+    " returns (r_c_id integer, r_balance numeric(12,2), r_credit char(2))"
+    " as"
+    " declare n integer; declare k integer; declare w_name varchar(10);"
+    " declare d_name varchar(10); declare hdata varchar(24);"
+    " begin"
+    "  update warehouse set w_ytd = w_ytd + :amount where w_id = :w"
+    "   returning w_name into :w_name;"
+    "  if (row_count = 0) then exception tpcc_missing 'no warehouse';"
+    "  update district set d_ytd = d_ytd + :amount where d_w_id = :w"
+    "   and d_id = :d returning d_name into :d_name;"
+    "  if (row_count = 0) then exception tpcc_missing 'no district';"
+    "  r_c_id = c;"
+    "  if (byname = 1) then"
+    "  begin"
+    "   select count(*) from customer where c_w_id = :cw and c_d_id = :cd"
+    "    and c_last = :last into :n;"
+    "   if (n = 0) then exception tpcc_missing 'no customer of that name';"
+    "   k = (n - 1) / 2 + 1;"
+    "   select c_id from customer where c_w_id = :cw and c_d_id = :cd"
+    "    and c_last = :last order by c_first rows :k to :k into :r_c_id;"
+    "  end"
+    "  hdata = r_c_id || ' ' || cd || ' ' || cw || ' ' || d || ' ' || w;"
+    "  update customer set c_balance = c_balance - :amount,"
+    "   c_ytd_payment = c_ytd_payment + :amount,"
+    "   c_payment_cnt = c_payment_cnt + 1,"
+    "   c_data = iif(c_credit = 'BC', left(cast(:hdata as varchar(60))"
+    "   || c_data, 500), c_data)"
+    "   where c_w_id = :cw and c_d_id = :cd and c_id = :r_c_id"
+    "   returning c_balance, c_credit into :r_balance, :r_credit;"
+    "  if (row_count = 0) then exception tpcc_missing 'no customer';"
+    "  insert into history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id,"
+    "   h_date, h_amount, h_data) values (:r_c_id, :cd, :cw, :d, :w,"
+    "   localtimestamp, :amount, :hdata);"
+    " end",
+    /* the last order's lines are read row by row, as a client would */
+    "create or alter procedure tpcc_order_status (w integer, d integer,"
+    " c integer, byname integer, last varchar(16))"
+    " returns (r_c_id integer, r_balance numeric(12,2), r_o_id integer,"
+    " r_ol_cnt integer, r_lines integer, r_amount numeric(18,2))"
+    " as"
+    " declare n integer; declare k integer; declare cf varchar(16);"
+    " declare cm char(2); declare cl varchar(16); declare iid integer;"
+    " declare sw integer; declare q integer; declare amt numeric(6,2);"
+    " declare dd timestamp;"
+    " begin"
+    "  r_c_id = c;"
+    "  if (byname = 1) then"
+    "  begin"
+    "   select count(*) from customer where c_w_id = :w and c_d_id = :d"
+    "    and c_last = :last into :n;"
+    "   if (n = 0) then exception tpcc_missing 'no customer of that name';"
+    "   k = (n - 1) / 2 + 1;"
+    "   select c_id, c_balance, c_first, c_middle from customer"
+    "    where c_w_id = :w and c_d_id = :d and c_last = :last"
+    "    order by c_first rows :k to :k into :r_c_id, :r_balance, :cf, :cm;"
+    "  end"
+    "  else"
+    "  begin"
+    "   select c_balance, c_first, c_middle, c_last from customer"
+    "    where c_w_id = :w and c_d_id = :d and c_id = :c"
+    "    into :r_balance, :cf, :cm, :cl;"
+    "   if (cl is null) then exception tpcc_missing 'no customer';"
+    "  end"
+    "  select first 1 o_id, o_ol_cnt from orders where o_w_id = :w"
+    "   and o_d_id = :d and o_c_id = :r_c_id order by o_id desc"
+    "   into :r_o_id, :r_ol_cnt;"
+    "  if (r_o_id is null) then exception tpcc_missing 'no order';"
+    "  r_lines = 0; r_amount = 0;"
+    "  for select ol_i_id, ol_supply_w_id, ol_quantity, ol_amount,"
+    "   ol_delivery_d from order_line where ol_w_id = :w and ol_d_id = :d"
+    "   and ol_o_id = :r_o_id into :iid, :sw, :q, :amt, :dd do"
+    "  begin"
+    "   r_lines = r_lines + 1; r_amount = r_amount + amt;"
+    "  end"
+    " end",
+    "create or alter procedure tpcc_delivery (w integer, carrier integer)"
+    " returns (r_delivered integer)"
+    " as"
+    " declare d integer = 1; declare o integer; declare c integer;"
+    " declare cnt integer;"
+    " begin"
+    "  r_delivered = 0;"
+    "  while (d <= 10) do"
+    "  begin"
+    "   o = null;"
+    "   delete from new_order where no_w_id = :w and no_d_id = :d"
+    "    and no_o_id = (select min(no_o_id) from new_order"
+    "    where no_w_id = :w and no_d_id = :d) returning no_o_id into :o;"
+    "   if (o is not null) then"
+    "   begin"
+    "    update orders set o_carrier_id = :carrier where o_w_id = :w"
+    "     and o_d_id = :d and o_id = :o returning o_c_id, o_ol_cnt"
+    "     into :c, :cnt;"
+    "    if (row_count = 0) then exception tpcc_missing"
+    "     'a new order without its order';"
+    "    update order_line set ol_delivery_d = localtimestamp"
+    "     where ol_w_id = :w and ol_d_id = :d and ol_o_id = :o;"
+    "    if (row_count <> cnt) then exception tpcc_missing"
+    "     'order lines other than o_ol_cnt';"
+    "    update customer set c_balance = c_balance + (select sum(ol_amount)"
+    "     from order_line where ol_w_id = :w and ol_d_id = :d"
+    "     and ol_o_id = :o), c_delivery_cnt = c_delivery_cnt + 1"
+    "     where c_w_id = :w and c_d_id = :d and c_id = :c;"
+    "    if (row_count = 0) then exception tpcc_missing 'no customer';"
+    "    r_delivered = r_delivered + 1;"
+    "   end"
+    "   d = d + 1;"
+    "  end"
+    " end",
+    "create or alter procedure tpcc_stock_level (w integer, d integer,"
+    " threshold integer)"
+    " returns (r_low integer)"
+    " as"
+    " declare nxt integer;"
+    " begin"
+    "  select d_next_o_id from district where d_w_id = :w and d_id = :d"
+    "   into :nxt;"
+    "  if (nxt is null) then exception tpcc_missing 'no district';"
+    "  select count(distinct s.s_i_id) from order_line ol join stock s"
+    "   on s.s_w_id = ol.ol_w_id and s.s_i_id = ol.ol_i_id"
+    "   where ol.ol_w_id = :w and ol.ol_d_id = :d"
+    "   and ol.ol_o_id >= :nxt - 20 and ol.ol_o_id < :nxt"
+    "   and s.s_quantity < :threshold into :r_low;"
+    " end",
+    NULL};
+
+static const char *const P_SQL[X_COUNT] = {
+    "execute procedure tpcc_new_order ?, ?, ?, ?, ?, ?",
+    "execute procedure tpcc_payment ?, ?, ?, ?, ?, ?, ?, ?",
+    "execute procedure tpcc_order_status ?, ?, ?, ?, ?",
+    "execute procedure tpcc_delivery ?, ?",
+    "execute procedure tpcc_stock_level ?, ?, ?",
+};
+
+/* The call of procedure x with its bound parameters: the transaction's
+   start, the call and the commit in one write, 1 round trip (a failed call
+   was undone whole, so the commit behind it commits nothing). XR_OK with
+   the outputs readable by ffb_stmt_fetch(); *err the call's error when it
+   failed (XR_FAIL / XR_RETRY as xerr: conflicts retried; `bad_item`: the
+   New-Order rollback, returned as XR_OK with *err set). */
+static int pcall(term *t, int x, int read_only, const ffb_error **err) {
+    const ffb_result *res;
+    *err = NULL;
+    t->expect_rt = 1;
+    if (xbegin(t, read_only)) return XR_FAIL;
+    if (ffb_stmt_queue_execute(t->p[x], t->tx, NULL, NULL) < 0 ||
+        ffb_tx_queue_commit(t->tx, NULL, NULL) < 0 ||
+        ffb_conn_flush(t->conn) < 0) {
+        failf("terminal %d: %s: queue: %s", t->id, X_NAME[x], cerr(t->conn));
+        ffb_tx_free(t->tx);
+        t->tx = NULL;
+        return XR_FAIL;
+    }
+    int rc = XR_OK;
+    for (int k = 0; k < 2; k++) {
+        if (ffb_conn_next_result(t->conn, &res) != 1) {
+            failf("terminal %d: %s: %s", t->id, X_NAME[x], cerr(t->conn));
+            rc = XR_FAIL;
+            break;
+        }
+        if (ffb_result_status(res) == 0 || rc != XR_OK)
+            continue;
+        const ffb_error *e = ffb_result_error(res);
+        if (k == 0 && x == X_NEW_ORDER &&
+            strstr(ffb_error_message(e), "item number is not valid")) {
+            *err = e;
+        } else if (retryable_error(e)) {
+            rc = XR_RETRY;
+        } else {
+            failf("terminal %d: %s (%s): %s (gds %u)", t->id, X_NAME[x],
+                  k ? "commit" : "call", ffb_error_message(e),
+                  ffb_error_gds(e));
+            rc = XR_FAIL;
+        }
+    }
+    if (ffb_tx_is_active(t->tx)) ffb_tx_rollback(t->tx);
+    ffb_tx_free(t->tx);
+    t->tx = NULL;
+    if (rc == XR_OK && !*err && ffb_stmt_fetch(t->p[x]) != 1) {
+        failf("terminal %d: %s: no output row", t->id, X_NAME[x]);
+        rc = XR_FAIL;
+    }
+    return rc;
+}
+
+#define PI(x, i, v) ffb_stmt_bind_int64(t->p[x], i, v)
+
+static int64_t pgeti(term *t, int x, unsigned col) {
+    int64_t v = INT64_MIN;
+    if (ffb_stmt_is_null(t->p[x], col) == 0)
+        ffb_stmt_get_int64(t->p[x], col, &v);
+    return v;
+}
+
+static int64_t pgetn(term *t, int x, unsigned col) { /* cents */
+    int64_t v;
+    int sc;
+    if (ffb_stmt_is_null(t->p[x], col) != 0 ||
+        ffb_stmt_get_numeric(t->p[x], col, &v, &sc) != 0)
+        return INT64_MIN;
+    for (; sc < -2; sc++) v /= 10;
+    for (; sc > -2; sc--) v *= 10;
+    return v;
+}
+
+static int px_new_order(term *t) {
+    no_in a;
+    draw_new_order(t, &a);
+    char lines[15 * 12 + 1];
+    for (int i = 0; i < a.cnt; i++)
+        snprintf(lines + 12 * i, sizeof lines - 12 * (size_t)i,
+                 "%06d%04d%02d", a.items[i], a.supw[i], a.qty[i]);
+    PI(X_NEW_ORDER, 0, a.w); PI(X_NEW_ORDER, 1, a.d); PI(X_NEW_ORDER, 2, a.c);
+    PI(X_NEW_ORDER, 3, a.cnt); PI(X_NEW_ORDER, 4, a.all_local);
+    ffb_stmt_bind_text(t->p[X_NEW_ORDER], 5, lines, 12 * (size_t)a.cnt);
+    const ffb_error *e;
+    int r = pcall(t, X_NEW_ORDER, 0, &e);
+    if (r != XR_OK) return r;
+    if (e) {
+        if (!a.rollback)
+            return xbad(t, "new_order: %s", ffb_error_message(e));
+        t->x[X_NEW_ORDER].rollbacks++;
+        return XR_OK;
+    }
+    if (a.rollback)
+        return xbad(t, "new_order: item %d was found", a.items[a.cnt - 1]);
+    int64_t o_id = pgeti(t, X_NEW_ORDER, 0), n = pgeti(t, X_NEW_ORDER, 2);
+    int64_t total = pgetn(t, X_NEW_ORDER, 1);
+    if (o_id <= N_ORD || n != a.cnt || total < 100LL * a.cnt)
+        return xbad(t, "new_order: order %" PRId64 ", %" PRId64 " lines of %d,"
+                    " total %" PRId64, o_id, n, a.cnt, total);
+    t->new_orders++;
+    return XR_OK;
+}
+
+static int px_payment(term *t) {
+    pa_in a;
+    draw_payment(t, &a);
+    PI(X_PAYMENT, 0, a.w); PI(X_PAYMENT, 1, a.d); PI(X_PAYMENT, 2, a.cw);
+    PI(X_PAYMENT, 3, a.cd); PI(X_PAYMENT, 4, a.c); PI(X_PAYMENT, 5, a.byname);
+    ffb_stmt_bind_text(t->p[X_PAYMENT], 6, a.last, (size_t)-1);
+    ffb_stmt_bind_numeric(t->p[X_PAYMENT], 7, a.amount, -2);
+    const ffb_error *e;
+    int r = pcall(t, X_PAYMENT, 0, &e);
+    if (r != XR_OK) return r;
+    int64_t c = pgeti(t, X_PAYMENT, 0);
+    if (c < 1 || c > N_CUST || (!a.byname && c != a.c))
+        return xbad(t, "payment: customer %" PRId64, c);
+    t->paid_cents += a.amount;
+    return XR_OK;
+}
+
+static int px_order_status(term *t) {
+    os_in a;
+    draw_order_status(t, &a);
+    PI(X_ORDER_STATUS, 0, a.w); PI(X_ORDER_STATUS, 1, a.d);
+    PI(X_ORDER_STATUS, 2, a.c); PI(X_ORDER_STATUS, 3, a.byname);
+    ffb_stmt_bind_text(t->p[X_ORDER_STATUS], 4, a.last, (size_t)-1);
+    const ffb_error *e;
+    int r = pcall(t, X_ORDER_STATUS, 1, &e);
+    if (r != XR_OK) return r;
+    int64_t cnt = pgeti(t, X_ORDER_STATUS, 3), n = pgeti(t, X_ORDER_STATUS, 4);
+    if (cnt < 5 || cnt > 15 || n != cnt || pgetn(t, X_ORDER_STATUS, 5) < 0)
+        return xbad(t, "order_status: order %" PRId64 " has %" PRId64
+                    " lines, o_ol_cnt says %" PRId64,
+                    pgeti(t, X_ORDER_STATUS, 2), n, cnt);
+    return XR_OK;
+}
+
+static int px_delivery(term *t) {
+    int w, carrier;
+    draw_delivery(t, &w, &carrier);
+    PI(X_DELIVERY, 0, w); PI(X_DELIVERY, 1, carrier);
+    const ffb_error *e;
+    int r = pcall(t, X_DELIVERY, 0, &e);
+    if (r != XR_OK) return r;
+    int64_t n = pgeti(t, X_DELIVERY, 0);
+    if (n < 0 || n > N_DIST) return xbad(t, "delivery: %" PRId64, n);
+    t->delivered += n;
+    return XR_OK;
+}
+
+static int px_stock_level(term *t) {
+    int w, d, threshold;
+    draw_stock_level(t, &w, &d, &threshold);
+    PI(X_STOCK_LEVEL, 0, w); PI(X_STOCK_LEVEL, 1, d);
+    PI(X_STOCK_LEVEL, 2, threshold);
+    const ffb_error *e;
+    int r = pcall(t, X_STOCK_LEVEL, 1, &e);
+    if (r != XR_OK) return r;
+    int64_t n = pgeti(t, X_STOCK_LEVEL, 0);
+    if (n < 0 || n > 20 * 15)
+        return xbad(t, "stock_level: %" PRId64 " items below %d", n, threshold);
+    return XR_OK;
+}
+
+static int (*const P_FN[X_COUNT])(term *) = {px_new_order, px_payment,
+    px_order_status, px_delivery, px_stock_level};
 
 static void lat_add(xstats *x, double us) {
     if (x->nlat == x->cap) {
@@ -1252,10 +1680,13 @@ static void *term_thread(void *arg) {
         failf("begin: %s", cerr(t->conn));
         return NULL;
     }
-    for (int i = 0; i < Q_COUNT; i++) {
-        if (ffb_stmt_new(t->conn, &t->q[i]) != 0 ||
-            ffb_stmt_prepare(t->q[i], tx, Q[i], (size_t)-1) != 0) {
-            failf("prepare %s: %s", Q[i], cerr(t->conn));
+    int nq = O.client ? Q_COUNT : X_COUNT;
+    for (int i = 0; i < nq; i++) {
+        ffb_stmt **st = O.client ? &t->q[i] : &t->p[i];
+        const char *sql = O.client ? Q[i] : P_SQL[i];
+        if (ffb_stmt_new(t->conn, st) != 0 ||
+            ffb_stmt_prepare(*st, tx, sql, (size_t)-1) != 0) {
+            failf("prepare %s: %s", sql, cerr(t->conn));
             ffb_tx_free(tx);
             return NULL;
         }
@@ -1281,7 +1712,7 @@ static void *term_thread(void *arg) {
         int res;
         for (int attempt = 0;; attempt++) {
             uint64_t rt0 = conn_rt(t->conn);
-            res = X_FN[x](t);
+            res = (O.client ? X_FN : P_FN)[x](t);
             uint64_t rt = conn_rt(t->conn) - rt0;
             rt_all += rt;
             if (res == XR_OK && rt != (uint64_t)t->expect_rt) {
@@ -1362,6 +1793,11 @@ static int cmd_run(void) {
         ffb_conn_free(c);
         return 1;
     }
+    for (int i = 0; !O.client && DDL_PROCS[i]; i++)
+        if (exec_sql(c, DDL_PROCS[i])) {
+            ffb_conn_free(c);
+            return 1;
+        }
     ffb_db_info di;
     memset(&di, 0, sizeof di);
     ffb_conn_db_info(c, &di, sizeof di);
@@ -1435,9 +1871,10 @@ static int cmd_run(void) {
     }
     xstats all = {0};
     double cpu = 0;
-    printf("ffb-tpcc run: %d warehouses (scale 1/%d), %.1f MB, %d terminals,"
-           " %.1f s measured%s, %s\n",
-           cur, O.scale, bytes / 1048576.0, nt, secs,
+    printf("ffb-tpcc run (--mode=%s): %d warehouses (scale 1/%d), %.1f MB,"
+           " %d terminals, %.1f s measured%s, %s\n",
+           O.client ? "client" : "procs", cur, O.scale, bytes / 1048576.0, nt,
+           secs,
            O.transactions ? "" : " after the warm-up", di.server_version);
     printf("%-13s %8s %9s %8s %8s %8s %9s %8s %9s\n", "transaction", "count",
            "per min", "p50 ms", "p95 ms", "rt/op", "formula", "retries",
@@ -1512,14 +1949,16 @@ static int cmd_run(void) {
            all.count ? sys * 1e6 / all.count : 0, r1 - r0, f1 - f0, hit);
     printf("checks: %s\n", rc == 0 ? "every answer and the totals are right"
                                    : "FAILED");
-    printf("RESULT run warehouses=%d bytes=%" PRId64 " terminals=%d seconds=%.2f"
+    printf("RESULT run mode=%s warehouses=%d bytes=%" PRId64
+           " terminals=%d seconds=%.2f"
            " ops=%" PRIu64 " tpm=%.1f tpmc=%.1f p95_ms=%.3f p95_no_ms=%.3f"
            " rt_per_op=%.4f cpu_us_per_op=%.2f sys_us_per_op=%.2f"
            " cpu_us_per_rt=%.3f"
            " retries=%" PRIu64
            " page_reads=%" PRId64 " page_fetches=%" PRId64 " hit_ratio=%.5f"
            " ok=%d\n",
-           cur, bytes, nt, secs, all.count, all.count / secs * 60,
+           O.client ? "client" : "procs", cur, bytes, nt, secs, all.count,
+           all.count / secs * 60,
            n_no / secs * 60, p95_all, p95_no,
            all.count ? (double)all.rt / all.count : 0,
            all.count ? cpu * 1e6 / all.count : 0,
@@ -1528,6 +1967,7 @@ static int cmd_run(void) {
            f1 - f0, hit, rc == 0);
     for (int i = 0; i < nt; i++) {
         for (int q = 0; q < Q_COUNT; q++) ffb_stmt_free(ts[i].q[q]);
+        for (int q = 0; q < X_COUNT; q++) ffb_stmt_free(ts[i].p[q]);
         for (int x = 0; x < X_COUNT; x++) free(ts[i].x[x].lat);
         ffb_conn_free(ts[i].conn);
     }
@@ -1634,7 +2074,10 @@ static void usage(FILE *f) {
           "  --user=SYSDBA --password=masterkey\n"
           "  load:  --warehouses=N (grow to N) --threads=2 --scale=1 (divides\n"
           "         items, stock, customers and orders; fixed at creation)\n"
-          "  run:   --terminals=20 --warmup=15 --duration=60 |"
+          "  run:   --mode=procs (each transaction one PSQL procedure, 1"
+          " round trip)\n"
+          "         | --mode=client (every statement from the client)\n"
+          "         --terminals=20 --warmup=15 --duration=60 |"
           " --transactions=N (per terminal)\n"
           "         --seed=1 --fixed-home (terminal i always on warehouse\n"
           "         i mod W + 1; default: a random warehouse per transaction)\n"
@@ -1685,6 +2128,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(k, "full")) O.full = 1;
         else if (!strcmp(k, "quiet")) O.quiet = 1;
         else if (!strcmp(k, "fixed-home")) O.fixed_home = 1;
+        else if (!strcmp(k, "mode")) {
+            if (!strcmp(v, "client")) O.client = 1;
+            else if (!strcmp(v, "procs")) O.client = 0;
+            else {
+                fprintf(stderr, "ffb-tpcc: --mode: procs or client\n");
+                return 2;
+            }
+        }
         else if (!strcmp(k, "help")) { usage(stdout); return 0; }
         else {
             fprintf(stderr, "ffb-tpcc: unknown option --%s\n", k);
