@@ -923,22 +923,31 @@ static void bind_ints(ffb_stmt *s, unsigned n, ...) {
 #define BN(k, i, v) ffb_stmt_bind_numeric(t->q[k], i, v, -2)
 #define EXEC(k) (ffb_stmt_execute(t->q[k], t->tx) == 0)
 
-static int64_t geti(term *t, int q, unsigned col) {
+/* An integer column; INT64_MIN when NULL. */
+static int64_t col_i64(ffb_stmt *st, unsigned col) {
     int64_t v = INT64_MIN;
-    if (ffb_stmt_is_null(t->q[q], col) == 0) ffb_stmt_get_int64(t->q[q], col, &v);
+    if (ffb_stmt_is_null(st, col) == 0) ffb_stmt_get_int64(st, col, &v);
     return v;
 }
 
 /* A numeric column in cents (scale -2) or 1e-4 units (-4). */
-static int64_t getn(term *t, int q, unsigned col, int want_scale) {
+static int64_t col_num(ffb_stmt *st, unsigned col, int want_scale) {
     int64_t v;
     int sc;
-    if (ffb_stmt_is_null(t->q[q], col) != 0 ||
-        ffb_stmt_get_numeric(t->q[q], col, &v, &sc) != 0)
+    if (ffb_stmt_is_null(st, col) != 0 ||
+        ffb_stmt_get_numeric(st, col, &v, &sc) != 0)
         return INT64_MIN;
     for (; sc < want_scale; sc++) v /= 10;
     for (; sc > want_scale; sc--) v *= 10;
     return v;
+}
+
+static int64_t geti(term *t, int q, unsigned col) {
+    return col_i64(t->q[q], col);
+}
+
+static int64_t getn(term *t, int q, unsigned col, int want_scale) {
+    return col_num(t->q[q], col, want_scale);
 }
 
 /* The row of a singleton RETURNING: 1, 0 when no row matched. */
@@ -1543,21 +1552,11 @@ static int pcall(term *t, int x, int read_only, const ffb_error **err) {
 #define PI(x, i, v) ffb_stmt_bind_int64(t->p[x], i, v)
 
 static int64_t pgeti(term *t, int x, unsigned col) {
-    int64_t v = INT64_MIN;
-    if (ffb_stmt_is_null(t->p[x], col) == 0)
-        ffb_stmt_get_int64(t->p[x], col, &v);
-    return v;
+    return col_i64(t->p[x], col);
 }
 
 static int64_t pgetn(term *t, int x, unsigned col) { /* cents */
-    int64_t v;
-    int sc;
-    if (ffb_stmt_is_null(t->p[x], col) != 0 ||
-        ffb_stmt_get_numeric(t->p[x], col, &v, &sc) != 0)
-        return INT64_MIN;
-    for (; sc < -2; sc++) v /= 10;
-    for (; sc > -2; sc--) v *= 10;
-    return v;
+    return col_num(t->p[x], col, -2);
 }
 
 static int px_new_order(term *t) {

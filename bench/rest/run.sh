@@ -242,20 +242,19 @@ if [ "$targets" = 1 ]; then
         -out "$out" -label "targets: A = 0 ms, B = 1 ms each way, context=auto" ||
         failed=1
     nr=$((runs + 2))
-    say "targets: REST/direct at 0 ms, c=16, $nr runs each"
-    "${pin_cli[@]}" "$LOAD" -url "$a_book" -k6-url "$a_k6" \
-        -server-pid "$a_book_pid" -k6-server-pid "$a_k6_pid" \
-        -direct "$host/$port:$book" -k6-direct "$host/$port:$chin" \
-        -runs "$nr" -c 16 -d "$dur" -warmup "$warm" -only "1,GETSingle" \
-        -out "$out" -label "targets: REST/direct at 0 ms, context=auto" ||
-        failed=1
-    say "targets: REST/direct at 1 ms, c=16, $nr runs each"
-    "${pin_cli[@]}" "$LOAD" -url "$b_book" -k6-url "$b_k6" \
-        -server-pid "$b_book_pid" -k6-server-pid "$b_k6_pid" \
-        -direct "$host/$p1:$book" -k6-direct "$host/$p1:$chin" \
-        -runs "$nr" -c 16 -d "$dur" -warmup "$warm" -only "1,GETSingle" \
-        -out "$out" -label "targets: REST/direct at 1 ms each way, context=auto" ||
-        failed=1
+    # vs_direct WHAT BOOK_URL K6_URL BOOK_PID K6_PID FB_PORT: the two
+    # scenarios alternated with their twins through FB_PORT
+    vs_direct() {
+        say "targets: REST/direct $1, c=16, $nr runs each"
+        "${pin_cli[@]}" "$LOAD" -url "$2" -k6-url "$3" \
+            -server-pid "$4" -k6-server-pid "$5" \
+            -direct "$host/$6:$book" -k6-direct "$host/$6:$chin" \
+            -runs "$nr" -c 16 -d "$dur" -warmup "$warm" -only "1,GETSingle" \
+            -out "$out" -label "targets: REST/direct $1, context=auto" ||
+            failed=1
+    }
+    vs_direct "at 0 ms" "$a_book" "$a_k6" "$a_book_pid" "$a_k6_pid" "$port"
+    vs_direct "at 1 ms each way" "$b_book" "$b_k6" "$b_book_pid" "$b_k6_pid" "$p1"
     stop_all
 fi
 
